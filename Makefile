@@ -1,0 +1,63 @@
+# Every target is described by its "##" comment; `make help` lists them.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# The integration suite runs against these real services.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
+STACK_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets
+STACK_REDIS_URL ?= redis://127.0.0.1:6379/0
+
+.PHONY: help setup setup-dev run stack worker test test-unit test-integration lint bench clean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed ## Create the virtual environment and install requirements
+
+setup-dev: $(VENV)/.installed-dev ## Also install the test and lint tools
+
+run: setup ## Embedded demo: SQLite, in-process tasks, demo data, served on 127.0.0.1:8000
+	DEBUG=1 $(PY) manage.py migrate --noinput -v0
+	DEBUG=1 $(PY) manage.py demo --url http://$(HOST):$(PORT)/
+	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+stack: setup ## Full stack without Docker: PostgreSQL + Redis, a Celery worker and the web server
+	DATABASE_URL=$(STACK_DATABASE_URL) $(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(STACK_DATABASE_URL)
+	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py migrate --noinput -v0
+	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py demo --url http://$(HOST):$(PORT)/
+	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 \
+	  $(VENV)/bin/celery -A nuggets_app worker --loglevel=INFO --concurrency=2 & \
+	  trap 'kill $$!' EXIT; \
+	  DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+worker: setup ## A Celery worker (set DATABASE_URL and REDIS_URL); start as many as you like
+	$(VENV)/bin/celery -A nuggets_app worker --loglevel=INFO
+
+test: setup-dev ## The whole test suite: unit (no database), then integration and browser on PostgreSQL + Redis
+	$(PY) -m pytest tests/unit -q
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest tests/integration tests/browser -q
+
+lint: setup-dev ## ruff, import-linter (matcher and nuggets_app.ir free of Django)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+
+bench: setup ## Benchmarks: matcher throughput, import and sampling speed (prints ratios)
+	$(PY) -m matcher bench
+	$(PY) manage.py bench_import
+
+clean: ## Remove the virtual environment and the embedded database
+	rm -rf $(VENV) var

@@ -1,0 +1,1 @@
+"""Everything a browser shows: judging pages, nugget editor, dashboards."""

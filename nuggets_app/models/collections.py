@@ -1,0 +1,55 @@
+"""Document collections and their documents (canonical plain text + sanitized HTML)."""
+
+from django.db import models
+
+DEFAULT_GRADES = [
+    {"value": 0, "label": "Non-relevant", "key": "0"},
+    {"value": 1, "label": "Relevant", "key": "1"},
+    {"value": 2, "label": "Highly relevant", "key": "2"},
+]
+
+
+def default_grades() -> list[dict]:
+    return [dict(grade) for grade in DEFAULT_GRADES]
+
+
+class Collection(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    # Relevance scale shown to assessors: [{"value": int, "label": str, "key": str}].
+    grades = models.JSONField(default=default_grades)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def relevant_threshold(self) -> int:
+        """Smallest grade counted as relevant for binary decisions."""
+        positive = [g["value"] for g in self.grades if g["value"] > 0]
+        return min(positive) if positive else 1
+
+
+class Document(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    docno = models.CharField(max_length=200)
+    title = models.TextField(blank=True)
+    # Canonical plain text: what assessors read and highlight, and what matching reads.
+    # Nugget offsets index into it, so it is never re-normalised after import.
+    text = models.TextField(blank=True)
+    # Sanitized original HTML (nh3), shown on request; empty for plain-text documents.
+    html = models.TextField(blank=True)
+    length_words = models.PositiveIntegerField(default=0)
+    length_chars = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["collection_id", "docno"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "docno"], name="unique_docno_per_collection")
+        ]
+
+    def __str__(self) -> str:
+        return self.docno

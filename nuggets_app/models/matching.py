@@ -1,0 +1,107 @@
+"""Matching jobs, their chunks (the unit of work of a Celery task) and results."""
+
+from django.conf import settings
+from django.db import models
+
+from .collections import Collection, Document
+from .nuggets import Nugget
+from .pools import Pool
+from .samples import Sample
+from .topics import Topic
+
+
+class MatchJob(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Source(models.TextChoices):
+        POOL = "pool", "Pool"
+        SAMPLE = "sample", "Sample"
+        COLLECTION = "collection", "Whole collection"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="match_jobs")
+    name = models.CharField(max_length=200, blank=True)
+    topics = models.ManyToManyField(Topic, related_name="match_jobs")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.POOL)
+    pool = models.ForeignKey(Pool, null=True, blank=True, on_delete=models.SET_NULL)
+    sample = models.ForeignKey(Sample, null=True, blank=True, on_delete=models.SET_NULL)
+    # Which nuggets count: {"assessors": [user ids], "grades": [int], "aspects": [str]};
+    # an absent or empty list means no restriction.
+    nugget_filter = models.JSONField(default=dict, blank=True)
+    k = models.PositiveSmallIntegerField(default=3)
+    lam = models.FloatField(default=0.5)
+    stem = models.CharField(max_length=16, default="porter")
+    stopwords = models.CharField(max_length=16, default="default")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    docs_total = models.PositiveIntegerField(default=0)
+    docs_done = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name or f"job {self.pk}"
+
+
+class MatchChunk(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    job = models.ForeignKey(MatchJob, on_delete=models.CASCADE, related_name="chunks")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    document_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "topic_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "topic", "index"], name="unique_chunk")
+        ]
+        indexes = [models.Index(fields=["job", "status"], name="chunk_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}/{self.topic_id}/{self.index}"
+
+
+class MatchResult(models.Model):
+    job = models.ForeignKey(MatchJob, on_delete=models.CASCADE, related_name="results")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField()
+    nugget = models.ForeignKey(Nugget, null=True, blank=True, on_delete=models.SET_NULL)
+    # Character spans [[start, end], ...] of the best nugget's matched shingles.
+    spans = models.JSONField(default=list, blank=True)
+    # Lambda-free evidence for cheap re-scoring: {nugget_id: [S or null per shingle]}
+    # for nuggets that match at least one shingle.
+    shingle_spans = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "topic", "document"], name="unique_match_result")
+        ]
+        indexes = [models.Index(fields=["job", "topic", "-score"], name="result_score_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} {self.topic_id} {self.document_id} {self.score:.4f}"

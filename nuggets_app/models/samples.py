@@ -1,0 +1,57 @@
+"""Samples drawn from a pool for judging, with inclusion probabilities and queue order."""
+
+from django.db import models
+
+from .collections import Document
+from .pools import Pool
+from .topics import Topic
+
+
+class Sample(models.Model):
+    class Method(models.TextChoices):
+        STATAP = "statap", "statAP (AP-prior, with replacement)"
+        UNIFORM = "uniform", "Uniform (without replacement)"
+        DEPTH = "depth", "Depth (best-ranked first)"
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="samples")
+    name = models.CharField(max_length=200)
+    method = models.CharField(max_length=16, choices=Method.choices)
+    size = models.PositiveIntegerField(help_text="Distinct documents per topic.")
+    seed = models.BigIntegerField()
+    per_run_quota = models.BooleanField(default=False)
+    # Per topic: {"qid": {"draws": K, "pool_size": n}} so inclusion probabilities can be
+    # recomputed when the sample is extended.
+    draws = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pool_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "name"], name="unique_sample_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.method}, {self.size}/topic)"
+
+
+class SampleDocument(models.Model):
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="documents")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    inclusion_prob = models.FloatField()
+    # Position in the assessor's queue for this topic (1-based, order of first draw).
+    order = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["sample_id", "topic_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "topic", "document"], name="unique_sample_doc"),
+            models.UniqueConstraint(fields=["sample", "topic", "order"], name="unique_sample_order"),
+            models.CheckConstraint(
+                condition=models.Q(inclusion_prob__gt=0) & models.Q(inclusion_prob__lte=1),
+                name="inclusion_prob_in_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id}/{self.topic_id}/#{self.order}"

@@ -1,0 +1,65 @@
+"""Shared fixtures: the three personas every view test uses, and data paths."""
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+TEST_DATA = REPO / "tests" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real public test collections (see each folder's README)."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"shared test data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def assessor(db):
+    from tests.factories import UserFactory
+
+    return UserFactory(username="alice")
+
+
+@pytest.fixture
+def other_assessor(db):
+    from tests.factories import UserFactory
+
+    return UserFactory(username="bob")
+
+
+@pytest.fixture
+def staff(db):
+    from tests.factories import UserFactory
+
+    return UserFactory(username="root", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def assessor_client(client, assessor):
+    client.force_login(assessor)
+    return client
+
+
+@pytest.fixture
+def staff_client(client, staff):
+    client.force_login(staff)
+    return client
+
+
+def _hypothesis_profiles() -> None:
+    from hypothesis import settings
+
+    # CI: same examples every run, no example database; locally: random, still no deadline
+    # (speed lives in benchmarks, not tests).
+    settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+    settings.register_profile("dev", deadline=None)
+    import os
+
+    settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+_hypothesis_profiles()

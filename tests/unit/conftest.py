@@ -1,0 +1,1 @@
+"""Unit tests never touch a database: pytest-django blocks access here."""
