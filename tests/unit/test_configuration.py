@@ -1,0 +1,96 @@
+"""The settings, .env.example, docker-compose.yml and the deploy check agree."""
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env_names_read_by_settings() -> set[str]:
+    tree = ast.parse((REPO / "nuggets_app" / "settings.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id.startswith("env_")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.add(node.args[0].value)
+    return names
+
+
+def _compose() -> dict:
+    return yaml.safe_load((REPO / "docker-compose.yml").read_text())
+
+
+def test_compose_defines_the_whole_stack():
+    services = _compose()["services"]
+    assert set(services) == {"postgres", "redis", "web", "worker"}
+    web = services["web"]["command"]
+    assert "migrate" in web
+    assert "gunicorn nuggets_app.wsgi" in web
+    assert services["worker"]["command"][:3] == ["celery", "-A", "nuggets_app"]
+
+
+def test_compose_sets_only_variables_the_settings_read():
+    read = _env_names_read_by_settings()
+    for name in ("web", "worker"):
+        env = _compose()["services"][name]["environment"]
+        unknown = set(env) - read
+        assert not unknown, f"{name} sets variables the settings ignore: {unknown}"
+        assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY"} <= set(env)
+
+
+def test_every_setting_variable_is_documented_in_env_example():
+    documented = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", (REPO / ".env.example").read_text()))
+    missing = _env_names_read_by_settings() - documented
+    assert not missing, f"undocumented variables: {missing}"
+
+
+def test_production_settings_pass_the_deploy_check(tmp_path):
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}
+    }
+    env.update(
+        DEBUG="0",
+        DATA_DIR=str(tmp_path),
+        SECRET_KEY="x9" * 30 + "-production-only-key",
+        ALLOWED_HOSTS="nuggets.example.org",
+        SECURE_HSTS_SECONDS="31536000",
+        SECURE_HSTS_INCLUDE_SUBDOMAINS="1",
+        SECURE_HSTS_PRELOAD="1",
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_without_secret_key_a_random_key_is_generated_once(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    env.update(DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="nuggets_app.settings")
+    code = "from django.conf import settings; print(settings.SECRET_KEY)"
+    keys = [
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+            text=True, check=True,
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    assert keys[0] == keys[1]
+    assert len(keys[0]) >= 50
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
