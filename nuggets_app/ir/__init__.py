@@ -1,0 +1,1 @@
+"""Django-free maths: sampling, estimators, measures (no database, no settings)."""
