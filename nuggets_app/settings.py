@@ -210,6 +210,10 @@ MATCH_CHUNK_STALE_SECONDS = env_int("MATCH_CHUNK_STALE_SECONDS", 300)
 MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 3)
 IMPORT_BATCH_SIZE = env_int("IMPORT_BATCH_SIZE", 2000)
 IDLE_SECONDS = env_int("IDLE_SECONDS", 60)
+# Judging page: assessors see the nuggets other assessors found for the same topic; the
+# live preview counts a judged document as matched from this matcher score on.
+NUGGETS_SHARED = env_bool("NUGGETS_SHARED", True)
+NUGGET_PREVIEW_THRESHOLD = 0.5
 
 LOGGING = {
     "version": 1,
