@@ -73,6 +73,9 @@ class MatchChunk(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The chunk's evidence packed as numpy arrays (shingle S and k per matched nugget),
+    # so a whole job is re-scored for a new lambda without parsing per-result JSON.
+    packed_evidence = models.BinaryField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["job_id", "topic_id", "index"]
