@@ -1,0 +1,210 @@
+"""Creating, editing and deleting nuggets.
+
+Offsets index the document's canonical text (``Document.text``) in code points:
+``0 <= start < end <= len(text)`` and ``span_text == text[start:end]``. Creation is
+idempotent on ``client_uuid`` (a retried POST returns the first row); edits carry the
+``version`` the client last saw, and a stale version is a conflict, never a silent
+overwrite.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from nuggets_app.models import Document, Nugget, Topic
+from nuggets_app.services.judgments import (
+    JudgingError,
+    NotAssigned,
+    assignment_check,
+    grade_check,
+)
+
+MAX_TEXT_CHARS = 5000
+MAX_KEYWORDS = 20
+MAX_KEYWORD_CHARS = 100
+
+
+class NuggetConflict(JudgingError):
+    """The nugget changed since the client read it; ``current`` is the server copy."""
+
+    status = 409
+
+    def __init__(self, message: str, *, current: Nugget) -> None:
+        super().__init__(message, field="version")
+        self.current = current
+
+
+class SpanMismatch(JudgingError):
+    """The client's span text differs from the canonical text at its offsets."""
+
+    status = 422
+
+
+def _clean_text(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise JudgingError("text is empty", field="text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise JudgingError(
+            f"text is longer than {MAX_TEXT_CHARS} characters", field="text"
+        )
+    return text
+
+
+def _clean_keywords(keywords: list[str]) -> list[str]:
+    cleaned: list[str] = []
+    for word in keywords:
+        word = word.strip()
+        if len(word) > MAX_KEYWORD_CHARS:
+            raise JudgingError(
+                f"keyword {word[:20]!r}... is longer than {MAX_KEYWORD_CHARS} characters",
+                field="keywords",
+            )
+        if word and word not in cleaned:
+            cleaned.append(word)
+    if len(cleaned) > MAX_KEYWORDS:
+        raise JudgingError(f"more than {MAX_KEYWORDS} keywords", field="keywords")
+    return cleaned
+
+
+def _clean_aspect(topic: Topic, aspect: str) -> str:
+    aspect = aspect.strip()
+    allowed = [str(a.get("id", "")) for a in topic.aspects or []]
+    if aspect and aspect not in allowed:
+        raise JudgingError(f"aspect {aspect!r} is not one of {allowed}", field="aspect")
+    return aspect
+
+
+def _span_check(document: Document, start: int, end: int, span_text: str | None) -> str:
+    if not 0 <= start < end <= len(document.text):
+        raise JudgingError(
+            f"span [{start}, {end}) is not inside the text (0..{len(document.text)})",
+            field="start",
+        )
+    actual = document.text[start:end]
+    if span_text is not None and span_text != actual:
+        raise SpanMismatch(
+            f"span text {span_text[:40]!r} differs from the document at [{start}, {end})",
+            field="span_text",
+        )
+    return actual
+
+
+def nugget_save(
+    *,
+    assessor: Any,
+    topic: Topic,
+    document: Document,
+    start: int,
+    end: int,
+    text: str,
+    keywords: list[str],
+    grade: int | None,
+    aspect: str,
+    client_uuid: uuid.UUID,
+    span_text: str | None = None,
+) -> tuple[Nugget, bool]:
+    """Create a nugget from the span ``[start, end)``; returns ``(nugget, created)``.
+
+    A second call with the same ``client_uuid`` returns the existing nugget unchanged
+    (``created`` False). ``span_text``, when given, must equal the canonical text at
+    the offsets (``SpanMismatch`` otherwise: the client's offsets drifted).
+    """
+    existing = Nugget.objects.filter(client_uuid=client_uuid).first()
+    if existing is not None:
+        return _replayed(existing, assessor), False
+    actual = _span_check(document, start, end, span_text)
+    fields = {
+        "text": _clean_text(text),
+        "keywords": _clean_keywords(keywords),
+        "aspect": _clean_aspect(topic, aspect),
+        "grade": grade,
+    }
+    grade_check(topic=topic, value=grade, field="grade")
+    try:
+        with transaction.atomic():
+            assignment_check(assessor=assessor, topic=topic, document=document)
+            nugget = Nugget.objects.create(
+                topic=topic,
+                document=document,
+                assessor=assessor,
+                start=start,
+                end=end,
+                span_text=actual,
+                client_uuid=client_uuid,
+                **fields,
+            )
+    except IntegrityError:
+        # The same client_uuid won a race in another request: that row is the answer.
+        existing = Nugget.objects.filter(client_uuid=client_uuid).first()
+        if existing is None:
+            raise
+        return _replayed(existing, assessor), False
+    return nugget, True
+
+
+def _replayed(existing: Nugget, assessor: Any) -> Nugget:
+    if existing.assessor_id != assessor.pk:
+        # Never reveal another assessor's row through a guessed uuid.
+        raise NotAssigned("client_uuid belongs to another nugget")
+    return existing
+
+
+def nugget_update(
+    *,
+    assessor: Any,
+    nugget: Nugget,
+    version: int,
+    text: str,
+    keywords: list[str],
+    grade: int | None,
+    aspect: str,
+) -> Nugget:
+    """Replace the editable fields of the assessor's own nugget, at ``version``.
+
+    Raises ``NuggetConflict`` (carrying the server copy) when ``version`` is stale.
+    The offsets and span text never change: they are the evidence.
+    """
+    if nugget.assessor_id != assessor.pk:
+        raise NotAssigned("not your nugget")
+    fields = {
+        "text": _clean_text(text),
+        "keywords": _clean_keywords(keywords),
+        "aspect": _clean_aspect(nugget.topic, aspect),
+        "grade": grade,
+    }
+    grade_check(topic=nugget.topic, value=grade, field="grade")
+    with transaction.atomic():
+        changed = Nugget.objects.filter(pk=nugget.pk, version=version).update(
+            **fields, version=F("version") + 1, updated_at=timezone.now()
+        )
+        current = Nugget.objects.get(pk=nugget.pk)
+    if not changed:
+        raise NuggetConflict(
+            f"nugget {nugget.pk} is at version {current.version}, not {version}",
+            current=current,
+        )
+    return current
+
+
+def nugget_delete(*, assessor: Any, nugget: Nugget, version: int | None = None) -> None:
+    """Delete the assessor's own nugget (at ``version`` when given)."""
+    if nugget.assessor_id != assessor.pk:
+        raise NotAssigned("not your nugget")
+    with transaction.atomic():
+        qs = Nugget.objects.filter(pk=nugget.pk)
+        if version is not None:
+            qs = qs.filter(version=version)
+        deleted, _ = qs.delete()
+        if not deleted:
+            current = Nugget.objects.filter(pk=nugget.pk).first()
+            if current is not None:
+                raise NuggetConflict(
+                    f"nugget {nugget.pk} is at version {current.version}, not {version}",
+                    current=current,
+                )
