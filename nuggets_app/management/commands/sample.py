@@ -1,0 +1,94 @@
+"""``manage.py sample``: draw (or extend) a judging sample of a pool."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from nuggets_app.management.commands.build_pool import TopicProgress
+from nuggets_app.models import Pool, Sample
+from nuggets_app.services.samples import SampleError, sample_draw, sample_extend
+
+
+def find_pool(name: str, collection: str | None) -> Pool:
+    """The pool of that name (in that collection, when several share the name)."""
+    pools = Pool.objects.filter(name=name).select_related("collection")
+    if collection:
+        pools = pools.filter(collection__name=collection)
+    found = list(pools[:2])
+    if not found:
+        raise CommandError(f"unknown pool {name}")
+    if len(found) > 1:
+        raise CommandError(f"several collections have a pool {name}; add --collection")
+    return found[0]
+
+
+def sample_lines(sample: Sample) -> list[str]:
+    """Totals of a sample: documents, draws, how pi was obtained."""
+    records = sample.draws.values()
+    distinct = sum(record["distinct"] for record in records)
+    draws = sum(record["draws"] for record in records)
+    methods = sorted({record["pi"] for record in records})
+    return [
+        f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
+        f"{sample.size} per topic, seed {sample.seed}"
+        + (", per-run quota" if sample.per_run_quota else ""),
+        f"{len(sample.draws)} topics, {distinct} documents to judge, {draws} draws",
+        f"inclusion probabilities: {', '.join(methods)}",
+    ]
+
+
+class Command(BaseCommand):
+    help = "Draw a sample of a pool (statAP, uniform or depth) with inclusion probabilities."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--pool", required=True, help="pool name")
+        parser.add_argument("--collection", help="collection of the pool, if ambiguous")
+        parser.add_argument("--name", required=True, help="sample name")
+        parser.add_argument("--size", type=int, help="distinct documents per topic")
+        parser.add_argument(
+            "--method", choices=Sample.Method.values, default=Sample.Method.STATAP
+        )
+        parser.add_argument("--seed", type=int, default=1, help="random seed (stored)")
+        parser.add_argument(
+            "--per-run-quota",
+            action="store_true",
+            help="statAP per run, every run getting as many of its documents judged",
+        )
+        parser.add_argument(
+            "--extend",
+            type=int,
+            metavar="EXTRA",
+            help="add EXTRA documents per topic to the existing sample NAME",
+        )
+
+    def handle(self, *args, **options) -> None:
+        pool = find_pool(options["pool"], options["collection"])
+        progress = TopicProgress("sampling", enabled=options["verbosity"] > 0)
+        try:
+            if options["extend"] is not None:
+                sample = Sample.objects.filter(pool=pool, name=options["name"]).first()
+                if sample is None:
+                    raise CommandError(
+                        f"unknown sample {options['name']} of pool {pool}"
+                    )
+                sample = sample_extend(
+                    sample=sample, extra=options["extend"], progress=progress
+                )
+            else:
+                if options["size"] is None:
+                    raise CommandError("--size is required to draw a sample")
+                sample = sample_draw(
+                    pool=pool,
+                    size=options["size"],
+                    method=options["method"],
+                    seed=options["seed"],
+                    name=options["name"],
+                    per_run_quota=options["per_run_quota"],
+                    progress=progress,
+                )
+        except SampleError as error:
+            raise CommandError(str(error)) from error
+        finally:
+            progress.close()
+        for line in sample_lines(sample):
+            self.stdout.write(line)

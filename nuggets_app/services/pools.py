@@ -1,0 +1,199 @@
+"""Depth-k pools: build them from imported runs, and summarise them.
+
+A pool holds, per topic, the union of the top ``depth`` documents of the chosen runs,
+with each document's best rank, the number of runs that retrieved it and its statAP
+sampling probability ``p(d)`` (``nuggets_app.ir.sampling.pool_distribution``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from nuggets_app.ir.sampling import SamplingError, pool_distribution
+from nuggets_app.models import Collection, Pool, PoolDocument, Run, RunEntry
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` after each topic."""
+
+_BATCH = 5000
+
+
+class PoolError(ValueError):
+    """A pool cannot be built as asked; the message says why."""
+
+
+@dataclass
+class TopicRankings:
+    """One topic's run lists inside a pool: run name -> docnos best first."""
+
+    qid: str
+    rankings: dict[str, list[str]]
+    document_ids: dict[str, int]
+
+
+@dataclass(frozen=True)
+class TopicPoolSummary:
+    qid: str
+    size: int
+    single_run: int
+
+
+@dataclass(frozen=True)
+class PoolSummary:
+    """Pool size per topic and documents contributed by only one run."""
+
+    name: str
+    depth: int
+    runs: int
+    topics: list[TopicPoolSummary]
+
+    @property
+    def documents(self) -> int:
+        return sum(topic.size for topic in self.topics)
+
+    @property
+    def single_run(self) -> int:
+        return sum(topic.single_run for topic in self.topics)
+
+
+def qid_sort_key(qid: str) -> tuple[int, int, str]:
+    """Numeric qids in numeric order, then the others alphabetically."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
+def pool_rankings(*, runs: Iterable[Run], depth: int) -> dict[int, TopicRankings]:
+    """Per topic id, the top ``depth`` docnos of every run, in rank order.
+
+    Ranks come from ``RunEntry.rank`` (already in trec_eval order). Streams the entries,
+    so memory holds the pooled lists only.
+    """
+    entries = (
+        RunEntry.objects.filter(run__in=list(runs), rank__lte=depth)
+        .order_by("topic_id", "run_id", "rank")
+        .values_list(
+            "topic_id", "topic__qid", "run__name", "document__docno", "document_id"
+        )
+        .iterator(chunk_size=20000)
+    )
+    topics: dict[int, TopicRankings] = {}
+    for topic_id, qid, run, docno, document_id in entries:
+        topic = topics.get(topic_id)
+        if topic is None:
+            topic = topics[topic_id] = TopicRankings(qid, {}, {})
+        topic.rankings.setdefault(run, []).append(docno)
+        topic.document_ids[docno] = document_id
+    return topics
+
+
+def _pool_rows(pool: Pool, topic_id: int, topic: TopicRankings) -> list[PoolDocument]:
+    try:
+        prior = pool_distribution(topic.rankings)
+    except SamplingError as error:
+        raise PoolError(f"topic {topic.qid}: {error}") from error
+    best: dict[str, int] = {}
+    num_runs: dict[str, int] = {}
+    for ranking in topic.rankings.values():
+        for rank, docno in enumerate(ranking, start=1):
+            best[docno] = min(rank, best.get(docno, rank))
+            num_runs[docno] = num_runs.get(docno, 0) + 1
+    return [
+        PoolDocument(
+            pool=pool,
+            topic_id=topic_id,
+            document_id=topic.document_ids[docno],
+            best_rank=best[docno],
+            num_runs=num_runs[docno],
+            prior=prob,
+        )
+        for docno, prob in sorted(prior.items())
+    ]
+
+
+def _check_request(collection: Collection, runs: Sequence[Run], depth: int) -> None:
+    if depth < 1:
+        raise PoolError(f"depth must be at least 1, got {depth}")
+    if not runs:
+        raise PoolError("no runs chosen for the pool")
+    foreign = sorted(run.name for run in runs if run.collection_id != collection.pk)
+    if foreign:
+        raise PoolError(
+            f"runs not in collection {collection.name}: {', '.join(foreign)}"
+        )
+
+
+def _same_definition(pool: Pool, runs: Sequence[Run], depth: int) -> bool:
+    current = sorted(pool.runs.values_list("pk", flat=True))
+    return pool.depth == depth and current == sorted(run.pk for run in runs)
+
+
+def pool_build(
+    *,
+    collection: Collection,
+    runs: Iterable[Run],
+    depth: int,
+    name: str,
+    progress: Progress | None = None,
+) -> Pool:
+    """Build (or rebuild) the depth-``depth`` pool ``name`` of ``runs``.
+
+    Rebuilding a pool with the same runs and depth changes nothing and returns it. A pool
+    of that name with another definition is rebuilt, unless samples were drawn from it
+    (they would no longer match their pool). All writes happen in one transaction.
+    """
+    runs = list(runs)
+    _check_request(collection, runs, depth)
+    with transaction.atomic():
+        existing = (
+            Pool.objects.select_for_update()
+            .filter(collection=collection, name=name)
+            .first()
+        )
+        if existing is not None:
+            if _same_definition(existing, runs, depth):
+                return existing
+            if existing.samples.exists():
+                raise PoolError(
+                    f"pool {name} has samples and another definition "
+                    f"(depth {existing.depth}); choose a new name"
+                )
+            existing.documents.all().delete()
+            existing.depth = depth
+            existing.save(update_fields=["depth"])
+        pool = existing or Pool.objects.create(
+            collection=collection, name=name, depth=depth
+        )
+        pool.runs.set(runs)
+        topics = pool_rankings(runs=runs, depth=depth)
+        if not topics:
+            raise PoolError(
+                f"the runs have no entries in collection {collection.name}; import them first"
+            )
+        rows: list[PoolDocument] = []
+        for done, (topic_id, topic) in enumerate(sorted(topics.items()), start=1):
+            rows.extend(_pool_rows(pool, topic_id, topic))
+            if len(rows) >= _BATCH:
+                PoolDocument.objects.bulk_create(rows, batch_size=_BATCH)
+                rows = []
+            if progress is not None:
+                progress(done, len(topics))
+        PoolDocument.objects.bulk_create(rows, batch_size=_BATCH)
+    return pool
+
+
+def pool_summary(pool: Pool) -> PoolSummary:
+    """Pool size per topic and the documents that only one run contributed."""
+    counts = (
+        PoolDocument.objects.filter(pool=pool)
+        .values("topic__qid")
+        .annotate(size=Count("id"), single=Count("id", filter=Q(num_runs=1)))
+    )
+    topics = [
+        TopicPoolSummary(row["topic__qid"], row["size"], row["single"])
+        for row in counts
+    ]
+    topics.sort(key=lambda topic: qid_sort_key(topic.qid))
+    return PoolSummary(pool.name, pool.depth, pool.runs.count(), topics)
