@@ -1,0 +1,328 @@
+"""Inferred relevance: packed evidence for re-scoring, decision rules, and how good a
+rule looks on the human-judged sample.
+
+Judged = ``Judgment`` rows with a grade for the topic and document; when several
+assessors judged a document the highest grade counts (one assessor finding it
+relevant makes it relevant); relevant means grade >= ``collection.relevant_threshold``.
+
+Packed evidence (one blob per chunk, little-endian arrays): for every document of the
+chunk its id; for every (document, nugget) pair with a matched shingle the nugget id
+and its number of shingles; for every matched shingle ``d = S - k`` and ``k``.
+Re-scoring computes ``lam ** (d / k)`` once per distinct ``(d, k)`` (with Python's
+``**``, so scores are bit-identical to the matcher's), sums per nugget in shingle
+order, divides by the shingle count, and keeps per document the best nugget, ties to
+the first nugget in input order, exactly as ``matcher.rescore`` does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nuggets_app.models import Judgment, MatchJob, MatchResult, Topic
+
+_HEADER = np.dtype("<i8")
+# Shingle sizes are far below this; (d, k) pairs are coded as d * _K_LIMIT + k.
+_K_LIMIT = 1 << 20
+_LAYOUT = (
+    ("docs", "<i8"),
+    ("entry_doc", "<i4"),
+    ("entry_nugget", "<i8"),
+    ("entry_shingles", "<i4"),
+    ("term_entry", "<i4"),
+    ("term_d", "<i4"),
+    ("term_k", "<i4"),
+)
+
+
+# --- packed evidence -------------------------------------------------------------------
+def evidence_pack(evidences: Iterable[tuple[int, Any]]) -> bytes:
+    """Pack ``(document id, matcher.Evidence)`` pairs into one compact blob."""
+    docs: list[int] = []
+    entry_doc: list[int] = []
+    entry_nugget: list[int] = []
+    entry_shingles: list[int] = []
+    term_entry: list[int] = []
+    term_d: list[int] = []
+    term_k: list[int] = []
+    for doc_index, (doc_id, evidence) in enumerate(evidences):
+        docs.append(doc_id)
+        for item in evidence.nuggets:
+            entry = len(entry_doc)
+            entry_doc.append(doc_index)
+            entry_nugget.append(int(item.nugget))
+            entry_shingles.append(len(item.sizes))
+            for s, k in zip(item.lengths, item.sizes, strict=True):
+                if s is not None:
+                    term_entry.append(entry)
+                    term_d.append(s - k)
+                    term_k.append(k)
+    columns = (
+        docs,
+        entry_doc,
+        entry_nugget,
+        entry_shingles,
+        term_entry,
+        term_d,
+        term_k,
+    )
+    header = np.array([len(c) for c in columns], dtype=_HEADER)
+    parts = [header.tobytes()]
+    for (_, dtype), values in zip(_LAYOUT, columns, strict=True):
+        parts.append(np.asarray(values, dtype=dtype).tobytes())
+    return b"".join(parts)
+
+
+def evidence_unpack(blob: bytes) -> dict[str, np.ndarray]:
+    """The arrays of :func:`evidence_pack`, by name."""
+    sizes = np.frombuffer(blob, dtype=_HEADER, count=len(_LAYOUT))
+    offset = sizes.nbytes
+    out = {}
+    for (name, dtype), n in zip(_LAYOUT, sizes, strict=True):
+        dt = np.dtype(dtype)
+        out[name] = np.frombuffer(blob, dtype=dt, count=int(n), offset=offset)
+        offset += int(n) * dt.itemsize
+    return out
+
+
+def evidence_rescore(
+    blobs: Sequence[bytes], lam: float
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per blob: (document ids, scores, best nugget id or -1) for ``lam``."""
+    decay: dict[int, float] = {}
+    return [_rescore_one(evidence_unpack(blob), lam, decay) for blob in blobs]
+
+
+def _rescore_one(
+    a: dict[str, np.ndarray], lam: float, decay: dict[int, float]
+) -> tuple:
+    docs = a["docs"]
+    scores = np.zeros(len(docs), dtype=np.float64)
+    nuggets = np.full(len(docs), -1, dtype=np.int64)
+    n_entries = len(a["entry_doc"])
+    if n_entries == 0:
+        return docs, scores, nuggets
+    codes = a["term_d"].astype(np.int64) * _K_LIMIT + a["term_k"]
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    for code in distinct.tolist():
+        if code not in decay:
+            d, k = divmod(code, _K_LIMIT)
+            decay[code] = lam ** (d / k)
+    weights = np.array([decay[c] for c in distinct.tolist()], dtype=np.float64)[inverse]
+    # bincount adds in array order, i.e. in shingle order, like the matcher's loop.
+    totals = np.bincount(a["term_entry"], weights=weights, minlength=n_entries)
+    entry_scores = totals / a["entry_shingles"]
+    entry_index = np.arange(n_entries)
+    order = np.lexsort((entry_index, -entry_scores, a["entry_doc"]))
+    first = np.ones(n_entries, dtype=bool)
+    first[1:] = a["entry_doc"][order][1:] != a["entry_doc"][order][:-1]
+    best = order[first]
+    positive = entry_scores[best] > 0
+    best = best[positive]
+    scores[a["entry_doc"][best]] = entry_scores[best]
+    nuggets[a["entry_doc"][best]] = a["entry_nugget"][best]
+    return docs, scores, nuggets
+
+
+# --- decision rules ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class DecisionRule:
+    """Which matched documents are inferred relevant.
+
+    ``threshold``: score >= the topic's threshold (``per_topic`` by qid, else the
+    global ``threshold``); ``top_n``: the ``n`` best-scoring documents of each topic
+    with a positive score (ties broken by document id, for determinism).
+    """
+
+    kind: str = "threshold"
+    threshold: float = 0.5
+    per_topic: dict[str, float] = field(default_factory=dict)
+    n: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("threshold", "top_n"):
+            raise ValueError(f"rule kind must be threshold or top_n, got {self.kind!r}")
+        if self.kind == "top_n" and self.n < 1:
+            raise ValueError(f"top-N needs N >= 1, got {self.n}")
+        values = [self.threshold, *self.per_topic.values()]
+        if any(not math.isfinite(v) for v in values):
+            raise ValueError("thresholds must be finite numbers")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The rule as plain JSON (for provenance sidecars)."""
+        if self.kind == "top_n":
+            return {"kind": "top_n", "n": self.n}
+        return {
+            "kind": "threshold",
+            "threshold": self.threshold,
+            "per_topic": self.per_topic,
+        }
+
+    def describe(self) -> str:
+        """A short human label."""
+        if self.kind == "top_n":
+            return f"top {self.n} per topic"
+        extra = f", {len(self.per_topic)} per-topic" if self.per_topic else ""
+        return f"score >= {self.threshold:g}{extra}"
+
+
+def rule_apply(
+    *, job: MatchJob, rule: DecisionRule, topics: Iterable[Topic] | None = None
+) -> dict[int, dict[int, bool]]:
+    """{topic id: {document id: inferred relevant?}} for every result of the job."""
+    qs = MatchResult.objects.filter(job=job)
+    if topics is not None:
+        qs = qs.filter(topic__in=list(topics))
+    rows = np.array(
+        list(qs.values_list("topic_id", "document_id", "score")), dtype=float
+    )
+    qids = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    out: dict[int, dict[int, bool]] = {}
+    if rows.size == 0:
+        return out
+    for topic_id in np.unique(rows[:, 0]).astype(int).tolist():
+        part = rows[rows[:, 0] == topic_id]
+        docs = part[:, 1].astype(np.int64)
+        scores = part[:, 2]
+        keep = _rule_mask(rule, qids.get(topic_id, ""), docs, scores)
+        out[topic_id] = dict(zip(docs.tolist(), keep.tolist(), strict=True))
+    return out
+
+
+def _rule_mask(rule: DecisionRule, qid: str, docs: np.ndarray, scores: np.ndarray):
+    if rule.kind == "threshold":
+        return scores >= rule.per_topic.get(qid, rule.threshold)
+    order = np.lexsort((docs, -scores))
+    keep = np.zeros(len(docs), dtype=bool)
+    chosen = order[: rule.n]
+    keep[chosen] = scores[chosen] > 0
+    return keep
+
+
+def human_grades(topic_ids: Iterable[int]) -> dict[tuple[int, int], int]:
+    """{(topic id, document id): grade}: the highest grade any assessor gave."""
+    grades: dict[tuple[int, int], int] = {}
+    rows = Judgment.objects.filter(
+        topic_id__in=list(topic_ids), relevance__isnull=False
+    ).values_list("topic_id", "document_id", "relevance")
+    for topic_id, doc_id, grade in rows:
+        key = (topic_id, doc_id)
+        if key not in grades or grade > grades[key]:
+            grades[key] = grade
+    return grades
+
+
+@dataclass
+class RuleEstimate:
+    """Confusion counts of a rule on the judged documents, and the ratios."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    inferred: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    @property
+    def judged(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+
+def rule_estimate(
+    *, job: MatchJob, rule: DecisionRule, topics: Iterable[Topic] | None = None
+) -> dict[str, RuleEstimate]:
+    """Per qid and overall (key ``"all"``): precision and recall of the rule measured
+    on the judged documents among the job's results."""
+    decisions = rule_apply(job=job, rule=rule, topics=topics)
+    threshold = job.collection.relevant_threshold
+    grades = human_grades(decisions)
+    qids = dict(Topic.objects.filter(pk__in=list(decisions)).values_list("pk", "qid"))
+    out: dict[str, RuleEstimate] = {"all": RuleEstimate()}
+    for topic_id, decided in sorted(decisions.items(), key=lambda kv: qids[kv[0]]):
+        est = out.setdefault(qids[topic_id], RuleEstimate())
+        for doc_id, inferred in decided.items():
+            for target in (est, out["all"]):
+                target.inferred += int(inferred)
+            grade = grades.get((topic_id, doc_id))
+            if grade is None:
+                continue
+            relevant = grade >= threshold
+            attr = (
+                ("tp" if inferred else "fn")
+                if relevant
+                else ("fp" if inferred else "tn")
+            )
+            for target in (est, out["all"]):
+                setattr(target, attr, getattr(target, attr) + 1)
+    return out
+
+
+# --- per-topic inspection ---------------------------------------------------------------
+def topic_scores(job: MatchJob, topic: Topic) -> dict[str, list[tuple[int, float]]]:
+    """The topic's (document id, score) pairs split into relevant, nonrelevant and
+    unjudged, each by score descending then document id."""
+    threshold = job.collection.relevant_threshold
+    grades = human_grades([topic.pk])
+    groups: dict[str, list[tuple[int, float]]] = {
+        "relevant": [],
+        "nonrelevant": [],
+        "unjudged": [],
+    }
+    rows = MatchResult.objects.filter(job=job, topic=topic).values_list(
+        "document_id", "score"
+    )
+    for doc_id, score in rows:
+        grade = grades.get((topic.pk, doc_id))
+        if grade is None:
+            key = "unjudged"
+        else:
+            key = "relevant" if grade >= threshold else "nonrelevant"
+        groups[key].append((doc_id, score))
+    for values in groups.values():
+        values.sort(key=lambda p: (-p[1], p[0]))
+    return groups
+
+
+def score_histograms(
+    groups: dict[str, list[tuple[int, float]]], bins: int = 10
+) -> dict[str, Any]:
+    """Counts per score bin on [0, 1] (bin b holds b/B <= score < (b+1)/B; a score of
+    1 falls in the last bin) for each group."""
+    edges = [b / bins for b in range(bins + 1)]
+    counts = {}
+    for name, pairs in groups.items():
+        row = [0] * bins
+        for _, score in pairs:
+            row[min(int(score * bins), bins - 1) if score > 0 else 0] += 1
+        counts[name] = row
+    return {"edges": edges, "counts": counts}
+
+
+def tp_fp_curve(
+    groups: dict[str, list[tuple[int, float]]],
+) -> list[tuple[float, int, int]]:
+    """(threshold, relevant found, non-relevant found) as the threshold falls through
+    every distinct score of the judged documents; tied scores enter together."""
+    judged = [(s, True) for _, s in groups["relevant"]] + [
+        (s, False) for _, s in groups["nonrelevant"]
+    ]
+    judged.sort(key=lambda p: -p[0])
+    curve: list[tuple[float, int, int]] = []
+    tp = fp = 0
+    for i, (score, relevant) in enumerate(judged):
+        tp += relevant
+        fp += not relevant
+        if i + 1 == len(judged) or judged[i + 1][0] != score:
+            curve.append((score, tp, fp))
+    return curve
