@@ -341,18 +341,3 @@ def rule_parse(rule: str) -> tuple[str, float]:
     if kind == "top" and number >= 0 and number == int(number):
         return kind, number
     raise ValueError(f"rule: expected threshold:X with 0<=X<=1 or top:N, got {rule!r}")
-
-
-def rule_apply(
-    scores: Mapping[str, Mapping[str, float]], rule: str
-) -> dict[str, set[str]]:
-    """Docnos inferred relevant per topic by ``rule`` (ties at the top-N cut by docno)."""
-    kind, value = rule_parse(rule)
-    inferred: dict[str, set[str]] = {}
-    for qid, per_doc in scores.items():
-        if kind == "threshold":
-            inferred[qid] = {d for d, s in per_doc.items() if s > 0 and s >= value}
-        else:
-            ordered = sorted(per_doc.items(), key=lambda p: (-p[1], p[0]))
-            inferred[qid] = {d for d, s in ordered[: int(value)] if s > 0}
-    return inferred

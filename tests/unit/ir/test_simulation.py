@@ -171,10 +171,9 @@ def test_human_labels_override_inferred_ones():
     assert merged == {"1": {"a": 0, "b": 1, "c": 1}, "2": {"x": 1}}
 
 
-def test_rules_select_by_threshold_or_top_n():
-    scores = {"1": {"a": 0.9, "b": 0.5, "c": 0.5, "d": 0.0}}
-    assert sim.rule_apply(scores, "threshold:0.5") == {"1": {"a", "b", "c"}}
-    assert sim.rule_apply(scores, "top:2") == {"1": {"a", "b"}}
-    assert sim.rule_apply(scores, "top:9") == {"1": {"a", "b", "c"}}
-    with pytest.raises(ValueError, match="rule"):
-        sim.rule_parse("best:3")
+def test_rules_parse_threshold_and_top_n():
+    assert sim.rule_parse("threshold:0.5") == ("threshold", 0.5)
+    assert sim.rule_parse("top:20") == ("top", 20)
+    for bad in ("best:3", "threshold:1.5", "top:2.5", "top:x"):
+        with pytest.raises(ValueError, match="rule"):
+            sim.rule_parse(bad)

@@ -1,0 +1,147 @@
+"""``manage.py simulate``: the nugget paradigm end to end with a simulated assessor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.ir.simulation import ExtractionOptions
+from nuggets_app.models import Collection, Run
+from nuggets_app.services.imports import runs_import
+from nuggets_app.services.pools import PoolError
+from nuggets_app.services.samples import SampleError
+from nuggets_app.services.simulation import (
+    SimulationConfig,
+    SimulationError,
+    simulation_run,
+)
+from nuggets_app.services.simulation_report import report_build, report_write
+
+SUMMARY_KEYS = (
+    "pool_size",
+    "judged",
+    "nuggets",
+    "inferred_relevant",
+    "matcher_map",
+    "baseline_map",
+    "precision",
+    "recall",
+)
+
+
+def sample_size(text: str) -> tuple[int, float | None]:
+    """``N`` documents per topic, or ``P%`` of the mean pool size per topic."""
+    try:
+        if text.endswith("%"):
+            fraction = float(text[:-1]) / 100
+            if not 0 < fraction <= 1:
+                raise ValueError
+            return 0, fraction
+        size = int(text)
+        if size < 1:
+            raise ValueError
+        return size, None
+    except ValueError:
+        raise CommandError(
+            f"--sample-size: expected a positive integer or a percentage, got {text!r}"
+        ) from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Pool the runs, draw a statAP sample, let a simulated assessor judge it from "
+        "the qrels and extract nuggets, match the pool, infer qrels, and report."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--collection", required=True)
+        parser.add_argument(
+            "--qrels", required=True, help="full TREC qrels (the truth)"
+        )
+        parser.add_argument("--depth", type=int, default=100, help="pool depth")
+        parser.add_argument(
+            "--sample-size",
+            default="10",
+            help="documents per topic, or P%% of the pool",
+        )
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--runs",
+            help="directory of TREC run files to import and pool (else all "
+            "runs of the collection)",
+        )
+        parser.add_argument("--nuggets-per-doc", type=int, default=2)
+        parser.add_argument("--max-terms", type=int, default=12, help="nugget length")
+        parser.add_argument("--min-terms", type=int, default=3)
+        parser.add_argument("--keywords", type=int, default=2)
+        parser.add_argument(
+            "--rule", default="threshold:0.5", help="threshold:X | top:N"
+        )
+        parser.add_argument("--k", type=int, default=3, help="shingle size")
+        parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")
+        parser.add_argument("--relevance-level", type=int, default=1)
+        parser.add_argument("--out", help="directory for report.md, report.json, plots")
+
+    def handle(self, *args, **options) -> None:
+        collection = Collection.objects.filter(name=options["collection"]).first()
+        if collection is None:
+            raise CommandError(f"no collection named {options['collection']}")
+        size, fraction = sample_size(options["sample_size"])
+        try:
+            config = SimulationConfig(
+                depth=options["depth"],
+                sample_size=size,
+                sample_fraction=fraction,
+                seed=options["seed"],
+                extraction=ExtractionOptions(
+                    nuggets_per_doc=options["nuggets_per_doc"],
+                    max_terms=options["max_terms"],
+                    min_terms=options["min_terms"],
+                    keywords=options["keywords"],
+                ),
+                rule=options["rule"],
+                k=options["k"],
+                lam=options["lam"],
+                relevance_level=options["relevance_level"],
+            )
+            runs = self._runs(collection, options["runs"])
+            data = simulation_run(
+                collection=collection,
+                qrels_path=options["qrels"],
+                runs=runs,
+                config=config,
+                progress=lambda message: self.stderr.write(message),
+            )
+        except (ImportFormatError, SimulationError, PoolError, SampleError) as error:
+            raise CommandError(str(error)) from error
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        report = report_build(data)
+        summary = {key: report[key] for key in SUMMARY_KEYS}
+        summary["tau"] = report["tau"]
+        self.stdout.write(json.dumps(summary, indent=1))
+        if options["out"]:
+            for path in report_write(report, Path(options["out"])):
+                self.stderr.write(f"wrote {path}")
+
+    def _runs(self, collection: Collection, directory: str | None) -> list[Run]:
+        if directory is None:
+            return list(Run.objects.filter(collection=collection))
+        paths = sorted(
+            p for p in Path(directory).iterdir() if p.is_file() and ".run" in p.name
+        )
+        if not paths:
+            raise CommandError(f"no *.run files in {directory}")
+        # A file imported before (same path) is not imported again: re-importing
+        # replaces every entry, which is slow and changes nothing.
+        known = dict(
+            Run.objects.filter(collection=collection).values_list("source_file", "name")
+        )
+        fresh = [p for p in paths if str(p) not in known]
+        names = [known[str(p)] for p in paths if str(p) in known]
+        if fresh:
+            names += [s.name for s in runs_import(paths=fresh, collection=collection)]
+        return list(Run.objects.filter(collection=collection, name__in=names))

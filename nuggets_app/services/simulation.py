@@ -1,0 +1,472 @@
+"""The nugget paradigm end to end with a simulated assessor, and runs to pool.
+
+:func:`simulation_run` builds the depth pool of the runs, draws a statAP sample, lets
+the simulated assessor judge the sampled documents from the qrels (Judgment rows of the
+user ``simulated-assessor``) and extract nuggets from the relevant ones (Nugget rows;
+strategy in :mod:`nuggets_app.ir.simulation`), runs a matching job over the pool
+through the jobs service, and returns everything the report needs
+(:mod:`nuggets_app.services.simulation_report` turns it into numbers and files).
+
+:func:`runs_make` ranks a collection with the run suite of
+:mod:`nuggets_app.ir.run_suite` and writes TREC run files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from matcher import MatchOptions, normalize
+from nuggets_app.importers.qrels import parse_qrels
+from nuggets_app.ir import retrieval
+from nuggets_app.ir.run_suite import run_suite, run_write
+from nuggets_app.ir.simulation import ExtractionOptions, nuggets_extract, rule_parse
+from nuggets_app.models import (
+    Assignment,
+    Collection,
+    Document,
+    Judgment,
+    MatchJob,
+    MatchResult,
+    Nugget,
+    Pool,
+    PoolDocument,
+    Run,
+    RunEntry,
+    Sample,
+    SampleDocument,
+    Topic,
+)
+from nuggets_app.services.inference import DecisionRule, rule_apply
+from nuggets_app.services.matching import match_chunk_run, match_job_launch
+from nuggets_app.services.pools import pool_build
+from nuggets_app.services.samples import sample_draw
+
+SIMULATED_ASSESSOR = "simulated-assessor"
+Progress = Callable[[str], None]
+Labels = dict[str, dict[str, int]]
+Scores = dict[str, dict[str, float]]
+
+
+class SimulationError(ValueError):
+    """The simulation cannot run as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Parameters of one simulation (command-line options of ``manage.py simulate``)."""
+
+    depth: int = 100
+    sample_size: int = 10
+    # When set, the per-topic sample size is this fraction of the mean pool size.
+    sample_fraction: float | None = None
+    seed: int = 1
+    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
+    rule: str = "threshold:0.5"
+    k: int = 3
+    lam: float = 0.5
+    relevance_level: int = 1
+    assessor: str = SIMULATED_ASSESSOR
+    expansion_terms: int = 20
+
+
+@dataclass
+class SimulationData:
+    """What a simulation produced, keyed by qid and docno (input of the report)."""
+
+    config: SimulationConfig
+    collection: str
+    sample_size: int
+    runs: dict[str, Scores]
+    pool: dict[str, list[str]]
+    sample: dict[str, dict[str, float]]
+    human: Labels
+    truth: Labels
+    nuggets: dict[str, int]
+    keyword_nuggets: int
+    scores: Scores
+    inferred: dict[str, set[str]]
+    baseline: Scores
+    doc_words: dict[str, int]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def document_texts(collection: Collection) -> list[tuple[str, str]]:
+    """``(docno, title + text)`` of every document: what the retrieval models index."""
+    rows = Document.objects.filter(collection=collection).order_by("docno")
+    return [
+        (docno, f"{title}\n{text}" if title and not text.startswith(title) else text)
+        for docno, title, text in rows.values_list("docno", "title", "text").iterator()
+    ]
+
+
+def topic_queries(topics: Iterable[Topic]) -> list[tuple[str, str]]:
+    """``(qid, query text)``: the title, or the description when there is no title."""
+    return [(t.qid, t.title or t.description) for t in topics]
+
+
+def runs_make(
+    *,
+    docs: list[tuple[str, str]],
+    topics: list[tuple[str, str]],
+    out_dir: Path,
+    depth: int = 1000,
+    seed: int = 0,
+    feedback: Mapping[str, list[str]] | None = None,
+    tags: Iterable[str] | None = None,
+) -> dict[str, Path]:
+    """Rank ``docs`` for ``topics`` with the run suite; one ``<tag>.run`` per run."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    suite = run_suite(
+        docs, topics, depth=depth, seed=seed, feedback=feedback, tags=tags
+    )
+    paths = {}
+    for tag, rankings in suite.items():
+        paths[tag] = out_dir / f"{tag}.run"
+        run_write(str(paths[tag]), tag, rankings)
+    return paths
+
+
+def qrels_read(path: str | Path) -> Labels:
+    """``qid -> {docno: rel}`` from a TREC qrels file (errors name file and line)."""
+    labels: Labels = {}
+    for record in parse_qrels(path, "qrels"):
+        labels.setdefault(record.qid, {})[record.docno] = record.rel
+    return labels
+
+
+def _names_digest(runs: Iterable[Run]) -> str:
+    names = "\n".join(sorted(run.name for run in runs))
+    return hashlib.sha1(names.encode()).hexdigest()[:8]
+
+
+def _pool_and_sample(
+    collection: Collection, runs: list[Run], config: SimulationConfig
+) -> tuple[Pool, Sample]:
+    pool = pool_build(
+        collection=collection,
+        runs=runs,
+        depth=config.depth,
+        name=f"sim-depth{config.depth}-{_names_digest(runs)}",
+    )
+    size = config.sample_size
+    if config.sample_fraction is not None:
+        sizes = [len(d) for d in _pool_docnos(pool).values()]
+        size = max(1, round(config.sample_fraction * sum(sizes) / max(len(sizes), 1)))
+    sample = sample_draw(
+        pool=pool,
+        size=size,
+        method=Sample.Method.STATAP,
+        seed=config.seed,
+        name=f"sim-statap-n{size}-seed{config.seed}",
+    )
+    return pool, sample
+
+
+def _assessor(username: str):
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    return user
+
+
+def _judge(sample: Sample, truth: Labels, assessor) -> Labels:
+    """Judgment rows for every sampled document, labelled from the qrels (0 if absent).
+
+    The simulated assessor's earlier work on this collection is replaced, so a new
+    simulation never mixes in nuggets of another sample.
+    """
+    collection = sample.pool.collection
+    rows = SampleDocument.objects.filter(sample=sample).values_list(
+        "topic_id", "topic__qid", "document_id", "document__docno"
+    )
+    human: Labels = {}
+    judgments = []
+    topic_ids = set()
+    for topic_id, qid, document_id, docno in rows:
+        grade = truth.get(qid, {}).get(docno, 0)
+        human.setdefault(qid, {})[docno] = grade
+        topic_ids.add(topic_id)
+        judgments.append(
+            Judgment(
+                topic_id=topic_id,
+                document_id=document_id,
+                assessor=assessor,
+                relevance=grade,
+            )
+        )
+    with transaction.atomic():
+        Nugget.objects.filter(assessor=assessor, topic__collection=collection).delete()
+        Judgment.objects.filter(
+            assessor=assessor, topic__collection=collection
+        ).delete()
+        Judgment.objects.bulk_create(judgments, batch_size=1000)
+        Assignment.objects.bulk_create(
+            [
+                Assignment(sample=sample, topic_id=t, assessor=assessor)
+                for t in topic_ids
+            ],
+            ignore_conflicts=True,
+        )
+    return human
+
+
+def collection_doc_freq(
+    collection: Collection, options: MatchOptions
+) -> dict[str, int]:
+    """Document frequency of every matcher term in the collection (keyword rarity)."""
+    doc_freq: dict[str, int] = {}
+    texts = Document.objects.filter(collection=collection).values_list(
+        "text", flat=True
+    )
+    for text in texts.iterator(chunk_size=2000):
+        for term in set(normalize(text, options)):
+            doc_freq[term] = doc_freq.get(term, 0) + 1
+    return doc_freq
+
+
+def _extract(
+    collection: Collection,
+    human: Labels,
+    assessor,
+    config: SimulationConfig,
+) -> tuple[dict[str, int], int]:
+    """Nugget rows from the judged relevant documents; (nuggets per qid, with keywords)."""
+    options = MatchOptions(k=config.k, lam=config.lam)
+    doc_freq = collection_doc_freq(collection, options)
+    topics = {t.qid: t for t in Topic.objects.filter(collection=collection)}
+    wanted = {
+        docno for labels in human.values() for docno, g in labels.items() if g > 0
+    }
+    docs = {
+        d.docno: d
+        for d in Document.objects.filter(collection=collection, docno__in=wanted)
+    }
+    rows, counts, with_keywords = [], {}, 0
+    for qid, labels in sorted(human.items()):
+        relevant = {
+            d: docs[d].text for d, g in labels.items() if g >= config.relevance_level
+        }
+        topic = topics[qid]
+        extracted = nuggets_extract(
+            topic_text=f"{topic.title}\n{topic.description}".strip(),
+            relevant_docs=relevant,
+            doc_freq=doc_freq,
+            options=config.extraction,
+        )
+        counts[qid] = len(extracted)
+        with_keywords += sum(bool(n.keywords) for n in extracted)
+        rows.extend(
+            Nugget(
+                topic=topic,
+                assessor=assessor,
+                document=docs[n.docno],
+                start=n.start,
+                end=n.end,
+                span_text=n.text,
+                text=n.text,
+                keywords=list(n.keywords),
+                client_uuid=uuid.uuid4(),
+            )
+            for n in extracted
+        )
+    Nugget.objects.bulk_create(rows, batch_size=1000)
+    return counts, with_keywords
+
+
+@contextlib.contextmanager
+def _inline_tasks() -> Iterator[None]:
+    """Run the job's chunk tasks in this process, whatever broker is configured."""
+    from nuggets_app.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = before
+
+
+def _match(
+    collection: Collection,
+    pool: Pool,
+    qids: Iterable[str],
+    assessor,
+    config: SimulationConfig,
+) -> MatchJob:
+    """A matching job over the pool for the topics with nuggets, run in-process."""
+    topics = list(Topic.objects.filter(collection=collection, qid__in=list(qids)))
+    with _inline_tasks():
+        job = match_job_launch(
+            collection=collection,
+            topics=topics,
+            source=MatchJob.Source.POOL,
+            pool=pool,
+            nugget_filter={"assessors": [assessor.pk]},
+            k=config.k,
+            lam=config.lam,
+            name=f"simulation {pool.name} seed {config.seed}",
+        )
+    # A chunk the eager call left behind (e.g. a transient error) runs again here.
+    for chunk_id in job.chunks.exclude(status="done").values_list("pk", flat=True):
+        match_chunk_run(chunk_id=chunk_id)
+    job.refresh_from_db()
+    if job.status != MatchJob.Status.DONE:
+        raise SimulationError(f"matching job {job.pk} ended {job.status}: {job.error}")
+    return job
+
+
+def decision_rule(rule: str) -> DecisionRule:
+    """``threshold:X`` or ``top:N`` as the inference service's rule."""
+    kind, value = rule_parse(rule)
+    if kind == "top":
+        return DecisionRule(kind="top_n", n=int(value))
+    return DecisionRule(kind="threshold", threshold=value)
+
+
+def _job_outcome(
+    job: MatchJob, rule: DecisionRule
+) -> tuple[Scores, dict[str, set[str]]]:
+    """Matcher scores per qid and docno, and the documents the rule infers relevant."""
+    scores: Scores = {}
+    names: dict[tuple[int, int], tuple[str, str]] = {}
+    rows = MatchResult.objects.filter(job=job).values_list(
+        "topic_id", "document_id", "topic__qid", "document__docno", "score"
+    )
+    for topic_id, doc_id, qid, docno, score in rows.iterator(chunk_size=5000):
+        scores.setdefault(qid, {})[docno] = score
+        names[(topic_id, doc_id)] = (qid, docno)
+    inferred: dict[str, set[str]] = {}
+    for topic_id, decided in rule_apply(job=job, rule=rule).items():
+        for doc_id, relevant in decided.items():
+            qid, docno = names[(topic_id, doc_id)]
+            if relevant and scores[qid][docno] > 0:
+                inferred.setdefault(qid, set()).add(docno)
+    return scores, inferred
+
+
+def _pool_docnos(pool: Pool) -> dict[str, list[str]]:
+    pooled: dict[str, list[str]] = {}
+    rows = PoolDocument.objects.filter(pool=pool).values_list(
+        "topic__qid", "document__docno"
+    )
+    for qid, docno in rows.iterator(chunk_size=5000):
+        pooled.setdefault(qid, []).append(docno)
+    return {qid: sorted(docnos) for qid, docnos in pooled.items()}
+
+
+def _sample_probs(sample: Sample) -> dict[str, dict[str, float]]:
+    probs: dict[str, dict[str, float]] = {}
+    rows = SampleDocument.objects.filter(sample=sample).values_list(
+        "topic__qid", "document__docno", "inclusion_prob"
+    )
+    for qid, docno, prob in rows:
+        probs.setdefault(qid, {})[docno] = prob
+    return probs
+
+
+def runs_scores(runs: Iterable[Run]) -> dict[str, Scores]:
+    """``run name -> qid -> {docno: score}`` of the runs' stored entries."""
+    result: dict[str, Scores] = {}
+    for run in runs:
+        per_topic: Scores = {}
+        rows = RunEntry.objects.filter(run=run).values_list(
+            "topic__qid", "document__docno", "score"
+        )
+        for qid, docno, score in rows.iterator(chunk_size=20000):
+            per_topic.setdefault(qid, {})[docno] = score
+        result[run.name] = per_topic
+    return result
+
+
+def _baseline(
+    collection: Collection,
+    pool: dict[str, list[str]],
+    human: Labels,
+    config: SimulationConfig,
+) -> Scores:
+    """BM25 with relevance feedback from the judged sample, scored over the pool."""
+    index = retrieval.InvertedIndex.build(document_texts(collection))
+    queries = dict(topic_queries(Topic.objects.filter(collection=collection)))
+    scores: Scores = {}
+    for qid, docnos in pool.items():
+        relevant = [
+            d for d, g in human.get(qid, {}).items() if g >= config.relevance_level
+        ]
+        values = retrieval.relevance_feedback_bm25(
+            index,
+            index.query(queries.get(qid, "")),
+            relevant,
+            expansion_terms=config.expansion_terms,
+        )
+        scores[qid] = {d: float(values[index.position[d]]) for d in docnos}
+    return scores
+
+
+def _doc_words(collection: Collection) -> dict[str, int]:
+    rows = Document.objects.filter(collection=collection).values_list("docno", "text")
+    return {docno: len(text.split()) for docno, text in rows.iterator(chunk_size=5000)}
+
+
+def simulation_run(
+    *,
+    collection: Collection,
+    qrels_path: str | Path,
+    runs: Iterable[Run],
+    config: SimulationConfig,
+    progress: Progress | None = None,
+) -> SimulationData:
+    """Pool, sample, simulated judging and nuggets, matching, inference and baseline."""
+    say = progress or (lambda message: None)
+    runs = sorted(runs, key=lambda r: r.name)
+    if not runs:
+        raise SimulationError(f"collection {collection.name} has no runs to pool")
+    rule = decision_rule(config.rule)  # rejects a bad rule before any work
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round(now - clock, 3)
+        clock = now
+        say(f"{name}: {timings[name]:.1f}s")
+
+    truth = qrels_read(qrels_path)
+    pool, sample = _pool_and_sample(collection, runs, config)
+    pooled = _pool_docnos(pool)
+    lap("pool and sample")
+    assessor = _assessor(config.assessor)
+    human = _judge(sample, truth, assessor)
+    nuggets, keyword_nuggets = _extract(collection, human, assessor, config)
+    lap("judging and nugget extraction")
+    job = _match(
+        collection, pool, [q for q, n in nuggets.items() if n], assessor, config
+    )
+    scores, inferred = _job_outcome(job, rule)
+    lap("matching")
+    baseline = _baseline(collection, pooled, human, config)
+    lap("baseline")
+    return SimulationData(
+        config=config,
+        collection=collection.name,
+        sample_size=sample.size,
+        runs=runs_scores(runs),
+        pool=pooled,
+        sample=_sample_probs(sample),
+        human=human,
+        truth=truth,
+        nuggets=nuggets,
+        keyword_nuggets=keyword_nuggets,
+        scores=scores,
+        inferred=inferred,
+        baseline=baseline,
+        doc_words=_doc_words(collection),
+        timings=timings,
+    )

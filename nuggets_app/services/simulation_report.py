@@ -1,0 +1,306 @@
+"""Numbers and files of a simulation report: ``report.json``, ``report.md``, PNG plots.
+
+:func:`report_build` turns :class:`~nuggets_app.services.simulation.SimulationData`
+into a JSON-ready dict; :func:`report_write` writes it with tables and plots.
+Definitions (binary relevance: grade >= the relevance level):
+
+* effort: pool documents, judged (sampled) documents, nuggets;
+* ``matcher_map`` / ``baseline_map``: MAP of the pool ranked by matcher score / by BM25
+  with relevance feedback from the judged sample, against the full qrels, ``R`` = the
+  relevant pooled documents (topics without one are skipped);
+* ``precision`` / ``recall``: inferred relevance of the *unjudged* pool documents
+  against the full qrels (``merged_*``: the whole pool, human labels first);
+* ``tau``: Kendall's tau-b between the pooled runs' MAP under the full qrels and their
+  MAP under (a) the sample judgments alone, (b) sample plus inferred qrels (human labels
+  override), (c) statMAP on the sample (algorithms.md section 2).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from nuggets_app.ir.lengthbias import length_bias_table, length_samples, length_tests
+from nuggets_app.ir.measures import run_evaluate, scored_ranking_map
+from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
+from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
+from nuggets_app.ir.simulation import found_curve, qrels_merge, set_quality
+from nuggets_app.ir.statap import statap_evaluate
+from nuggets_app.services.simulation import SimulationData
+
+Labels = dict[str, dict[str, int]]
+# Length bins of the collection (equal numbers of documents) for the bias table.
+LENGTH_BINS = 5
+
+
+def _binary(labels: Mapping[str, Mapping[str, int]], level: int) -> Labels:
+    return {
+        q: {d: int(g >= level) for d, g in docs.items()} for q, docs in labels.items()
+    }
+
+
+def _unjudged(data: SimulationData) -> dict[str, list[str]]:
+    return {
+        q: [d for d in docs if d not in data.sample.get(q, {})]
+        for q, docs in data.pool.items()
+    }
+
+
+def _pool_labels(data: SimulationData, truth: Labels) -> Labels:
+    return {
+        q: {d: truth.get(q, {}).get(d, 0) for d in docs}
+        for q, docs in data.pool.items()
+    }
+
+
+def _with_judgments(scores: Mapping[str, Mapping[str, float]], human: Labels) -> dict:
+    """Judged relevant documents first and judged non-relevant last, then by score."""
+    shifted = {}
+    for qid, per_doc in scores.items():
+        span = max((abs(s) for s in per_doc.values()), default=0.0) + 1.0
+        judged = human.get(qid, {})
+        shifted[qid] = {
+            d: s + (2 * span if judged.get(d) == 1 else -2 * span if d in judged else 0)
+            for d, s in per_doc.items()
+        }
+    return shifted
+
+
+def _said_relevant(judged: Mapping[str, int], inferred: set[str], docno: str) -> bool:
+    """The merged qrels' verdict: the human label if judged, else the inference."""
+    return judged[docno] == 1 if docno in judged else docno in inferred
+
+
+def _effort(data: SimulationData, human: Labels) -> dict[str, Any]:
+    pool_size = sum(len(d) for d in data.pool.values())
+    judged = sum(len(d) for d in data.sample.values())
+    return {
+        "topics": len(data.pool),
+        "pool_size": pool_size,
+        "judged": judged,
+        "judged_relevant": sum(sum(v.values()) for v in human.values()),
+        "unjudged": pool_size - judged,
+        "judged_fraction": judged / pool_size if pool_size else math.nan,
+        "nuggets": sum(data.nuggets.values()),
+        "nuggets_with_keywords": data.keyword_nuggets,
+        "topics_with_nuggets": sum(1 for n in data.nuggets.values() if n),
+    }
+
+
+def _inference(data: SimulationData, truth: Labels, human: Labels) -> dict[str, Any]:
+    unjudged = _unjudged(data)
+    relevant = {q: {d for d, g in docs.items() if g} for q, docs in truth.items()}
+    inferred = {
+        q: data.inferred.get(q, set()) & set(docs) for q, docs in unjudged.items()
+    }
+    quality = set_quality(inferred, relevant, unjudged)
+    merged_rel = {
+        q: {
+            d
+            for d in docs
+            if _said_relevant(human.get(q, {}), inferred.get(q, set()), d)
+        }
+        for q, docs in data.pool.items()
+    }
+    merged = set_quality(merged_rel, relevant, data.pool)
+    return {
+        "rule": data.config.rule,
+        "inferred_relevant": sum(len(v) for v in inferred.values()),
+        "unjudged_relevant": quality.true_positives + quality.false_negatives,
+        "precision": quality.precision,
+        "recall": quality.recall,
+        "f1": quality.f1,
+        "merged_precision": merged.precision,
+        "merged_recall": merged.recall,
+    }
+
+
+def _threshold_curve(data: SimulationData, truth: Labels) -> list[dict[str, float]]:
+    unjudged = _unjudged(data)
+    points = []
+    for step in range(21):
+        threshold = step / 20
+        rel = nonrel = 0
+        for qid, docs in unjudged.items():
+            scores = data.scores.get(qid, {})
+            for d in docs:
+                if scores.get(d, 0.0) >= threshold and scores.get(d, 0.0) > 0:
+                    if truth.get(qid, {}).get(d, 0):
+                        rel += 1
+                    else:
+                        nonrel += 1
+        points.append({"threshold": threshold, "relevant": rel, "non_relevant": nonrel})
+    return points
+
+
+def _curves(data: SimulationData, truth: Labels) -> dict[str, list]:
+    unjudged = _unjudged(data)
+    relevant = {q: {d for d, g in docs.items() if g} for q, docs in truth.items()}
+
+    def ranked(scores: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
+        return {
+            q: ranking_order({d: scores.get(q, {}).get(d, 0.0) for d in docs})
+            for q, docs in unjudged.items()
+        }
+
+    return {
+        "matcher": found_curve(ranked(data.scores), relevant),
+        "baseline": found_curve(ranked(data.baseline), relevant),
+    }
+
+
+def _prels(data: SimulationData, human: Labels) -> dict:
+    records, line = [], 0
+    for qid in sorted(data.sample):
+        for docno, prob in sorted(data.sample[qid].items()):
+            line += 1
+            records.append(PrelsRecord(line, qid, docno, human[qid][docno], 1, prob))
+    return prels_load(records, source="sample")
+
+
+def _map(qrels: Labels, run: Mapping[str, Mapping[str, float]]) -> float:
+    return run_evaluate(qrels, run, measures=["AP"]).mean.get("AP", math.nan)
+
+
+def _systems(data: SimulationData, truth: Labels, human: Labels) -> dict[str, Any]:
+    topics = set(data.pool)
+    inferred = {q: dict.fromkeys(docs, 1) for q, docs in data.inferred.items()}
+    qrels = {
+        "full": {q: v for q, v in truth.items() if q in topics},
+        "sample_only": human,
+        "sample_plus_inferred": qrels_merge(human, inferred),
+    }
+    prels = _prels(data, human)
+    scores: dict[str, dict[str, float]] = {name: {} for name in [*qrels, "statap"]}
+    for name, run in sorted(data.runs.items()):
+        run = {q: docs for q, docs in run.items() if q in topics}
+        for variant, labels in qrels.items():
+            scores[variant][name] = _map(labels, run)
+        scores["statap"][name] = statap_evaluate(prels, run).summary.stat_map
+    full = scores["full"]
+    order = sorted(full, key=lambda r: (-full[r], r))
+    tau = {v: kendall_tau(full, scores[v]) for v in scores if v != "full"}
+    tau["full_with_itself"] = kendall_tau(full, full)
+    tau_ap = {
+        v: tau_ap_symmetric(order, sorted(scores[v], key=lambda r: (-scores[v][r], r)))
+        for v in scores
+        if v != "full"
+    }
+    return {"runs": len(full), "tau": tau, "tau_ap": tau_ap, "map": scores}
+
+
+def _length_bias(data: SimulationData, truth: Labels, human: Labels) -> dict[str, Any]:
+    """Length bias of the pooled relevance verdicts, full qrels vs sample + inferred.
+
+    Both sets of verdicts cover every pooled (topic, document) pair, so
+    ``p_rel_given_judged`` per length bin is the fraction of pooled pairs called relevant.
+    """
+    full: dict[tuple[str, str], int] = {}
+    merged: dict[tuple[str, str], int] = {}
+    for qid, docs in data.pool.items():
+        judged, inferred = human.get(qid, {}), data.inferred.get(qid, set())
+        for d in docs:
+            full[(qid, d)] = truth.get(qid, {}).get(d, 0)
+            merged[(qid, d)] = int(_said_relevant(judged, inferred, d))
+    lengths = data.doc_words
+    bins_full = length_bias_table(lengths, full, bins=LENGTH_BINS)
+    bins_merged = length_bias_table(lengths, merged, bins=LENGTH_BINS)
+    samples = length_samples(lengths, full, merged)
+    means = {k: statistics.fmean(v) if v else math.nan for k, v in samples.items()}
+    return {
+        "mean_words": means,
+        "inferred_over_human_mean_length": means["inferred_relevant"]
+        / means["relevant"]
+        if means["relevant"]
+        else math.nan,
+        "bins": [
+            {
+                "bin": h.index + 1,
+                "words": f"{h.min_length}-{h.max_length}",
+                "human_rate": h.p_rel_given_judged,
+                "inferred_rate": m.p_rel_given_judged,
+                "human_share": h.relevant_share,
+                "inferred_share": m.relevant_share,
+            }
+            for h, m in zip(bins_full, bins_merged, strict=True)
+        ],
+        "tests": [asdict(t) for t in length_tests(lengths, full, merged)],
+    }
+
+
+def report_build(data: SimulationData) -> dict[str, Any]:
+    """Every figure of the report as a JSON-ready dict (keys listed in the module doc)."""
+    level = data.config.relevance_level
+    truth = _binary(data.truth, level)
+    human = _binary(data.human, level)
+    labels = _pool_labels(data, truth)
+    effort = _effort(data, human)
+    inference = _inference(data, truth, human)
+    _, matcher_map = scored_ranking_map(data.scores, labels)
+    _, baseline_map = scored_ranking_map(data.baseline, labels)
+    _, matcher_j = scored_ranking_map(_with_judgments(data.scores, human), labels)
+    _, baseline_j = scored_ranking_map(_with_judgments(data.baseline, human), labels)
+    systems = _systems(data, truth, human)
+    config = data.config
+    return {
+        "collection": data.collection,
+        "config": {
+            "depth": config.depth,
+            "sample_size": data.sample_size,
+            "sample_fraction": config.sample_fraction,
+            "seed": config.seed,
+            "rule": config.rule,
+            "k": config.k,
+            "lam": config.lam,
+            "relevance_level": level,
+            "nuggets_per_doc": config.extraction.nuggets_per_doc,
+            "max_terms": config.extraction.max_terms,
+            "min_terms": config.extraction.min_terms,
+            "keywords": config.extraction.keywords,
+        },
+        **{k: effort[k] for k in ("pool_size", "judged", "nuggets")},
+        "inferred_relevant": inference["inferred_relevant"],
+        "matcher_map": matcher_map,
+        "baseline_map": baseline_map,
+        "matcher_map_with_judgments": matcher_j,
+        "baseline_map_with_judgments": baseline_j,
+        "precision": inference["precision"],
+        "recall": inference["recall"],
+        "tau": systems["tau"],
+        "tau_ap": systems["tau_ap"],
+        "effort": effort,
+        "inference": inference,
+        "threshold_curve": _threshold_curve(data, truth),
+        "curves": _curves(data, truth),
+        "systems": systems,
+        "length_bias": _length_bias(data, truth, human),
+        "timings": data.timings,
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def report_write(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Write ``report.json``, ``report.md`` and the plots into ``out_dir``."""
+    from nuggets_app.services.simulation_plots import plots_write, report_markdown
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "report.json"
+    json_path.write_text(json.dumps(_json_safe(report), indent=1, sort_keys=True))
+    plots = plots_write(report, out_dir)
+    md_path = out_dir / "report.md"
+    md_path.write_text(report_markdown(report, [p.name for p in plots]))
+    return [json_path, md_path, *plots]
