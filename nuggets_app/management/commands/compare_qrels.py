@@ -1,0 +1,151 @@
+"""``manage.py compare_qrels``: the system rankings two qrels induce, and how they differ.
+
+File mode: ``compare_qrels --qrels A --qrels-b B RUN [RUN ...]``; database mode:
+``compare_qrels --collection NAME --qrels-name A --qrels-name-b B [--run NAME ...]``.
+Each run is scored with one measure (``--measure``, an ir_measures name, default AP)
+under both qrels. Output (tab separated): the measure, the number of runs, Kendall's
+tau, tau_AP (B against A) and its symmetric mean, then one line per run, the runs that
+move most first: ``run NAME score_a score_b rank_a rank_b delta``. ``--plot FILE.png``
+draws the per-run scores under A against B.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from nuggets_app.ir.measures import run_evaluate
+from nuggets_app.ir.ranking import RankingComparison, ranking_compare
+from nuggets_app.management.commands.evaluate import (
+    NamedRun,
+    db_qrels,
+    db_runs,
+    find_qrels,
+    format_value,
+    read_qrels_file,
+    read_run_file,
+)
+
+Judgments = dict[str, dict[str, int]]
+
+
+def plot_scatter(
+    path: str, measure: str, a: dict[str, float], b: dict[str, float], title: str
+) -> None:
+    """Per-run scores under A (x) and B (y), with the diagonal, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    names = sorted(a)
+    xs, ys = [a[n] for n in names], [b[n] for n in names]
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.scatter(xs, ys, s=18)
+    for name, x, y in zip(names, xs, ys, strict=True):
+        ax.annotate(name, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+    finite = [v for v in xs + ys if not math.isnan(v)]
+    top = max(finite, default=1.0) * 1.05 or 1.0
+    ax.plot([0, top], [0, top], linewidth=0.8, color="grey")
+    ax.set_xlabel(f"{measure} under qrels A")
+    ax.set_ylabel(f"{measure} under qrels B")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+class Command(BaseCommand):
+    help = (
+        "Compare the system rankings of two qrels: Kendall's tau, tau_AP, the runs "
+        "that move most, and an optional scatter plot."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files")
+        parser.add_argument("--qrels", metavar="A", help="reference qrels file")
+        parser.add_argument("--qrels-b", metavar="B", help="qrels file to compare")
+        parser.add_argument("--collection", help="database mode: collection name")
+        parser.add_argument("--qrels-name", metavar="A", help="database mode: qrels A")
+        parser.add_argument(
+            "--qrels-name-b", metavar="B", help="database mode: qrels B"
+        )
+        parser.add_argument(
+            "--run",
+            dest="run_names",
+            nargs="+",
+            metavar="NAME",
+            help="database mode: stored runs (default: all runs of the collection)",
+        )
+        parser.add_argument("--measure", default="AP", help="ir_measures name (AP)")
+        parser.add_argument("--plot", metavar="FILE.png", help="write a scatter plot")
+
+    def handle(self, *args, **options) -> None:
+        runs, qrels_a, qrels_b = self._inputs(options)
+        names = [r.name for r in runs]
+        if len(set(names)) != len(names):
+            raise CommandError(
+                "two runs have the same name; each run needs its own tag"
+            )
+        measure = options["measure"]
+        scores_a, scores_b = {}, {}
+        for run in runs:
+            try:
+                scores_a[run.name] = self._score(qrels_a, run, measure)
+                scores_b[run.name] = self._score(qrels_b, run, measure)
+            except ValueError as error:
+                raise CommandError(str(error)) from None
+        comparison = ranking_compare(scores_a, scores_b)
+        self._write(measure, comparison)
+        if options["plot"]:
+            title = (
+                f"Kendall tau {comparison.kendall_tau:.3f}, "
+                f"tau_AP {comparison.tau_ap:.3f} ({comparison.runs} runs)"
+            )
+            plot_scatter(options["plot"], measure, scores_a, scores_b, title)
+
+    @staticmethod
+    def _score(qrels: Judgments, run: NamedRun, measure: str) -> float:
+        result = run_evaluate(qrels, run.scores, measures=[measure])
+        return next(iter(result.mean.values()), math.nan)
+
+    def _write(self, measure: str, c: RankingComparison) -> None:
+        lines = [
+            f"measure\t{measure}",
+            f"runs\t{c.runs}",
+            f"kendall_tau\t{format_value('', c.kendall_tau)}",
+            f"tau_ap\t{format_value('', c.tau_ap)}",
+            f"tau_ap_symmetric\t{format_value('', c.tau_ap_symmetric)}",
+            "run\tscore_a\tscore_b\trank_a\trank_b\tdelta",
+        ]
+        lines += [
+            f"{m.run}\t{format_value('', m.score_a)}\t{format_value('', m.score_b)}"
+            f"\t{m.rank_a}\t{m.rank_b}\t{m.delta:+d}"
+            for m in c.moves
+        ]
+        for line in lines:
+            self.stdout.write(line)
+
+    def _inputs(self, options) -> tuple[list[NamedRun], Judgments, Judgments]:
+        """Runs and the two qrels, from files or from the database."""
+        if options["collection"]:
+            if options["runs"] or options["qrels"] or options["qrels_b"]:
+                raise CommandError("database mode takes no files (use --run NAME ...)")
+            if not (options["qrels_name"] and options["qrels_name_b"]):
+                raise CommandError("--collection needs --qrels-name and --qrels-name-b")
+            collection = options["collection"]
+            qrels_a = db_qrels(find_qrels(collection, options["qrels_name"]))
+            qrels_b = db_qrels(find_qrels(collection, options["qrels_name_b"]))
+            runs = db_runs(collection, options["run_names"])
+        else:
+            if not (options["qrels"] and options["qrels_b"]):
+                raise CommandError("give --qrels A and --qrels-b B (or database names)")
+            if not options["runs"]:
+                raise CommandError("give at least one RUN file")
+            qrels_a = read_qrels_file(options["qrels"])
+            qrels_b = read_qrels_file(options["qrels_b"])
+            runs = [read_run_file(path) for path in options["runs"]]
+        if len(runs) < 2:
+            raise CommandError("comparing rankings needs at least two runs")
+        return runs, qrels_a, qrels_b

@@ -1,0 +1,248 @@
+"""``manage.py evaluate``: standard measures (ir_measures) or statAP, like trec_eval.
+
+File mode: ``evaluate --qrels FILE RUN [RUN ...]`` or ``evaluate --prels FILE RUN ...``.
+Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
+stored in the database give the statAP measures). Output: ``measure<TAB>topic<TAB>value``
+lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
+there are several. The readers here are shared with ``statap`` and ``compare_qrels``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.qrels import PLACEHOLDER_REL, parse_qrels
+from nuggets_app.importers.runs import parse_run
+from nuggets_app.ir.measures import DEFAULT_MEASURES, run_evaluate
+from nuggets_app.ir.prels import (
+    PrelsRecord,
+    StatapInputError,
+    TopicPrels,
+    prels_load,
+    run_scores,
+)
+from nuggets_app.ir.statap import statap_evaluate, statap_rows
+from nuggets_app.models import Qrels, QrelsEntry, Run, RunEntry
+
+INTEGER_MEASURES = frozenset({"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet"})
+
+RunScores = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class NamedRun:
+    """A run's name (its tag, or its name in the database) and its scores."""
+
+    name: str
+    scores: RunScores
+
+
+def input_errors(action):
+    """Run ``action()``, turning bad input into a ``FILE:LINE: problem`` CommandError."""
+    try:
+        return action()
+    except (ImportFormatError, StatapInputError) as error:
+        raise CommandError(str(error)) from None
+    except OSError as error:
+        raise CommandError(f"{error.filename}: {error.strerror}") from None
+
+
+def read_run_file(path: str, *, contiguous: bool = False) -> NamedRun:
+    """A TREC run file; ``contiguous`` also rejects topics split over several blocks."""
+
+    def read() -> NamedRun:
+        lines = list(parse_run(path))
+        if contiguous:
+            scores = run_scores(
+                ((x.line, x.qid, x.docno, x.score) for x in lines), source=path
+            )
+        else:
+            scores = {}
+            for x in lines:
+                scores.setdefault(x.qid, {})[x.docno] = x.score
+        return NamedRun(lines[0].tag, scores)
+
+    return input_errors(read)
+
+
+def read_qrels_file(path: str) -> dict[str, dict[str, int]]:
+    """TREC qrels (or prels, relevance only; placeholder rows dropped)."""
+
+    def read() -> dict[str, dict[str, int]]:
+        qrels: dict[str, dict[str, int]] = {}
+        for record in parse_qrels(path, kind="auto"):
+            if record.rel != PLACEHOLDER_REL:
+                qrels.setdefault(record.qid, {})[record.docno] = record.rel
+        return qrels
+
+    return input_errors(read)
+
+
+def read_prels_file(path: str, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
+    """prels for statAP (``sampled_only`` is the NIST script's ``-f``)."""
+    return input_errors(
+        lambda: prels_load(
+            parse_qrels(path, kind="prels"), source=path, sampled_only=sampled_only
+        )
+    )
+
+
+def find_qrels(collection: str, name: str) -> Qrels:
+    """The stored qrels of that name in that collection."""
+    try:
+        return Qrels.objects.get(collection__name=collection, name=name)
+    except Qrels.DoesNotExist:
+        raise CommandError(f"no qrels {name!r} in collection {collection!r}") from None
+
+
+def db_qrels(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """``qid -> {docno: rel}`` of stored qrels."""
+    result: dict[str, dict[str, int]] = {}
+    rows = QrelsEntry.objects.filter(qrels=qrels).values_list(
+        "topic__qid", "document__docno", "relevance"
+    )
+    for qid, docno, rel in rows.iterator():
+        if rel != PLACEHOLDER_REL:
+            result.setdefault(qid, {})[docno] = rel
+    return result
+
+
+def db_prels(qrels: Qrels, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
+    """Stored prels loaded for statAP, topics kept contiguous."""
+    rows = (
+        QrelsEntry.objects.filter(qrels=qrels)
+        .order_by("topic__qid", "id")
+        .values_list(
+            "topic__qid", "document__docno", "relevance", "method", "inclusion_prob"
+        )
+    )
+    records = (
+        PrelsRecord(number, qid, docno, rel, method, prob)
+        for number, (qid, docno, rel, method, prob) in enumerate(rows.iterator(), 1)
+    )
+    source = f"{qrels.collection.name}/{qrels.name}"
+    return input_errors(
+        lambda: prels_load(records, source=source, sampled_only=sampled_only)
+    )
+
+
+def db_runs(collection: str, names: Iterable[str] | None) -> list[NamedRun]:
+    """Stored runs by name (all runs of the collection when ``names`` is None)."""
+    runs = Run.objects.filter(collection__name=collection).order_by("name")
+    if names is not None:
+        wanted = list(names)
+        runs = runs.filter(name__in=wanted)
+        missing = sorted(set(wanted) - set(runs.values_list("name", flat=True)))
+        if missing:
+            raise CommandError(
+                f"no run {', '.join(missing)} in collection {collection!r}"
+            )
+    result = []
+    for run in runs:
+        scores: RunScores = {}
+        rows = RunEntry.objects.filter(run=run).values_list(
+            "topic__qid", "document__docno", "score"
+        )
+        for qid, docno, score in rows.iterator():
+            scores.setdefault(qid, {})[docno] = score
+        result.append(NamedRun(run.name, scores))
+    return result
+
+
+def format_value(measure: str, value: float) -> str:
+    """Full precision (``repr``), ``NaN`` for undefined, integers for counts."""
+    if math.isnan(value):
+        return "NaN"
+    if measure in INTEGER_MEASURES:
+        return str(int(value))
+    return repr(float(value))
+
+
+def format_rows(rows: Iterable[tuple[str, str, float]]) -> Iterator[str]:
+    """``measure<TAB>topic<TAB>value`` lines."""
+    for measure, topic, value in rows:
+        yield f"{measure}\t{topic}\t{format_value(measure, value)}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Evaluate runs: standard measures through ir_measures (--qrels) or statAP with "
+        "95%% confidence intervals (--prels), from files or from the database."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files")
+        parser.add_argument("--qrels", metavar="FILE", help="TREC qrels file")
+        parser.add_argument("--prels", metavar="FILE", help="prels file (statAP)")
+        parser.add_argument("--collection", help="database mode: collection name")
+        parser.add_argument("--qrels-name", help="database mode: stored qrels or prels")
+        parser.add_argument(
+            "--run",
+            dest="run_names",
+            nargs="+",
+            metavar="NAME",
+            help="database mode: stored runs (default: all runs of the collection)",
+        )
+        parser.add_argument(
+            "--measures",
+            nargs="+",
+            default=list(DEFAULT_MEASURES),
+            metavar="MEASURE",
+            help="ir_measures names (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--summary", action="store_true", help="print only the 'all' lines"
+        )
+
+    def handle(self, *args, **options) -> None:
+        runs, qrels, prels = self._inputs(options)
+        per_topic = not options["summary"]
+        for run in runs:
+            if len(runs) > 1:
+                self.stdout.write(f"run\t{run.name}")
+            if prels is not None:
+                result = statap_evaluate(prels, run.scores)
+                rows = statap_rows(result, per_topic=per_topic)
+            else:
+                try:
+                    evaluation = run_evaluate(
+                        qrels, run.scores, measures=options["measures"]
+                    )
+                except ValueError as error:
+                    raise CommandError(str(error)) from None
+                rows = evaluation.rows(per_topic=per_topic)
+            for line in format_rows(rows):
+                self.stdout.write(line)
+
+    def _inputs(
+        self, options
+    ) -> tuple[list[NamedRun], dict[str, dict[str, int]], dict[str, TopicPrels] | None]:
+        """Runs, and qrels or (for statAP) prels, from files or the database."""
+        if options["collection"]:
+            if options["runs"] or options["qrels"] or options["prels"]:
+                raise CommandError("database mode takes no files (use --run NAME ...)")
+            if not options["qrels_name"]:
+                raise CommandError("--collection needs --qrels-name")
+            qrels = find_qrels(options["collection"], options["qrels_name"])
+            runs = db_runs(options["collection"], options["run_names"])
+            if qrels.kind == Qrels.Kind.PRELS:
+                return runs, {}, db_prels(qrels)
+            return runs, db_qrels(qrels), None
+        if bool(options["qrels"]) == bool(options["prels"]):
+            raise CommandError("give exactly one of --qrels FILE and --prels FILE")
+        if not options["runs"]:
+            raise CommandError("give at least one RUN file")
+        if options["prels"]:
+            prels = read_prels_file(options["prels"])
+            return (
+                [read_run_file(p, contiguous=True) for p in options["runs"]],
+                {},
+                prels,
+            )
+        qrels = read_qrels_file(options["qrels"])
+        return [read_run_file(p) for p in options["runs"]], qrels, None
