@@ -1,0 +1,102 @@
+"""manage.py sample and manage.py assign on a small pool."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from nuggets_app.models import Assignment, Sample, SampleDocument
+from nuggets_app.services.pools import pool_build
+from tests.factories import UserFactory
+from tests.integration.services.test_pools import make_runs
+
+pytestmark = pytest.mark.django_db
+
+
+def run(command: str, *args: str) -> str:
+    out = StringIO()
+    call_command(command, *args, stdout=out, verbosity=0)
+    return out.getvalue()
+
+
+@pytest.fixture
+def pool():
+    collection, runs = make_runs(
+        {
+            "1": {"r1": list("abcdefgh"), "r2": list("hgfedcba")},
+            "2": {"r1": list("ijklmnop"), "r2": list("ponm")},
+        }
+    )
+    return pool_build(collection=collection, runs=runs, depth=10, name="p")
+
+
+def test_sample_draws_and_reports(pool):
+    output = run("sample", "--pool", "p", "--size", "3", "--seed", "9", "--name", "s")
+    assert "sample s of pool p: statap, 3 per topic, seed 9" in output
+    assert "2 topics, 6 documents to judge" in output
+    assert "inclusion probabilities: stop-rule-ignored" in output
+    assert SampleDocument.objects.filter(sample__name="s").count() == 6
+
+
+def test_sample_methods_quota_and_extension(pool):
+    run("sample", "--pool", "p", "--size", "2", "--method", "depth", "--name", "d")
+    assert set(
+        SampleDocument.objects.filter(sample__name="d").values_list(
+            "inclusion_prob", flat=True
+        )
+    ) == {1.0}
+    output = run(
+        "sample", "--pool", "p", "--size", "4", "--per-run-quota", "--name", "q"
+    )
+    assert "per-run quota" in output
+    output = run("sample", "--pool", "p", "--name", "q", "--extend", "2")
+    assert "6 per topic" in output
+    assert Sample.objects.get(name="q").documents.count() == 12
+
+
+def test_sample_errors_name_the_problem(pool):
+    with pytest.raises(CommandError, match="unknown pool nope"):
+        run("sample", "--pool", "nope", "--size", "3", "--name", "s")
+    with pytest.raises(CommandError, match="--size is required"):
+        run("sample", "--pool", "p", "--name", "s")
+    with pytest.raises(CommandError, match="statap method only"):
+        run(
+            "sample",
+            "--pool",
+            "p",
+            "--size",
+            "2",
+            "--method",
+            "uniform",
+            "--per-run-quota",
+            "--name",
+            "s",
+        )
+    with pytest.raises(CommandError, match="unknown sample s"):
+        run("sample", "--pool", "p", "--name", "s", "--extend", "2")
+
+
+def test_assign_round_robin_and_errors(pool):
+    run("sample", "--pool", "p", "--size", "3", "--name", "s")
+    UserFactory(username="alice")
+    UserFactory(username="bob")
+    output = run("assign", "--sample", "s", "--all", "--assessors", "alice", "bob")
+    assert "alice: 1 topics (1)" in output
+    assert "bob: 1 topics (2)" in output
+    run(
+        "assign",
+        "--sample",
+        "s",
+        "--topics",
+        "2",
+        "--assessors",
+        "alice",
+        "bob",
+        "--overlap",
+        "2",
+    )
+    assert Assignment.objects.count() == 3
+    with pytest.raises(CommandError, match="unknown users: carol"):
+        run("assign", "--sample", "s", "--all", "--assessors", "alice", "carol")
+    with pytest.raises(CommandError, match="unknown topics: 7"):
+        run("assign", "--sample", "s", "--topics", "7", "--assessors", "alice")
