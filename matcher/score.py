@@ -1,0 +1,251 @@
+"""Scoring documents against a topic's nuggets (algorithms.md 4.2).
+
+``shingleScore = lam ** ((S - k) / k)`` (0 when the document lacks a term),
+``nuggetScore`` = mean of its shingle scores, document score = max over the
+topic's usable nuggets (ties: first nugget in input order). A nugget with
+keywords counts only for documents holding every normalized keyword term.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import compress
+from typing import Any
+
+from .evidence import Evidence, NuggetEvidence, Rescorer, check_lam
+from .options import MatcherError, MatchOptions
+from .shingles import ShingleTable, nugget_shingles
+from .span import window
+from .tokens import PreparedText, normalize
+
+
+@dataclass(frozen=True)
+class NuggetSpec:
+    """A nugget as the matcher sees it: id, text, optional keywords and grade."""
+
+    id: str
+    text: str
+    keywords: tuple[str, ...] = ()
+    grade: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise MatcherError(
+                f"nugget id: must be a non-empty string, got {self.id!r}"
+            )
+        if not isinstance(self.text, str):
+            raise MatcherError(f"nugget {self.id}: text must be a string")
+        keywords = self.keywords
+        if isinstance(keywords, str) or not isinstance(keywords, list | tuple):
+            raise MatcherError(f"nugget {self.id}: keywords must be a list of strings")
+        if not all(isinstance(word, str) for word in keywords):
+            raise MatcherError(f"nugget {self.id}: keywords must be a list of strings")
+        # Accept a list from JSON callers but keep the dataclass hashable.
+        object.__setattr__(self, "keywords", tuple(keywords))
+        grade = self.grade
+        if grade is not None and (
+            isinstance(grade, bool) or not isinstance(grade, int)
+        ):
+            raise MatcherError(f"nugget {self.id}: grade must be an integer or null")
+
+
+@dataclass(frozen=True)
+class DocumentMatch:
+    """A document's score, best nugget, highlight spans and lambda-free evidence.
+
+    ``spans`` are the character ``[start, end)`` offsets in the original text
+    of the earliest smallest window of each matched shingle of the best
+    nugget, in shingle order.
+    """
+
+    score: float = 0.0
+    nugget: str | None = None
+    spans: tuple[tuple[int, int], ...] = ()
+    evidence: Evidence = field(default_factory=Evidence)
+
+
+NO_MATCH = DocumentMatch()
+
+
+@dataclass(frozen=True)
+class _Nugget:
+    id: str
+    shingles: tuple[int, ...]
+    sizes: tuple[int, ...]
+    keywords: frozenset[str]
+
+
+class TopicMatcher:
+    """Scores documents against one topic's nuggets; build once per topic.
+
+    Compiles the topic's distinct shingles and vocabulary up front, so each
+    document pays for one pass over its tokens plus one linear scan per
+    distinct shingle whose terms it contains.
+    """
+
+    def __init__(
+        self, nuggets: Iterable[NuggetSpec], options: MatchOptions | None = None
+    ) -> None:
+        self.options = options or MatchOptions()
+        self._table = ShingleTable()
+        self._nuggets: list[_Nugget] = []
+        unusable: list[str] = []
+        seen: set[str] = set()
+        for spec in nuggets:
+            if not isinstance(spec, NuggetSpec):
+                raise MatcherError(f"nuggets: expected NuggetSpec, got {spec!r}")
+            if spec.id in seen:
+                raise MatcherError(f"nugget {spec.id}: duplicate nugget id")
+            seen.add(spec.id)
+            compiled = self._compile(spec)
+            if compiled is None:
+                unusable.append(spec.id)
+            else:
+                self._nuggets.append(compiled)
+        self.usable: tuple[str, ...] = tuple(n.id for n in self._nuggets)
+        self.unusable: tuple[str, ...] = tuple(unusable)
+        self._index()
+
+    def _compile(self, spec: NuggetSpec) -> _Nugget | None:
+        terms = normalize(spec.text, self.options)
+        shingles = nugget_shingles(terms, self.options.k)
+        if not shingles:
+            return None
+        keywords = frozenset(
+            term
+            for keyword in spec.keywords
+            for term in normalize(keyword, self.options)
+        )
+        return _Nugget(
+            spec.id,
+            tuple(self._table.add(shingle) for shingle in shingles),
+            tuple(len(shingle) for shingle in shingles),
+            keywords,
+        )
+
+    def _index(self) -> None:
+        shingles = self._table.shingles
+        self._words = [frozenset(s.need) for s in shingles]
+        use = {}
+        for words in self._words:
+            for term in words:
+                use[term] = use.get(term, 0) + 1
+        # Each shingle is looked at only when its least shared term occurs in
+        # a document: fewer subset checks than triggering on every term.
+        self._trigger: dict[str, list[int]] = {}
+        for i, words in enumerate(self._words):
+            term = min(words, key=lambda t: (use[t], t))
+            self._trigger.setdefault(term, []).append(i)
+        self._owners: list[list[int]] = [[] for _ in shingles]
+        for n, nugget in enumerate(self._nuggets):
+            for i in set(nugget.shingles):
+                self._owners[i].append(n)
+        keyword_terms = (t for nugget in self._nuggets for t in nugget.keywords)
+        self.vocabulary: frozenset[str] = frozenset(use).union(keyword_terms)
+        self._decay: dict[tuple[int, int], float] = {}
+
+    @property
+    def shingle_sizes(self) -> dict[str, tuple[int, ...]]:
+        """Usable nugget id -> shingle sizes, in nugget input order."""
+        return {n.id: n.sizes for n in self._nuggets}
+
+    def prepare(self, text: str) -> PreparedText:
+        """Run ``text`` through this matcher's pipeline (reusable across topics)."""
+        return PreparedText(text, self.options)
+
+    def score(self, text: str) -> DocumentMatch:
+        """Score one document text: score, best nugget, spans and evidence."""
+        return self.score_prepared(PreparedText(text, self.options))
+
+    def score_prepared(self, doc: PreparedText) -> DocumentMatch:
+        """:meth:`score` for a text already run through the same pipeline."""
+        found = self._windows(doc.terms)
+        if found is None:
+            return NO_MATCH
+        windows, present = found
+        evidence = []
+        best = 0.0
+        best_nugget: _Nugget | None = None
+        matched = sorted({n for i in windows for n in self._owners[i]})
+        for n in matched:
+            nugget = self._nuggets[n]
+            if not nugget.keywords <= present:
+                continue
+            lengths = tuple(
+                windows[i][0] if i in windows else None for i in nugget.shingles
+            )
+            evidence.append(NuggetEvidence(nugget.id, lengths, nugget.sizes))
+            value = self._nugget_score(lengths, nugget.sizes)
+            if value > best:
+                best, best_nugget = value, nugget
+        if best_nugget is None:
+            return DocumentMatch(evidence=Evidence(tuple(evidence)))
+        spans = doc.spans(
+            (first, first + length - 1)
+            for length, first in (
+                windows[i] for i in best_nugget.shingles if i in windows
+            )
+        )
+        return DocumentMatch(
+            best, best_nugget.id, tuple(spans), Evidence(tuple(evidence))
+        )
+
+    def _windows(
+        self, terms: list[str]
+    ) -> tuple[dict[int, tuple[int, int]], frozenset[str]] | None:
+        """(S, first position) of each distinct shingle found, and the topic terms present."""
+        present = self.vocabulary.intersection(terms)
+        if not present:
+            return None
+        words = self._words
+        trigger = self._trigger
+        candidates = [
+            i
+            for term in present.intersection(trigger)
+            for i in trigger[term]
+            if words[i] <= present
+        ]
+        if not candidates:
+            return None
+        needed = frozenset().union(*(words[i] for i in candidates))
+        positions: dict[str, list[int]] = {term: [] for term in needed}
+        # Only positions of needed terms are visited in Python.
+        for pos in compress(range(len(terms)), map(needed.__contains__, terms)):
+            positions[terms[pos]].append(pos)
+        shingles = self._table.shingles
+        windows = {}
+        for i in candidates:
+            found = window(positions, shingles[i].need, terms)
+            if found is not None:
+                windows[i] = found
+        return (windows, present) if windows else None
+
+    def _nugget_score(
+        self, lengths: tuple[int | None, ...], sizes: tuple[int, ...]
+    ) -> float:
+        lam = self.options.lam
+        decay = self._decay
+        total = 0.0
+        for s, k in zip(lengths, sizes, strict=True):
+            if s is not None:
+                value = decay.get((s, k))
+                if value is None:
+                    value = decay[(s, k)] = lam ** ((s - k) / k)
+                total += value
+        return total / len(sizes)
+
+    def nugget_scores(self, text: str) -> dict[str, float]:
+        """Score of every usable nugget for ``text`` (0.0 included), input order."""
+        scores = dict.fromkeys(self.usable, 0.0)
+        for item in self.score(text).evidence.nuggets:
+            scores[item.nugget] = self._nugget_score(item.lengths, item.sizes)
+        return scores
+
+    def evidence_from_json(self, data: Any) -> Evidence:
+        """Rebuild stored evidence (``Evidence.to_json``) for this topic."""
+        return Evidence.from_json(data, self.shingle_sizes)
+
+    def rescorer(self, lam: float) -> Rescorer:
+        """A fast re-scorer of stored JSON evidence of this topic for ``lam``."""
+        return Rescorer(self.shingle_sizes, check_lam(lam))

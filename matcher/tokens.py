@@ -1,0 +1,209 @@
+"""Text pipeline shared by nuggets and documents (algorithms.md 4.1).
+
+1. Unicode casefold; 2. tokens are maximal runs of ``[^\\W_]+``; 3. tokens in
+the stopword list are dropped (matched unstemmed); 4. NLTK Porter stemming
+(default mode). Positions count processed tokens only; every token keeps its
+character offsets ``[start, end)`` in the original text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from itertools import accumulate, compress, islice
+from pathlib import Path
+from typing import NamedTuple
+
+from .options import MatchOptions
+
+TOKEN_RE = re.compile(r"[^\W_]+")
+STOPWORDS_PATH = Path(__file__).with_name("data") / "stopwords_en.txt"
+# Bounds the memory of the term cache on huge vocabularies (misspellings,
+# numbers); refilling it costs a few stems, not correctness.
+_CACHE_LIMIT = 500_000
+
+
+class Token(NamedTuple):
+    """A processed token: its term (stem) and offsets in the original text."""
+
+    term: str
+    start: int
+    end: int
+
+
+@lru_cache(maxsize=1)
+def default_stopwords() -> frozenset[str]:
+    """The shipped English stopword list (casefolded words)."""
+    words = set()
+    for line in STOPWORDS_PATH.read_text(encoding="utf-8").splitlines():
+        word = line.strip()
+        if word and not word.startswith("#"):
+            words.add(word.casefold())
+    return frozenset(words)
+
+
+class _TermCache(dict[str, str]):
+    """Casefolded token -> stem, or ``""`` for a stopword; filled on demand.
+
+    ``dict.__getitem__`` calls ``__missing__`` only on a miss, so ``map`` over
+    a document's tokens stays in C for every term seen before.
+    """
+
+    def __init__(self, stopwords: frozenset[str], stem: bool) -> None:
+        super().__init__()
+        self._stopwords = stopwords
+        self._stemmer = None
+        if stem:
+            from nltk.stem.porter import PorterStemmer
+
+            self._stemmer = PorterStemmer()
+
+    def __missing__(self, token: str) -> str:
+        if token in self._stopwords:
+            term = ""
+        elif self._stemmer is None:
+            term = token
+        else:
+            term = self._stemmer.stem(token) or token
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[token] = term
+        return term
+
+
+class _AsciiTermCache(dict[bytes, str]):
+    """The same mapping keyed by ASCII bytes tokens (the fast path's tokens)."""
+
+    def __init__(self, terms: _TermCache) -> None:
+        super().__init__()
+        self._terms = terms
+
+    def __missing__(self, token: bytes) -> str:
+        term = self._terms[token.decode("ascii")]
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[token] = term
+        return term
+
+
+@lru_cache(maxsize=8)
+def term_caches(stem: str, stopwords: str) -> tuple[_TermCache, _AsciiTermCache]:
+    """The process-wide term caches of one (stem, stopwords) configuration."""
+    words = default_stopwords() if stopwords == "default" else frozenset()
+    terms = _TermCache(words, stem == "porter")
+    return terms, _AsciiTermCache(terms)
+
+
+def _ascii_fold_table() -> bytes:
+    # Letters and digits map to their lower case, everything else to a space:
+    # on ASCII text this equals casefold + [^\W_]+ and runs at memory speed.
+    table = bytearray(b" " * 256)
+    for byte in b"abcdefghijklmnopqrstuvwxyz0123456789":
+        table[byte] = byte
+    for byte in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        table[byte] = byte + 32
+    return bytes(table)
+
+
+_ASCII_FOLD = _ascii_fold_table()
+_ASCII_TOKEN_RE = re.compile(rb"[a-z0-9]+")
+
+
+class PreparedText:
+    """A text run through the pipeline once, reusable across topics.
+
+    ``terms`` holds the processed tokens (positions are list indices).
+    Character offsets are recovered only on request (:meth:`spans`), since
+    most documents never need them.
+    """
+
+    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_text", "terms")
+
+    def __init__(self, text: str, options: MatchOptions) -> None:
+        terms_cache, ascii_cache = term_caches(options.stem, options.stopwords)
+        source: bytes | str
+        if text.isascii():
+            source = text.encode("ascii").translate(_ASCII_FOLD)
+            mapped = list(map(ascii_cache.__getitem__, source.split()))
+        else:
+            source = text.casefold()
+            mapped = list(map(terms_cache.__getitem__, TOKEN_RE.findall(source)))
+        self._text = text
+        self._source = source
+        self._mapped = mapped
+        self._raw: list[int] | None = None
+        self._origin: list[int] | None = None
+        self.terms: list[str] = list(filter(None, mapped))
+
+    def spans(self, windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Original-text ``[start, end)`` of each ``(first, last)`` position pair."""
+        windows = list(windows)
+        if not windows:
+            return []
+        if isinstance(self._source, bytes):
+            return self._ascii_spans(windows)
+        if self._raw is None:
+            # Processed position -> index among all tokens (stopwords included).
+            self._raw = list(compress(range(len(self._mapped)), self._mapped))
+        raw = self._raw
+        last = max(raw[position] for pair in windows for position in pair)
+        matches = list(islice(TOKEN_RE.finditer(self._source), last + 1))
+        spans = [(matches[raw[a]].start(), matches[raw[b]].end()) for a, b in windows]
+        return self._unfold(spans) if len(self._source) != len(self._text) else spans
+
+    def _ascii_spans(self, windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        # Splitting on single spaces keeps one (possibly empty) piece per
+        # separator, so piece i starts at sum(len(pieces[:i])) + i; every step
+        # below runs in C except the handful of positions asked for.
+        lengths = list(map(len, self._source.split(b" ")))  # type: ignore[arg-type]
+        pieces = list(compress(compress(range(len(lengths)), lengths), self._mapped))
+        spans = []
+        for first, last in windows:
+            start = pieces[first]
+            end = pieces[last]
+            offset = sum(islice(lengths, start)) + start
+            spans.append(
+                (offset, offset + sum(lengths[start:end]) + end - start + lengths[end])
+            )
+        return spans
+
+    def _unfold(self, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        # Casefolding expanded some characters (e.g. "ß" -> "ss"); no character
+        # folds to nothing, so equal lengths mean offsets need no mapping.
+        if self._origin is None:
+            self._origin = [
+                i for i, ch in enumerate(self._text) for _ in range(len(ch.casefold()))
+            ]
+        origin = self._origin
+        return [(origin[a], origin[b - 1] + 1) for a, b in spans]
+
+    def offsets(self, position: int) -> tuple[int, int]:
+        """Character ``[start, end)`` in the original text of processed token ``position``."""
+        return self.spans([(position, position)])[0]
+
+    def token_offsets(self) -> list[tuple[int, int]]:
+        """Original-text offsets of every processed token, in position order."""
+        if not isinstance(self._source, bytes):
+            return self.spans((p, p) for p in range(len(self.terms)))
+        lengths = list(map(len, self._source.split(b" ")))
+        starts = list(accumulate(map((1).__add__, lengths), initial=0))
+        pieces = compress(compress(range(len(lengths)), lengths), self._mapped)
+        return [(starts[i], starts[i] + lengths[i]) for i in pieces]
+
+    def tokens(self) -> list[Token]:
+        """The processed tokens with their original-text offsets."""
+        return [
+            Token(term, start, end)
+            for term, (start, end) in zip(self.terms, self.token_offsets(), strict=True)
+        ]
+
+
+def tokenize(text: str, options: MatchOptions | None = None) -> list[Token]:
+    """Processed tokens of ``text`` (stopwords removed, stemmed) with offsets."""
+    return PreparedText(text, options or MatchOptions()).tokens()
+
+
+def normalize(text: str, options: MatchOptions | None = None) -> list[str]:
+    """Processed terms of ``text``: the token list the matcher works on."""
+    return PreparedText(text, options or MatchOptions()).terms
