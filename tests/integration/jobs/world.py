@@ -135,3 +135,14 @@ def wait_until(predicate, timeout: float = 60, what: str = "condition") -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def run_inline(job: MatchJob) -> MatchJob:
+    """Run every chunk of the job in this process (no worker), in chunk order."""
+    from nuggets_app.services.matching import match_chunk_run
+
+    for chunk_id in job.chunks.order_by("pk").values_list("pk", flat=True):
+        outcome = match_chunk_run(chunk_id=chunk_id)
+        assert outcome.status == "done", outcome
+    job.refresh_from_db()
+    return job

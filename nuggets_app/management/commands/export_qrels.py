@@ -1,0 +1,140 @@
+"""``manage.py export_qrels``: qrels (human, inferred, merged), scores, prels, passages."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from nuggets_app.models import Collection, MatchJob, Sample, Topic
+from nuggets_app.services.exports import (
+    QRELS_KINDS,
+    ExportError,
+    passages_export,
+    prels_export,
+    qrels_export,
+    scores_export,
+)
+from nuggets_app.services.inference import DecisionRule
+
+KINDS = (*QRELS_KINDS, "scores", "prels", "passages")
+
+
+def read_thresholds(path: Path) -> dict[str, float]:
+    """``qid threshold`` per line (blank lines and ``#`` comments skipped)."""
+    out: dict[str, float] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read ({exc.strerror})") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise CommandError(
+                f"{path}:{number}: expected 'qid threshold', got {line!r}"
+            )
+        try:
+            value = float(parts[1])
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise CommandError(
+                f"{path}:{number}: threshold {parts[1]!r} is not a number"
+            )
+        if parts[0] in out:
+            raise CommandError(f"{path}:{number}: topic {parts[0]} given twice")
+        out[parts[0]] = value
+    return out
+
+
+class Command(BaseCommand):
+    help = (
+        "Export TREC qrels (human, inferred or merged, with a .provenance.json sidecar), "
+        "a job's scores, a sample's prels, or passage qrels from nugget offsets."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--collection", required=True, help="collection name")
+        parser.add_argument("--kind", choices=KINDS, default="human")
+        parser.add_argument(
+            "--job", type=int, help="matching job (inferred, merged, scores)"
+        )
+        rule = parser.add_mutually_exclusive_group()
+        rule.add_argument(
+            "--threshold", type=float, help="inferred relevant: score >= X"
+        )
+        rule.add_argument(
+            "--top-n", type=int, help="inferred relevant: N best per topic"
+        )
+        parser.add_argument(
+            "--thresholds", type=Path, help="per-topic thresholds file: 'qid threshold'"
+        )
+        parser.add_argument("--sample", help="sample name (prels)")
+        parser.add_argument("--topics", nargs="+", metavar="QID", help="default: all")
+        parser.add_argument("--output", "-o", type=Path, help="file (default: stdout)")
+
+    def handle(self, *args, **options) -> None:
+        collection = Collection.objects.filter(name=options["collection"]).first()
+        if collection is None:
+            raise CommandError(f"unknown collection {options['collection']}")
+        topics = None
+        if options["topics"]:
+            topics = list(
+                Topic.objects.filter(collection=collection, qid__in=options["topics"])
+            )
+            missing = set(options["topics"]) - {t.qid for t in topics}
+            if missing:
+                raise CommandError(f"unknown topics: {', '.join(sorted(missing))}")
+        try:
+            export = self._export(options, collection, topics)
+        except (ExportError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        if options["output"]:
+            for path in export.write(options["output"]):
+                self.stderr.write(f"wrote {path}")
+        else:
+            self.stdout.write(export.text(), ending="")
+
+    def _export(self, options, collection: Collection, topics):
+        kind = options["kind"]
+        if kind == "passages":
+            return passages_export(collection=collection, topics=topics)
+        if kind == "prels":
+            name = options["sample"]
+            sample = Sample.objects.filter(
+                pool__collection=collection, name=name
+            ).first()
+            if sample is None:
+                raise CommandError(
+                    f"--kind prels needs --sample (unknown sample {name})"
+                )
+            return prels_export(sample=sample)
+        job = None
+        if options["job"] is not None:
+            job = MatchJob.objects.filter(
+                pk=options["job"], collection=collection
+            ).first()
+            if job is None:
+                raise CommandError(f"no job {options['job']} in {collection.name}")
+        if kind == "scores":
+            if job is None:
+                raise CommandError("--kind scores needs --job")
+            return scores_export(job=job)
+        rule = _rule(options) if kind != "human" else None
+        return qrels_export(
+            collection=collection, kind=kind, job=job, rule=rule, topics=topics
+        )
+
+
+def _rule(options) -> DecisionRule:
+    per_topic = read_thresholds(options["thresholds"]) if options["thresholds"] else {}
+    if options["top_n"] is not None:
+        return DecisionRule(kind="top_n", n=options["top_n"])
+    if options["threshold"] is None and not per_topic:
+        raise CommandError("inferred qrels need --threshold, --thresholds or --top-n")
+    # A topic missing from the thresholds file infers nothing: scores never exceed 1.
+    threshold = options["threshold"] if options["threshold"] is not None else 2.0
+    return DecisionRule(kind="threshold", threshold=threshold, per_topic=per_topic)

@@ -1,0 +1,202 @@
+"""``manage.py match``: launch, watch, cancel, resume and re-score matching jobs."""
+
+from __future__ import annotations
+
+import time
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from nuggets_app.models import Collection, MatchJob, Pool, Sample, Topic
+from nuggets_app.services.matching import (
+    MatchJobError,
+    match_job_cancel,
+    match_job_launch,
+    match_job_progress,
+    match_job_rescore,
+    match_job_resume,
+    match_supervise,
+)
+
+FINAL = (MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED)
+
+
+class Command(BaseCommand):
+    help = (
+        "Score a pool, a sample or a whole collection against the topics' nuggets on "
+        "the Celery workers; or --resume/--cancel/--rescore/--supervise jobs."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        action = parser.add_mutually_exclusive_group()
+        action.add_argument(
+            "--resume", type=int, metavar="JOB", help="re-run what is not done"
+        )
+        action.add_argument("--cancel", type=int, metavar="JOB", help="stop a job")
+        action.add_argument(
+            "--rescore", type=int, metavar="JOB", help="new --lam for a job"
+        )
+        action.add_argument(
+            "--supervise",
+            action="store_true",
+            help="re-queue stale chunks of every job",
+        )
+        action.add_argument("--status", type=int, metavar="JOB", help="print progress")
+        parser.add_argument("--collection", help="collection name")
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument("--pool", help="pool name (its documents per topic)")
+        source.add_argument("--sample", help="sample name (its documents per topic)")
+        source.add_argument("--all-docs", action="store_true", help="every document")
+        parser.add_argument("--topics", nargs="+", metavar="QID", help="default: all")
+        parser.add_argument("--k", type=int, default=3, help="shingle size (default 3)")
+        parser.add_argument(
+            "--lam", type=float, default=0.5, help="decay (default 0.5)"
+        )
+        parser.add_argument("--stem", default="porter", choices=["porter", "none"])
+        parser.add_argument(
+            "--stopwords", default="default", choices=["default", "none"]
+        )
+        parser.add_argument(
+            "--assessor", nargs="+", help="only these assessors' nuggets"
+        )
+        parser.add_argument(
+            "--grade", nargs="+", type=int, help="only nuggets of grades"
+        )
+        parser.add_argument("--aspect", nargs="+", help="only nuggets of these aspects")
+        parser.add_argument("--name", default="", help="a label for the job")
+        parser.add_argument(
+            "--wait", action="store_true", help="follow with a progress bar"
+        )
+
+    def handle(self, *args, **options) -> None:
+        try:
+            if options["supervise"]:
+                requeued = match_supervise()
+                self.stdout.write(
+                    f"re-queued {sum(map(len, requeued.values()))} chunks"
+                )
+                return
+            if options["status"]:
+                self._print(match_job_progress(_job(options["status"])))
+                return
+            if options["cancel"]:
+                job = match_job_cancel(job=_job(options["cancel"]))
+                self.stdout.write(f"job {job.pk}: {job.status}")
+                return
+            if options["rescore"]:
+                summary = match_job_rescore(
+                    job=_job(options["rescore"]), lam=options["lam"]
+                )
+                self.stdout.write(
+                    f"job {options['rescore']}: lambda {options['lam']:g}, "
+                    f"{summary.changed} of {summary.results} results changed "
+                    f"in {summary.seconds:.2f}s"
+                )
+                return
+            if options["resume"]:
+                job = _job(options["resume"])
+                ids = match_job_resume(job=job)
+                self.stdout.write(f"job {job.pk}: re-queued {len(ids)} chunks")
+            else:
+                job = self._launch(options)
+                self.stdout.write(
+                    f"job {job.pk}: {job.chunks_total} chunks, {job.docs_total} documents"
+                )
+        except MatchJobError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["wait"]:
+            self._follow(job, options["verbosity"] > 0)
+
+    def _launch(self, options) -> MatchJob:
+        if not options["collection"]:
+            raise CommandError("--collection is required to launch a job")
+        collection = Collection.objects.filter(name=options["collection"]).first()
+        if collection is None:
+            raise CommandError(f"unknown collection {options['collection']}")
+        topics = Topic.objects.filter(collection=collection)
+        if options["topics"]:
+            topics = topics.filter(qid__in=options["topics"])
+            missing = set(options["topics"]) - set(topics.values_list("qid", flat=True))
+            if missing:
+                raise CommandError(f"unknown topics: {', '.join(sorted(missing))}")
+        pool = sample = None
+        if options["pool"]:
+            source = MatchJob.Source.POOL
+            pool = Pool.objects.filter(
+                collection=collection, name=options["pool"]
+            ).first()
+            if pool is None:
+                raise CommandError(f"unknown pool {options['pool']}")
+        elif options["sample"]:
+            source = MatchJob.Source.SAMPLE
+            sample = Sample.objects.filter(
+                pool__collection=collection, name=options["sample"]
+            ).first()
+            if sample is None:
+                raise CommandError(f"unknown sample {options['sample']}")
+        elif options["all_docs"]:
+            source = MatchJob.Source.COLLECTION
+        else:
+            raise CommandError("say which documents: --pool, --sample or --all-docs")
+        return match_job_launch(
+            collection=collection,
+            topics=list(topics),
+            source=source,
+            pool=pool,
+            sample=sample,
+            nugget_filter=_nugget_filter(options),
+            k=options["k"],
+            lam=options["lam"],
+            stem=options["stem"],
+            stopwords=options["stopwords"],
+            name=options["name"],
+        )
+
+    def _follow(self, job: MatchJob, show: bool) -> None:
+        bar = tqdm(
+            total=job.docs_total, unit="doc", desc=f"job {job.pk}", disable=not show
+        )
+        while True:
+            job.refresh_from_db()
+            bar.update(job.docs_done - bar.n)
+            if job.status in FINAL:
+                break
+            time.sleep(1)
+        bar.close()
+        self._print(match_job_progress(job))
+        if job.status != MatchJob.Status.DONE:
+            raise CommandError(f"job {job.pk} {job.status}: {job.error}")
+
+    def _print(self, progress: dict) -> None:
+        rate = progress["docs_per_second"]
+        self.stdout.write(
+            f"job {progress['id']}: {progress['status']}, "
+            f"{progress['chunks_done']}/{progress['chunks_total']} chunks, "
+            f"{progress['docs_done']}/{progress['docs_total']} documents"
+            + (f", {rate:.1f} docs/s" if rate else "")
+            + (f"; error: {progress['error']}" if progress["error"] else "")
+        )
+
+
+def _job(pk: int) -> MatchJob:
+    job = MatchJob.objects.filter(pk=pk).first()
+    if job is None:
+        raise CommandError(f"no job {pk}")
+    return job
+
+
+def _nugget_filter(options) -> dict[str, list]:
+    out: dict[str, list] = {}
+    if options["assessor"]:
+        users = get_user_model().objects.filter(username__in=options["assessor"])
+        found = {u.username: u.pk for u in users}
+        missing = set(options["assessor"]) - set(found)
+        if missing:
+            raise CommandError(f"unknown assessors: {', '.join(sorted(missing))}")
+        out["assessors"] = sorted(found.values())
+    if options["grade"]:
+        out["grades"] = options["grade"]
+    if options["aspect"]:
+        out["aspects"] = options["aspect"]
+    return out
