@@ -50,6 +50,24 @@ def staff_client(client, staff):
     return client
 
 
+@pytest.fixture(autouse=True)
+def _plain_http_test_settings(settings):
+    """The test client and the live server speak plain HTTP and nobody runs collectstatic:
+    no SSL redirect, no Secure-only cookies, static files without a manifest; and a fast
+    password hasher."""
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    # 1,000,000 PBKDF2 rounds per persona cost seconds per test on a shared 2-core box.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {
+            "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        },
+    }
+
+
 def _hypothesis_profiles() -> None:
     from hypothesis import settings
 

@@ -1,0 +1,114 @@
+// Autosave transport: ordered POSTs with retry and backoff, the CSRF token read from the
+// cookie at send time (a login in another tab rotates it), 401 -> ask for a new login.
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+export function uuid4() {
+  // crypto.randomUUID needs a secure context; getRandomValues works everywhere.
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export class Saver {
+  constructor({ csrfUrl, loginUrl, onStatus }) {
+    this.csrfUrl = csrfUrl;
+    this.loginUrl = loginUrl;
+    this.onStatus = onStatus || (() => {});
+    this.chain = Promise.resolve();
+    this.pending = 0;
+  }
+
+  // Queue a POST; `data` is an object or a function called at send time, so a retried
+  // edit carries the latest version. Resolves to {status, body}.
+  post(url, data) {
+    this.pending += 1;
+    this.onStatus("saving", "Saving…");
+    const run = this.chain.then(() => this.attempt(url, data));
+    this.chain = run.catch(() => {});
+    return run.finally(() => {
+      this.pending -= 1;
+      if (this.pending === 0) this.onStatus("saved", "All changes saved");
+    });
+  }
+
+  idle() {
+    return this.chain;
+  }
+
+  async attempt(url, data) {
+    let delay = 500;
+    let csrfRetries = 0;
+    for (;;) {
+      const payload = typeof data === "function" ? data() : data;
+      let response = null;
+      try {
+        response = await fetch(url, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+          body: new URLSearchParams(payload),
+        });
+      } catch (err) {
+        response = null;
+      }
+      if (response && response.status === 403 && csrfRetries < 2) {
+        csrfRetries += 1;
+        await this.refreshCsrf();
+        continue;
+      }
+      if (response && response.status === 401) {
+        this.onStatus("login", "Session ended: log in again in another tab; your work is kept.");
+        await this.waitForLogin();
+        continue;
+      }
+      if (response && response.status < 500) {
+        return { status: response.status, body: await readJson(response) };
+      }
+      this.onStatus("retrying", `Not saved (${response ? response.status : "offline"}); retrying in ${Math.round(delay / 1000)} s…`);
+      await sleep(delay);
+      delay = Math.min(delay * 2, 30000);
+    }
+  }
+
+  async refreshCsrf() {
+    try {
+      await fetch(this.csrfUrl, { credentials: "same-origin" });
+    } catch (err) {
+      /* the retry loop reports it */
+    }
+  }
+
+  async waitForLogin() {
+    for (;;) {
+      await sleep(5000);
+      try {
+        const r = await fetch(this.csrfUrl, { credentials: "same-origin" });
+        if (r.ok) return;
+      } catch (err) {
+        /* still offline */
+      }
+    }
+  }
+
+  // Last words when the tab goes away: a beacon carries the token in the body.
+  beacon(url, data) {
+    const body = new URLSearchParams({ ...data, csrfmiddlewaretoken: csrfToken() });
+    return navigator.sendBeacon(url, body);
+  }
+}
+
+async function readJson(response) {
+  try {
+    return await response.json();
+  } catch (err) {
+    return {};
+  }
+}

@@ -1,0 +1,237 @@
+"""The judging page: one document of a topic's queue, relevance buttons, time on task.
+
+Autosave endpoints answer JSON: ``{"error": ..., "field": ...}`` with 400/404/409/422 on
+refusal, and 401 (not a redirect to the login page) when the session has expired, so
+the page keeps its unsaved work and asks for a new login.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from assessor_ui.forms import JudgmentForm, TimeForm, first_error
+from nuggets_app import access, selectors
+from nuggets_app.html import sanitize_html
+from nuggets_app.models import Nugget, Topic
+from nuggets_app.services.judgments import (
+    JudgingError,
+    judgment_record,
+    judgment_time_add,
+)
+
+# The one keymap: the JavaScript reads it (json_script) and the help overlay is
+# rendered from it, so they cannot disagree. Grade keys are added per collection.
+KEYMAP = [
+    {"keys": ["j", "n"], "action": "next", "label": "Next document"},
+    {"keys": ["k", "p"], "action": "previous", "label": "Previous document"},
+    {"keys": ["x"], "action": "skip", "label": "Skip (record as seen) and go on"},
+    {"keys": ["u"], "action": "next-unjudged", "label": "Next document still to judge"},
+    {"keys": ["v"], "action": "select-start", "label": "Start a selection at the next word"},
+    {"keys": ["w"], "action": "select-word", "label": "Extend the selection by a word"},
+    {"keys": ["b"], "action": "select-back", "label": "Shrink the selection by a word"},
+    {"keys": [")"], "action": "select-sentence", "label": "Extend the selection to the sentence end"},
+    {"keys": ["h", "Enter"], "action": "nugget", "label": "Make a nugget of the selection"},
+    {"keys": ["e"], "action": "edit-last", "label": "Edit the last nugget"},
+    {"keys": ["t"], "action": "terms", "label": "Highlight the topic terms"},
+    {"keys": ["o"], "action": "original", "label": "Switch to the original (sanitized) HTML"},
+    {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
+    {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
+]  # fmt: skip
+
+
+def keymap_for(grades: list[dict]) -> list[dict]:
+    """The keymap with one entry per relevance grade of the collection."""
+    grade_keys = [
+        {"keys": [str(g["key"])], "action": f"grade:{g['value']}", "label": g["label"]}
+        for g in grades
+        if g.get("key")
+    ]
+    return grade_keys + KEYMAP
+
+
+def json_login_required(view: Callable) -> Callable:
+    """``login_required`` for JSON endpoints: 401 JSON instead of a redirect."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return JsonResponse(
+                {"error": "Your session has ended: log in again."}, status=401
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def json_error(exc: JudgingError) -> JsonResponse:
+    return JsonResponse({"error": exc.message, "field": exc.field}, status=exc.status)
+
+
+def form_error(form: Any) -> JsonResponse:
+    field, message = first_error(form)
+    return JsonResponse({"error": message, "field": field}, status=400)
+
+
+def nugget_json(nugget: Nugget, viewer: Any, score: float | None = None) -> dict:
+    """A nugget as the page's JavaScript sees it."""
+    return {
+        "id": nugget.pk,
+        "document": nugget.document_id,
+        "start": nugget.start,
+        "end": nugget.end,
+        "span_text": nugget.span_text,
+        "text": nugget.text,
+        "keywords": nugget.keywords,
+        "grade": nugget.grade,
+        "aspect": nugget.aspect,
+        "version": nugget.version,
+        "client_uuid": str(nugget.client_uuid),
+        "assessor": nugget.assessor.get_username(),
+        "mine": nugget.assessor_id == viewer.pk,
+        "score": score,
+    }
+
+
+@login_required
+@require_GET
+def judge_continue(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Redirect to the first document still to judge (or the first of the queue)."""
+    assignment = access.assignment_for(request.user, assignment_id)
+    (progress,) = selectors.assignment_progress(assignments=[assignment])
+    position = progress.resume_position
+    if position is None:
+        first = assignment.sample.documents.filter(topic_id=assignment.topic_id)
+        position = first.order_by("order").values_list("order", flat=True).first()
+    if position is None:
+        return redirect("assessor-home")
+    return redirect("judge", assignment_id=assignment.pk, position=position)
+
+
+@login_required
+@require_GET
+def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+    """The judging page of one queue position (read-only for staff on others' work)."""
+    assignment = access.assignment_for(request.user, assignment_id)
+    item = access.queue_item_for(assignment, position)
+    page = selectors.judge_page(assignment=assignment, item=item, viewer=request.user)
+    topic: Topic = assignment.topic
+    grades = topic.collection.grades
+    readonly = assignment.assessor_id != request.user.pk
+    nuggets = [
+        nugget_json(n, request.user, page.scores.get(n.pk)) for n in page.topic_nuggets
+    ]
+    config = {
+        "assignment": assignment.pk,
+        "position": page.position,
+        "document": page.document.pk,
+        "readonly": readonly,
+        "idleSeconds": settings.IDLE_SECONDS,
+        "grades": grades,
+        "relevance": page.relevance,
+        "keymap": keymap_for(grades),
+        "terms": _topic_terms(topic),
+        "urls": _urls(assignment.pk, page),
+    }
+    context = {
+        "page": page,
+        "topic": topic,
+        "grades": grades,
+        "readonly": readonly,
+        "keymap": config["keymap"],
+        "nuggets": nuggets,
+        "config": config,
+        # Sanitized again at render time: the stored copy is never trusted as safe.
+        "html": sanitize_html(page.document.html) if page.document.html else "",
+    }
+    return render(request, "assessor_ui/judge/page.html", context)
+
+
+def _urls(assignment_id: int, page: selectors.JudgePage) -> dict[str, str | None]:
+    def at(position: int | None) -> str | None:
+        if position is None:
+            return None
+        return reverse("judge", args=[assignment_id, position])
+
+    here = [assignment_id, page.position]
+    return {
+        "judgment": reverse("judgment-save", args=here),
+        "time": reverse("time-save", args=here),
+        "nuggets": reverse("nugget-create", args=here),
+        "nugget": reverse("nugget-edit", args=[0]),
+        "nuggetDelete": reverse("nugget-delete", args=[0]),
+        "preview": reverse("nugget-preview", args=[assignment_id]),
+        "csrf": reverse("csrf-refresh"),
+        "login": reverse("login"),
+        "previous": at(page.previous_position),
+        "next": at(page.next_position),
+        "nextUnjudged": at(page.next_unjudged_position),
+        "home": reverse("assessor-home"),
+    }
+
+
+def _topic_terms(topic: Topic) -> list[str]:
+    """Distinct lower-cased words of the topic statement, for the term highlighter."""
+    import re
+
+    text = f"{topic.title} {topic.description}".lower()
+    seen: list[str] = []
+    for word in re.findall(r"[^\W_]{3,}", text):
+        if word not in seen:
+            seen.append(word)
+    return seen[:50]
+
+
+@json_login_required
+@require_POST
+def judgment_save(
+    request: HttpRequest, assignment_id: int, position: int
+) -> HttpResponse:
+    """Record a relevance grade (empty = skipped) plus active time since last report."""
+    assignment = access.own_assignment_for(request.user, assignment_id)
+    item = access.queue_item_for(assignment, position)
+    form = JudgmentForm(request.POST)
+    if not form.is_valid():
+        return form_error(form)
+    try:
+        judgment = judgment_record(
+            assessor=request.user,
+            topic=assignment.topic,
+            document=item.document,
+            relevance=form.cleaned_data["relevance"],
+            active_seconds_delta=form.cleaned_data["seconds"],
+        )
+    except JudgingError as exc:
+        return json_error(exc)
+    return JsonResponse(
+        {"relevance": judgment.relevance, "active_seconds": judgment.active_seconds}
+    )
+
+
+@json_login_required
+@require_POST
+def time_save(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+    """A heartbeat: idle-aware active seconds since the last report."""
+    assignment = access.own_assignment_for(request.user, assignment_id)
+    item = access.queue_item_for(assignment, position)
+    form = TimeForm(request.POST)
+    if not form.is_valid():
+        return form_error(form)
+    try:
+        judgment = judgment_time_add(
+            assessor=request.user,
+            topic=assignment.topic,
+            document=item.document,
+            active_seconds_delta=form.cleaned_data["seconds"],
+        )
+    except JudgingError as exc:
+        return json_error(exc)
+    return JsonResponse({"active_seconds": judgment.active_seconds})

@@ -1,0 +1,411 @@
+"""Reads shaped for the assessor pages: progress, the judging page, agreement.
+
+Each function runs a fixed number of queries whatever the number of documents,
+judgments or nuggets involved (the judging page is checked with a query budget).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from nuggets_app.access import topic_nuggets_visible
+from nuggets_app.ir.agreement import (
+    cohen_kappa,
+    covered_chars,
+    intersect_chars,
+    overlap_from_counts,
+    percent_agreement,
+)
+from nuggets_app.models import (
+    Assignment,
+    Collection,
+    Document,
+    Judgment,
+    Nugget,
+    SampleDocument,
+)
+
+# Characters an HTML parser drops or rewrites in text (CR is normalised to LF, NUL is
+# removed): the page shows them as empty marker segments so offsets stay exact.
+INVISIBLE = frozenset("\r\x00")
+_INVISIBLE_RE = re.compile("[\r\x00]")
+
+
+@dataclass
+class Progress:
+    """One assignment's progress for its assessor."""
+
+    assignment: Assignment
+    total: int = 0
+    judged: int = 0
+    relevant: int = 0
+    nuggets: int = 0
+    active_seconds: float = 0.0
+    resume_position: int | None = None
+
+    @property
+    def to_judge(self) -> int:
+        return self.total - self.judged
+
+
+def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
+    """Progress of each assignment (3 queries for any number of assignments)."""
+    rows = [Progress(a) for a in assignments]
+    if not rows:
+        return rows
+    by_key = {(p.assignment.sample_id, p.assignment.topic_id): p for p in rows}
+    assessor_ids = {p.assignment.assessor_id for p in rows}
+    topic_ids = {p.assignment.topic_id for p in rows}
+    queue: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for sample_id, topic_id, order, doc_id in SampleDocument.objects.filter(
+        sample_id__in={k[0] for k in by_key}, topic_id__in=topic_ids
+    ).values_list("sample_id", "topic_id", "order", "document_id"):
+        if (sample_id, topic_id) in by_key:
+            queue[(sample_id, topic_id)].append((order, doc_id))
+    judgments = defaultdict(dict)
+    for topic_id, assessor_id, doc_id, rel, secs in Judgment.objects.filter(
+        topic_id__in=topic_ids, assessor_id__in=assessor_ids
+    ).values_list(
+        "topic_id", "assessor_id", "document_id", "relevance", "active_seconds"
+    ):
+        judgments[(topic_id, assessor_id)][doc_id] = (rel, secs)
+    nugget_counts = defaultdict(int)
+    for topic_id, assessor_id in Nugget.objects.filter(
+        topic_id__in=topic_ids, assessor_id__in=assessor_ids
+    ).values_list("topic_id", "assessor_id"):
+        nugget_counts[(topic_id, assessor_id)] += 1
+    for key, progress in by_key.items():
+        a = progress.assignment
+        threshold = a.topic.collection.relevant_threshold
+        mine = judgments[(a.topic_id, a.assessor_id)]
+        progress.nuggets = nugget_counts[(a.topic_id, a.assessor_id)]
+        for order, doc_id in sorted(queue[key]):
+            progress.total += 1
+            rel, secs = mine.get(doc_id, (None, 0.0))
+            progress.active_seconds += secs
+            if rel is None:
+                if progress.resume_position is None:
+                    progress.resume_position = order
+                continue
+            progress.judged += 1
+            progress.relevant += rel >= threshold
+    return rows
+
+
+@dataclass
+class Segment:
+    """A run of document text with one set of highlights (``start`` in code points)."""
+
+    start: int
+    text: str
+    nuggets: list[int] = field(default_factory=list)
+    match: bool = False
+    invisible: bool = False
+    # Character code of an invisible character (the page cannot carry it as text).
+    code: int = 0
+
+
+def document_segments(
+    text: str,
+    nuggets: Iterable[tuple[int, int, int]],
+    matches: Iterable[tuple[int, int]],
+) -> list[Segment]:
+    """Split ``text`` at every highlight boundary.
+
+    ``nuggets`` are ``(id, start, end)``, ``matches`` are matcher spans ``(start,
+    end)``. Every segment knows its start offset, so the page can map a DOM selection
+    back to exact offsets in the canonical text.
+    """
+    nuggets = list(nuggets)
+    matches = list(matches)
+    cuts = {0, len(text)}
+    for _, s, e in nuggets:
+        cuts.update((s, e))
+    for s, e in matches:
+        cuts.update((s, e))
+    for hit in _INVISIBLE_RE.finditer(text):
+        cuts.update((hit.start(), hit.end()))
+    bounds = sorted(c for c in cuts if 0 <= c <= len(text))
+    segments = []
+    for s, e in itertools.pairwise(bounds):
+        piece = text[s:e]
+        segments.append(
+            Segment(
+                start=s,
+                text="" if piece in INVISIBLE else piece,
+                nuggets=[n for n, ns, ne in nuggets if ns <= s and e <= ne],
+                match=any(ms <= s and e <= me for ms, me in matches),
+                invisible=piece in INVISIBLE,
+                code=ord(piece) if piece in INVISIBLE else 0,
+            )
+        )
+    return segments
+
+
+def topic_matcher(nuggets: Iterable[Nugget]) -> Any:
+    """A ``matcher.TopicMatcher`` over nuggets (ids are the primary keys as strings),
+    or None when none is usable."""
+    from matcher import MatcherError, NuggetSpec, TopicMatcher
+
+    try:
+        specs = [
+            NuggetSpec(str(n.pk), n.text, tuple(n.keywords or ())) for n in nuggets
+        ]
+        matcher = TopicMatcher(specs)
+    except MatcherError:
+        return None
+    return matcher if matcher.usable else None
+
+
+def nugget_matches(nuggets: list[Nugget], text: str) -> tuple[dict[int, float], list]:
+    """Matcher scores of ``nuggets`` in ``text`` (only those above 0), and the spans
+    of the best nugget's matched shingles."""
+    matcher = topic_matcher(nuggets)
+    if matcher is None:
+        return {}, []
+    result = matcher.score(text)
+    lam = matcher.options.lam
+    scores = {int(item.nugget): item.score(lam) for item in result.evidence.nuggets}
+    return scores, [tuple(span) for span in result.spans]
+
+
+@dataclass
+class JudgePage:
+    """Everything the judging page shows for one queue position."""
+
+    assignment: Assignment
+    item: SampleDocument
+    document: Document
+    positions: list[int]
+    judged_positions: set[int]
+    relevance: int | None
+    active_seconds: float
+    own_nuggets: list[Nugget]
+    topic_nuggets: list[Nugget]
+    scores: dict[int, float]
+    segments: list[Segment]
+
+    @property
+    def position(self) -> int:
+        return self.item.order
+
+    @property
+    def index(self) -> int:
+        return self.positions.index(self.item.order)
+
+    @property
+    def previous_position(self) -> int | None:
+        return self.positions[self.index - 1] if self.index > 0 else None
+
+    @property
+    def next_position(self) -> int | None:
+        i = self.index + 1
+        return self.positions[i] if i < len(self.positions) else None
+
+    @property
+    def next_unjudged_position(self) -> int | None:
+        later = self.positions[self.index + 1 :] + self.positions[: self.index]
+        return next((p for p in later if p not in self.judged_positions), None)
+
+
+def judge_page(
+    *, assignment: Assignment, item: SampleDocument, viewer: Any
+) -> JudgePage:
+    """The judging page of ``item`` (a queue position of ``assignment``) as ``viewer``
+    sees it; 3 queries whatever the number of nuggets."""
+    document = item.document
+    queue = list(
+        SampleDocument.objects.filter(
+            sample_id=assignment.sample_id, topic_id=assignment.topic_id
+        ).values_list("order", "document_id")
+    )
+    queue.sort()
+    judged: dict[int, tuple[int | None, float]] = {
+        doc_id: (rel, secs)
+        for doc_id, rel, secs in Judgment.objects.filter(
+            topic_id=assignment.topic_id, assessor_id=assignment.assessor_id
+        ).values_list("document_id", "relevance", "active_seconds")
+    }
+    nuggets = list(
+        topic_nuggets_visible(viewer, assignment.topic_id)
+        .select_related("assessor", "document")
+        .defer("document__text", "document__html")
+        .order_by("created_at", "pk")
+    )
+    # Highlights in the text are the nuggets extracted from this very document.
+    own = [n for n in nuggets if n.document_id == document.pk]
+    scores, spans = nugget_matches(nuggets, document.text)
+    relevance, seconds = judged.get(document.pk, (None, 0.0))
+    return JudgePage(
+        assignment=assignment,
+        item=item,
+        document=document,
+        positions=[order for order, _ in queue],
+        judged_positions={o for o, d in queue if judged.get(d, (None,))[0] is not None},
+        relevance=relevance,
+        active_seconds=seconds,
+        own_nuggets=own,
+        topic_nuggets=nuggets,
+        scores=scores,
+        segments=document_segments(
+            document.text, [(n.pk, n.start, n.end) for n in own], spans
+        ),
+    )
+
+
+def nugget_preview(
+    *, assignment: Assignment, text: str, keywords: list[str]
+) -> dict[str, int]:
+    """How many of the assignment's judged sample documents a draft nugget would
+    match (score >= ``settings.NUGGET_PREVIEW_THRESHOLD``), split by relevance."""
+    threshold = assignment.topic.collection.relevant_threshold
+    judged = dict(
+        Judgment.objects.filter(
+            topic_id=assignment.topic_id,
+            assessor_id=assignment.assessor_id,
+            relevance__isnull=False,
+            document__in=SampleDocument.objects.filter(
+                sample_id=assignment.sample_id, topic_id=assignment.topic_id
+            ).values("document_id"),
+        ).values_list("document_id", "relevance")
+    )
+    counts = {
+        "relevant": 0,
+        "nonrelevant": 0,
+        "judged_relevant": 0,
+        "judged_nonrelevant": 0,
+    }
+    matcher = topic_matcher([Nugget(pk=1, text=text, keywords=keywords)])
+    for doc_id, doc_text in Document.objects.filter(pk__in=judged).values_list(
+        "pk", "text"
+    ):
+        kind = "relevant" if judged[doc_id] >= threshold else "nonrelevant"
+        counts[f"judged_{kind}"] += 1
+        if (
+            matcher
+            and matcher.score(doc_text).score >= settings.NUGGET_PREVIEW_THRESHOLD
+        ):
+            counts[kind] += 1
+    return counts
+
+
+@dataclass
+class PairAgreement:
+    """Agreement of two assessors on one topic's commonly judged documents."""
+
+    qid: str
+    assessor_a: str
+    assessor_b: str
+    common: int
+    percent: float
+    kappa: float
+    kappa_binary: float
+    nugget_docs: int
+    a_chars: int
+    b_chars: int
+    both_chars: int
+    jaccard: float
+    dice: float
+
+    CSV_HEADER = (
+        "qid", "assessor_a", "assessor_b", "common_docs", "percent_agreement", "kappa",
+        "kappa_binary", "nugget_docs", "a_chars", "b_chars", "both_chars",
+        "span_jaccard", "span_dice",
+    )  # fmt: skip
+
+    def csv_row(self) -> list[str]:
+        def fmt(x: float) -> str:
+            return "" if math.isnan(x) else f"{x:.4f}"
+
+        return [
+            self.qid, self.assessor_a, self.assessor_b, str(self.common),
+            fmt(self.percent), fmt(self.kappa), fmt(self.kappa_binary),
+            str(self.nugget_docs), str(self.a_chars), str(self.b_chars),
+            str(self.both_chars), fmt(self.jaccard), fmt(self.dice),
+        ]  # fmt: skip
+
+
+def topic_agreement() -> list[PairAgreement]:
+    """Per topic and pair of assessors who judged the same documents: percent agreement
+    and Cohen's kappa (graded and binary) on relevance, and character overlap of their
+    nugget spans over the documents both judged (micro-averaged over documents)."""
+    labels: dict[int, dict[int, dict[int, int]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    rows = Judgment.objects.filter(relevance__isnull=False).values_list(
+        "topic_id", "assessor_id", "document_id", "relevance",
+        "topic__qid", "assessor__username", "topic__collection_id",
+    )  # fmt: skip
+    qids, names, thresholds = {}, {}, {}
+    for topic_id, assessor_id, doc_id, rel, qid, name, collection_id in rows:
+        labels[topic_id][assessor_id][doc_id] = rel
+        qids[topic_id], names[assessor_id] = qid, name
+        thresholds[topic_id] = collection_id
+    collections = {
+        c.pk: c.relevant_threshold
+        for c in Collection.objects.filter(pk__in=set(thresholds.values()))
+    }
+    spans: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
+    for topic_id, assessor_id, doc_id, start, end in Nugget.objects.filter(
+        topic_id__in=[t for t in labels if len(labels[t]) > 1]
+    ).values_list("topic_id", "assessor_id", "document_id", "start", "end"):
+        spans[(topic_id, assessor_id, doc_id)].append((start, end))
+    result = []
+    for topic_id in sorted(labels, key=lambda t: _qid_key(qids[t])):
+        by_assessor = labels[topic_id]
+        ids = sorted(by_assessor, key=lambda a: names[a])
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                pair = _pair_agreement(
+                    by_assessor[a],
+                    by_assessor[b],
+                    {d: spans.get((topic_id, a, d), []) for d in by_assessor[a]},
+                    {d: spans.get((topic_id, b, d), []) for d in by_assessor[b]},
+                    cut=collections[thresholds[topic_id]],
+                )
+                if pair is not None:
+                    result.append(
+                        PairAgreement(qids[topic_id], names[a], names[b], *pair)
+                    )
+    return result
+
+
+def _pair_agreement(
+    a: dict[int, int],
+    b: dict[int, int],
+    a_spans: dict[int, list[tuple[int, int]]],
+    b_spans: dict[int, list[tuple[int, int]]],
+    *,
+    cut: int,
+) -> tuple | None:
+    """The PairAgreement figures after (qid, a, b), or None without common documents."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    la, lb = [a[d] for d in common], [b[d] for d in common]
+    a_chars = b_chars = both = docs = 0
+    for d in common:
+        sa, sb = a_spans[d], b_spans[d]
+        if sa or sb:
+            docs += 1
+            a_chars += covered_chars(sa)
+            b_chars += covered_chars(sb)
+            both += intersect_chars(sa, sb)
+    overlap = overlap_from_counts(a_chars, b_chars, both)
+    kappa_binary = cohen_kappa([x >= cut for x in la], [y >= cut for y in lb])
+    return (
+        len(common), percent_agreement(la, lb), cohen_kappa(la, lb), kappa_binary,
+        docs, a_chars, b_chars, both, overlap.jaccard, overlap.dice,
+    )  # fmt: skip
+
+
+def _qid_key(qid: str) -> tuple[int, int | str]:
+    return (0, int(qid)) if qid.isdigit() else (1, qid)
