@@ -1,0 +1,44 @@
+"""``manage.py import_qrels PATH --collection NAME --name NAME``: qrels or prels."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from nuggets_app.importers.cli import (
+    add_common_arguments,
+    check_paths,
+    progress_bar,
+    run_import,
+)
+from nuggets_app.importers.qrels import KINDS
+from nuggets_app.services.imports import qrels_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import relevance judgments: TREC qrels (qid iter docno rel) or prels "
+        "(qid docno rel method inclusion_prob). A qrels of the same name is replaced."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="qrels or prels file")
+        parser.add_argument("--collection", required=True, help="collection name")
+        parser.add_argument("--name", required=True, help="name of the qrels")
+        parser.add_argument("--kind", choices=KINDS, default="auto")
+        add_common_arguments(parser)
+
+    def handle(self, *args, **options) -> None:
+        check_paths(options["path"])
+        with progress_bar("judgment", options["name"]) as update:
+            summary = run_import(
+                lambda: qrels_import(
+                    path=options["path"],
+                    collection=options["collection"],
+                    name=options["name"],
+                    kind=options["kind"],
+                    encoding=options["encoding"],
+                    max_errors=options["max_errors"],
+                    progress=update,
+                )
+            )
+        self.stdout.write(summary.describe())

@@ -1,0 +1,41 @@
+"""``manage.py import_runs PATH [PATH ...] --collection NAME``: TREC run files."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from nuggets_app.importers.cli import (
+    add_common_arguments,
+    check_paths,
+    progress_bar,
+    run_import,
+)
+from nuggets_app.services.imports import runs_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import TREC run files (qid Q0 docno rank score tag); the run name is the tag. "
+        "One transaction per file; ranks follow trec_eval's order (score, then docno)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", metavar="PATH", help="run files")
+        parser.add_argument("--collection", required=True, help="collection name")
+        add_common_arguments(parser)
+
+    def handle(self, *args, **options) -> None:
+        check_paths(*options["paths"])
+        for path in options["paths"]:
+            with progress_bar("line", str(path)) as update:
+                summaries = run_import(
+                    lambda path=path, update=update: runs_import(
+                        paths=[path],
+                        collection=options["collection"],
+                        encoding=options["encoding"],
+                        max_errors=options["max_errors"],
+                        progress=update,
+                    )
+                )
+            for summary in summaries:
+                self.stdout.write(summary.describe())
