@@ -98,6 +98,20 @@ class SimulationData:
     doc_words: dict[str, int]
     timings: dict[str, float] = field(default_factory=dict)
 
+    def merged(self) -> Labels:
+        """Binary verdict on every pooled document: the human label where judged,
+        else the inference (a human label always wins)."""
+        level = self.config.relevance_level
+        verdicts: Labels = {}
+        for qid, docnos in self.pool.items():
+            judged = self.human.get(qid, {})
+            inferred = self.inferred.get(qid, set())
+            verdicts[qid] = {
+                d: int(judged[d] >= level) if d in judged else int(d in inferred)
+                for d in docnos
+            }
+        return verdicts
+
 
 def document_texts(collection: Collection) -> list[tuple[str, str]]:
     """``(docno, title + text)`` of every document: what the retrieval models index."""

@@ -71,11 +71,6 @@ def _with_judgments(scores: Mapping[str, Mapping[str, float]], human: Labels) ->
     return shifted
 
 
-def _said_relevant(judged: Mapping[str, int], inferred: set[str], docno: str) -> bool:
-    """The merged qrels' verdict: the human label if judged, else the inference."""
-    return judged[docno] == 1 if docno in judged else docno in inferred
-
-
 def _effort(data: SimulationData, human: Labels) -> dict[str, Any]:
     pool_size = sum(len(d) for d in data.pool.values())
     judged = sum(len(d) for d in data.sample.values())
@@ -99,14 +94,8 @@ def _inference(data: SimulationData, truth: Labels, human: Labels) -> dict[str, 
         q: data.inferred.get(q, set()) & set(docs) for q, docs in unjudged.items()
     }
     quality = set_quality(inferred, relevant, unjudged)
-    merged_rel = {
-        q: {
-            d
-            for d in docs
-            if _said_relevant(human.get(q, {}), inferred.get(q, set()), d)
-        }
-        for q, docs in data.pool.items()
-    }
+    verdicts = data.merged()
+    merged_rel = {q: {d for d, v in docs.items() if v} for q, docs in verdicts.items()}
     merged = set_quality(merged_rel, relevant, data.pool)
     return {
         "rule": data.config.rule,
@@ -200,13 +189,13 @@ def _length_bias(data: SimulationData, truth: Labels, human: Labels) -> dict[str
     Both sets of verdicts cover every pooled (topic, document) pair, so
     ``p_rel_given_judged`` per length bin is the fraction of pooled pairs called relevant.
     """
+    verdicts = data.merged()
     full: dict[tuple[str, str], int] = {}
     merged: dict[tuple[str, str], int] = {}
     for qid, docs in data.pool.items():
-        judged, inferred = human.get(qid, {}), data.inferred.get(qid, set())
         for d in docs:
             full[(qid, d)] = truth.get(qid, {}).get(d, 0)
-            merged[(qid, d)] = int(_said_relevant(judged, inferred, d))
+            merged[(qid, d)] = verdicts[qid][d]
     lengths = data.doc_words
     bins_full = length_bias_table(lengths, full, bins=LENGTH_BINS)
     bins_merged = length_bias_table(lengths, merged, bins=LENGTH_BINS)
