@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import csv
+import functools
+from collections.abc import Callable
+from typing import Any
 
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -12,7 +16,20 @@ from django.views.decorators.http import require_GET
 from nuggets_app import selectors
 
 
-@staff_member_required
+def staff_required(view: Callable) -> Callable:
+    """Anonymous users go to the login page; logged-in non-staff get 403."""
+
+    @login_required
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_staff:
+            raise PermissionDenied("Staff only.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@staff_required
 @require_GET
 def agreement(request: HttpRequest) -> HttpResponse:
     """Percent agreement, Cohen's kappa and nugget span overlap; ``?format=csv``."""
