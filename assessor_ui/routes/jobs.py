@@ -1,5 +1,22 @@
-"""URL patterns of the jobs pages (included from assessor_ui.urls)."""
+"""URL patterns of the researcher pages: matching jobs, inspection, exports."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from assessor_ui.views import jobs
+
+urlpatterns = [
+    path("jobs/", jobs.job_list, name="job-list"),
+    path("jobs/new/", jobs.job_launch, name="job-launch"),
+    path("jobs/<int:pk>/", jobs.job_detail, name="job-detail"),
+    path("jobs/<int:pk>/progress", jobs.job_progress, name="job-progress"),
+    path("jobs/<int:pk>/cancel", jobs.job_cancel, name="job-cancel"),
+    path("jobs/<int:pk>/resume", jobs.job_resume, name="job-resume"),
+    path("jobs/<int:pk>/rescore", jobs.job_rescore, name="job-rescore"),
+    path("jobs/<int:pk>/topics/<int:topic_pk>/", jobs.job_topic, name="job-topic"),
+    path(
+        "jobs/<int:pk>/topics/<int:topic_pk>/documents/<int:doc_pk>/",
+        jobs.job_document,
+        name="job-document",
+    ),
+    path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
+]

@@ -647,3 +647,21 @@ def _scores_write(job: MatchJob, blobs, rescored) -> int:
         dirty, ["score", "nugget", "spans"], batch_size=RESULT_BATCH
     )
     return len(dirty)
+
+
+def result_spans(result: MatchResult) -> list[list[int]]:
+    """Highlight spans of a result's best nugget, matching its one document again
+    (stored spans are dropped when re-scoring changes the best nugget)."""
+    if result.nugget_id is None:
+        return []
+    job = result.job
+    options = MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
+    specs = [
+        s
+        for s in job_nugget_specs(job, result.topic_id)
+        if s.id == str(result.nugget_id)
+    ]
+    if not specs:
+        return []
+    match = TopicMatcher(specs, options).score(result.document.text)
+    return [list(span) for span in match.spans]
