@@ -36,6 +36,7 @@ _META = re.compile(
 _DOC_ID_ATTR = re.compile(r"""\bid\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]*>")
 _LOOKS_HTML = re.compile(r"<(html|body|head|p|div|br|table)\b", re.IGNORECASE)
+_WEB_PAGE = re.compile(r"<(?:html|body)\b|<!doctype\s+html", re.IGNORECASE)
 _ASCII_SPACE = " \t\r\n"
 
 
@@ -118,16 +119,19 @@ def _docno(path: str | Path, doc: _Doc, body: str) -> str:
 def _record(path: str | Path, doc: _Doc) -> DocRecord:
     body = "".join(doc.parts)
     docno = _docno(path, doc, body)
-    titles, texts = _fields(path, doc, body)
+    rest = _META.sub("", body)
     html = ""
-    if titles or texts:
-        title, text = (
-            " ".join(t for t in titles if t),
-            "\n\n".join(t for t in texts if t),
-        )
+    # A web page (trecweb) has HTML tags such as <title> and <head> that would be
+    # mistaken for TREC fields, so it is recognised first.
+    if _WEB_PAGE.search(rest):
+        title, text = html_extract(rest)
+        html = sanitize_html(rest)
     else:
-        rest = _META.sub("", body)
-        if _LOOKS_HTML.search(rest):
+        titles, texts = _fields(path, doc, body)
+        if titles or texts:
+            title = " ".join(t for t in titles if t)
+            text = "\n\n".join(t for t in texts if t)
+        elif _LOOKS_HTML.search(rest):
             title, text = html_extract(rest)
             html = sanitize_html(rest)
         else:
