@@ -28,8 +28,11 @@ function showRelevance() {
   }
 }
 
+const judgedCount = document.getElementById("judged-count");
+
 async function judge(value) {
   if (config.readonly) return;
+  if (relevance === null && value !== null) judgedCount.textContent = String(Number(judgedCount.textContent) + 1);
   relevance = value === null ? null : Number(value);
   showRelevance();
   const { status: code, body } = await saver.post(config.urls.judgment, () => ({

@@ -92,6 +92,7 @@ export class NuggetPanel {
         this.nuggets.set(n.id, { ...this.nuggets.get(n.id), ...body, score: this.nuggets.get(n.id).score });
         statusEl.textContent = `saved (v${body.version})`;
         conflict.hidden = true;
+        this.render();
       } else if (status === 409) {
         this.conflictCopy = body.current;
         conflict.hidden = false;
