@@ -70,8 +70,8 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """Score every (topic, document) pair; inputs are validated before output."""
     options = options_from(args)
     topics = read_nuggets(args.nuggets)
-    matchers = {topic: TopicMatcher(specs, options) for topic, specs in topics.items()}
     pairs = read_pairs(args.pairs) if args.pairs else None
+    matchers = {topic: TopicMatcher(specs, options) for topic, specs in topics.items()}
     if pairs is not None:
         _warn_unknown_topics(args.pairs, pairs, matchers, err)
     write = out.write

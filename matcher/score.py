@@ -68,12 +68,26 @@ class DocumentMatch:
 NO_MATCH = DocumentMatch()
 
 
+class _Decay(dict[int, float]):
+    """S -> ``lam ** ((S - k) / k)`` for one shingle size k, filled on demand."""
+
+    def __init__(self, lam: float, k: int) -> None:
+        super().__init__()
+        self.lam = lam
+        self.k = k
+
+    def __missing__(self, s: int) -> float:
+        value = self[s] = self.lam ** ((s - self.k) / self.k)
+        return value
+
+
 @dataclass(frozen=True)
 class _Nugget:
     id: str
     shingles: tuple[int, ...]
     sizes: tuple[int, ...]
     keywords: frozenset[str]
+    decay: _Decay
 
 
 class TopicMatcher:
@@ -89,6 +103,7 @@ class TopicMatcher:
     ) -> None:
         self.options = options or MatchOptions()
         self._table = ShingleTable()
+        self._decays: dict[int, _Decay] = {}
         self._nuggets: list[_Nugget] = []
         unusable: list[str] = []
         seen: set[str] = set()
@@ -117,16 +132,20 @@ class TopicMatcher:
             for keyword in spec.keywords
             for term in normalize(keyword, self.options)
         )
+        size = len(shingles[0])
+        decay = self._decays.setdefault(size, _Decay(self.options.lam, size))
         return _Nugget(
             spec.id,
             tuple(self._table.add(shingle) for shingle in shingles),
-            tuple(len(shingle) for shingle in shingles),
+            (size,) * len(shingles),
             keywords,
+            decay,
         )
 
     def _index(self) -> None:
         shingles = self._table.shingles
         self._words = [frozenset(s.need) for s in shingles]
+        self._needs = [s.need for s in shingles]
         use = {}
         for words in self._words:
             for term in words:
@@ -143,7 +162,6 @@ class TopicMatcher:
                 self._owners[i].append(n)
         keyword_terms = (t for nugget in self._nuggets for t in nugget.keywords)
         self.vocabulary: frozenset[str] = frozenset(use).union(keyword_terms)
-        self._decay: dict[tuple[int, int], float] = {}
 
     @property
     def shingle_sizes(self) -> dict[str, tuple[int, ...]]:
@@ -163,29 +181,30 @@ class TopicMatcher:
         found = self._windows(doc.terms)
         if found is None:
             return NO_MATCH
-        windows, present = found
+        lengths_of, starts, present = found
+        length_of = lengths_of.get
         evidence = []
         best = 0.0
         best_nugget: _Nugget | None = None
-        matched = sorted({n for i in windows for n in self._owners[i]})
-        for n in matched:
+        owners = self._owners
+        for n in sorted({n for i in lengths_of for n in owners[i]}):
             nugget = self._nuggets[n]
-            if not nugget.keywords <= present:
+            if nugget.keywords and not nugget.keywords <= present:
                 continue
-            lengths = tuple(
-                windows[i][0] if i in windows else None for i in nugget.shingles
-            )
+            lengths = tuple(map(length_of, nugget.shingles))
             evidence.append(NuggetEvidence(nugget.id, lengths, nugget.sizes))
-            value = self._nugget_score(lengths, nugget.sizes)
+            # All shingles of a nugget have one size, so one decay table serves;
+            # None (unmatched) is filtered out as it contributes 0.
+            value = sum(map(nugget.decay.__getitem__, filter(None, lengths)))
+            value /= len(lengths)
             if value > best:
                 best, best_nugget = value, nugget
         if best_nugget is None:
             return DocumentMatch(evidence=Evidence(tuple(evidence)))
         spans = doc.spans(
-            (first, first + length - 1)
-            for length, first in (
-                windows[i] for i in best_nugget.shingles if i in windows
-            )
+            (starts[i], starts[i] + lengths_of[i] - 1)
+            for i in best_nugget.shingles
+            if i in starts
         )
         return DocumentMatch(
             best, best_nugget.id, tuple(spans), Evidence(tuple(evidence))
@@ -193,8 +212,8 @@ class TopicMatcher:
 
     def _windows(
         self, terms: list[str]
-    ) -> tuple[dict[int, tuple[int, int]], frozenset[str]] | None:
-        """(S, first position) of each distinct shingle found, and the topic terms present."""
+    ) -> tuple[dict[int, int], dict[int, int], frozenset[str]] | None:
+        """S and first position of each distinct shingle found, and topic terms present."""
         present = self.vocabulary.intersection(terms)
         if not present:
             return None
@@ -208,38 +227,25 @@ class TopicMatcher:
         ]
         if not candidates:
             return None
-        needed = frozenset().union(*(words[i] for i in candidates))
+        needed = frozenset().union(*[words[i] for i in candidates])
         positions: dict[str, list[int]] = {term: [] for term in needed}
         # Only positions of needed terms are visited in Python.
         for pos in compress(range(len(terms)), map(needed.__contains__, terms)):
             positions[terms[pos]].append(pos)
-        shingles = self._table.shingles
-        windows = {}
+        needs = self._needs
+        lengths: dict[int, int] = {}
+        starts: dict[int, int] = {}
         for i in candidates:
-            found = window(positions, shingles[i].need, terms)
+            found = window(positions, needs[i], terms)
             if found is not None:
-                windows[i] = found
-        return (windows, present) if windows else None
-
-    def _nugget_score(
-        self, lengths: tuple[int | None, ...], sizes: tuple[int, ...]
-    ) -> float:
-        lam = self.options.lam
-        decay = self._decay
-        total = 0.0
-        for s, k in zip(lengths, sizes, strict=True):
-            if s is not None:
-                value = decay.get((s, k))
-                if value is None:
-                    value = decay[(s, k)] = lam ** ((s - k) / k)
-                total += value
-        return total / len(sizes)
+                lengths[i], starts[i] = found
+        return (lengths, starts, present) if lengths else None
 
     def nugget_scores(self, text: str) -> dict[str, float]:
         """Score of every usable nugget for ``text`` (0.0 included), input order."""
         scores = dict.fromkeys(self.usable, 0.0)
         for item in self.score(text).evidence.nuggets:
-            scores[item.nugget] = self._nugget_score(item.lengths, item.sizes)
+            scores[item.nugget] = item.score(self.options.lam)
         return scores
 
     def evidence_from_json(self, data: Any) -> Evidence:

@@ -1,0 +1,60 @@
+"""The benchmark command runs end to end and cross-checks the two implementations."""
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_bench_reports_throughput_ratio_and_agreement_with_the_baseline(
+    shared_data, tmp_path
+):
+    docs = tmp_path / "docs.jsonl"
+    with gzip.open(
+        shared_data / "cranfield" / "docs.jsonl.gz", "rt", encoding="utf-8"
+    ) as handle:
+        docs.write_text(
+            "".join(line for _, line in zip(range(60), handle, strict=False))
+        )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "matcher",
+            "bench",
+            "--docs",
+            str(docs),
+            "--topics",
+            "1",
+            "--nuggets-per-topic",
+            "20",
+            "--baseline-docs",
+            "10",
+            "--rounds",
+            "1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "60 docs" in out
+    assert "ratio matcher / bare tokenization:" in out
+    assert "scores agree: yes" in out
+    assert "re-score stored evidence" in out
+
+
+def test_bench_refuses_nonsense_counts():
+    result = subprocess.run(
+        [sys.executable, "-m", "matcher", "bench", "--topics", "0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
