@@ -23,7 +23,14 @@ from .options import MatcherError, MatchOptions
 from .score import DocumentMatch, NuggetSpec, TopicMatcher
 from .shingles import nugget_shingles
 from .span import min_span
-from .tokens import PreparedText, Token, default_stopwords, normalize, tokenize
+from .tokens import (
+    PreparedText,
+    Token,
+    default_stopwords,
+    normalize,
+    pipeline_version,
+    tokenize,
+)
 
 __all__ = [
     "DocumentMatch",
@@ -41,6 +48,7 @@ __all__ = [
     "normalize",
     "nugget_score",
     "nugget_shingles",
+    "pipeline_version",
     "rescore",
     "rescore_json",
     "tokenize",

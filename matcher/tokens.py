@@ -8,6 +8,7 @@ character offsets ``[start, end)`` in the original text.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -41,6 +42,24 @@ def default_stopwords() -> frozenset[str]:
         if word and not word.startswith("#"):
             words.add(word.casefold())
     return frozenset(words)
+
+
+@lru_cache(maxsize=8)
+def pipeline_version(options: MatchOptions | None = None) -> str:
+    """Identifies the text pipeline; stored scores are stale when it changes.
+
+    Combines the stemmer (with the NLTK version) and a digest of the stopword
+    list, e.g. ``porter/nltk-3.10.4;stopwords/default-1a2b3c4d5e6f``.
+    """
+    options = options or MatchOptions()
+    stem = "none"
+    if options.stem == "porter":
+        from importlib.metadata import version
+
+        stem = f"porter/nltk-{version('nltk')}"
+    words = default_stopwords() if options.stopwords == "default" else frozenset()
+    digest = hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()[:12]
+    return f"{stem};stopwords/{options.stopwords}-{digest}"
 
 
 class _TermCache(dict[str, str]):

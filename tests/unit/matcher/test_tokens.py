@@ -72,3 +72,15 @@ def test_prepared_text_gives_spans_of_position_ranges():
     prepared = PreparedText(text, RAW)
     assert prepared.spans([(0, 2), (3, 3), (1, 1)]) == [(0, 18), (19, 24), (7, 11)]
     assert prepared.offsets(2) == (13, 18)
+
+
+def test_the_pipeline_version_names_stemmer_and_stopword_list():
+    from importlib.metadata import version
+
+    from matcher import pipeline_version
+
+    default = pipeline_version(MatchOptions())
+    assert default.startswith(f"porter/nltk-{version('nltk')};stopwords/default-")
+    assert pipeline_version(RAW).startswith("none;stopwords/none-")
+    # k and lambda do not touch the text pipeline.
+    assert pipeline_version(MatchOptions(k=5, lam=0.9)) == default
