@@ -64,6 +64,8 @@ def read_lines(path: str) -> Iterator[tuple[int, str]]:
                     raise MatcherError(
                         f"{path}:{lineno}: not UTF-8 (byte {exc.start + 1})"
                     ) from None
+                if lineno == 1 and text.startswith("\ufeff"):
+                    text = text[1:]  # a byte-order mark some editors write
                 if text.strip():
                     yield lineno, text
         except (OSError, EOFError, zlib.error) as exc:

@@ -22,7 +22,7 @@ TOKEN_RE = re.compile(r"[^\W_]+")
 STOPWORDS_PATH = Path(__file__).with_name("data") / "stopwords_en.txt"
 # Bounds the memory of the term cache on huge vocabularies (misspellings,
 # numbers); refilling it costs a few stems, not correctness.
-_CACHE_LIMIT = 500_000
+_CACHE_LIMIT = 200_000
 
 
 class Token(NamedTuple):
