@@ -58,6 +58,7 @@ lint: setup-dev ## ruff, import-linter (matcher and nuggets_app.ir free of Djang
 bench: setup ## Benchmarks: matcher throughput, import and sampling speed (prints ratios)
 	$(PY) -m matcher bench
 	$(PY) manage.py bench_import
+	$(PY) manage.py bench_sampling
 
 clean: ## Remove the virtual environment and the embedded database
 	rm -rf $(VENV) var
