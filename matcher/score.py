@@ -178,6 +178,11 @@ class TopicMatcher:
 
     def score_prepared(self, doc: PreparedText) -> DocumentMatch:
         """:meth:`score` for a text already run through the same pipeline."""
+        if doc.pipeline != (self.options.stem, self.options.stopwords):
+            raise MatcherError(
+                f"document prepared with stem/stopwords {doc.pipeline}, "
+                f"matcher uses {(self.options.stem, self.options.stopwords)}"
+            )
         found = self._windows(doc.terms)
         if found is None:
             return NO_MATCH

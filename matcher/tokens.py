@@ -137,7 +137,7 @@ class PreparedText:
     most documents never need them.
     """
 
-    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_text", "terms")
+    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_text", "pipeline", "terms")
 
     def __init__(self, text: str, options: MatchOptions) -> None:
         terms_cache, ascii_cache = term_caches(options.stem, options.stopwords)
@@ -148,6 +148,7 @@ class PreparedText:
         else:
             source = text.casefold()
             mapped = list(map(terms_cache.__getitem__, TOKEN_RE.findall(source)))
+        self.pipeline = (options.stem, options.stopwords)
         self._text = text
         self._source = source
         self._mapped = mapped

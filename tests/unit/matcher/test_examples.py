@@ -224,3 +224,13 @@ def test_a_nugget_with_wrongly_typed_fields_is_refused():
         NuggetSpec("a", "x", keywords="word")
     with pytest.raises(MatcherError, match="grade must be an integer"):
         NuggetSpec("a", "x", grade="2")
+
+
+def test_one_prepared_text_serves_several_topics_of_the_same_pipeline():
+    first = TopicMatcher([NuggetSpec("N1", N1_TEXT)])
+    second = TopicMatcher([NuggetSpec("N2", "Bora Bora")], MatchOptions(k=2, lam=0.9))
+    prepared = first.prepare(D1_TEXT)
+    assert first.score_prepared(prepared) == first.score(D1_TEXT)
+    assert second.score_prepared(prepared).score == 0.0
+    with pytest.raises(MatcherError, match="prepared with stem/stopwords"):
+        TopicMatcher([NuggetSpec("N1", N1_TEXT)], RAW).score_prepared(prepared)
