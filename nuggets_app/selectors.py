@@ -236,8 +236,7 @@ def judge_page(
     }
     nuggets = list(
         topic_nuggets_visible(viewer, assignment.topic_id)
-        .select_related("assessor", "document")
-        .defer("document__text", "document__html")
+        .select_related("assessor")
         .order_by("created_at", "pk")
     )
     # Highlights in the text are the nuggets extracted from this very document.

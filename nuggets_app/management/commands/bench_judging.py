@@ -1,0 +1,375 @@
+"""Load benchmark of the judging pages: N concurrent assessors against gunicorn on
+loopback, PostgreSQL behind it; a /healthz baseline measured in the same run.
+
+Not a test: it prints median and p95 latency per request kind and the ratio to the
+baseline. Targets: judging page and saves median < 20 ms, p95 < 50 ms.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import os
+import random
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from nuggets_app import models as m
+
+PASSWORD = "bench-judging-password-7"
+PREFIX = "bench-assessor-"
+
+
+class Command(BaseCommand):
+    help = (
+        "Load benchmark: concurrent assessors judging and saving nuggets (PostgreSQL)."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--users", type=int, default=20)
+        parser.add_argument("--seconds", type=float, default=30.0, help="per phase")
+        parser.add_argument(
+            "--think", type=float, default=0.5, help="mean think time (s)"
+        )
+        parser.add_argument("--port", type=int, default=0, help="0: a free port")
+        parser.add_argument("--workers", type=int, default=3)
+        parser.add_argument("--threads", type=int, default=2)
+        parser.add_argument("--docs", default="", help="JSONL(.gz) documents to judge")
+
+    def handle(self, *args, **opts) -> None:
+        if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+            raise CommandError("bench_judging needs PostgreSQL: set DATABASE_URL")
+        paths = fixture_build(users=opts["users"], docs_path=opts["docs"])
+        opts["port"] = free_port(opts["port"])
+        with gunicorn_server(opts) as base:
+            self.stdout.write(f"server up at {base}; {opts['users']} assessors")
+            sessions = [login(opts["port"], name) for name in sorted(paths)]
+            results: dict[str, list[float]] = defaultdict(list)
+            run_phase(
+                opts, sessions, lambda s, rng: baseline_step(s, results), "baseline"
+            )
+            run_phase(
+                opts,
+                sessions,
+                lambda s, rng: assessor_step(s, paths[s.username], results, rng),
+                "judging",
+            )
+        self.report(results, opts)
+
+    def report(self, results: dict[str, list[float]], opts: dict) -> None:
+        base = statistics.median(results["healthz"])
+        self.stdout.write(
+            f"cpu: {os.cpu_count()} cores; {cpu_model()}; python {sys.version.split()[0]}"
+        )
+        self.stdout.write(
+            f"{'request':<16}{'n':>7}{'median ms':>11}{'p95 ms':>9}{'x baseline':>12}"
+        )
+        for kind in (
+            "healthz",
+            "judge_page",
+            "judgment_save",
+            "nugget_save",
+            "nugget_edit",
+        ):
+            values = results.get(kind)
+            if not values:
+                continue
+            med, p95 = statistics.median(values), percentile(values, 95)
+            self.stdout.write(
+                f"{kind:<16}{len(values):>7}{med:>11.1f}{p95:>9.1f}{med / base:>12.2f}"
+            )
+        failures = results.get("failure", [])
+        self.stdout.write(f"failures: {len(failures)}")
+
+
+def free_port(port: int) -> int:
+    """``port`` if nothing listens there (a free one for 0); never measure a stranger."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise CommandError(f"port {port} is in use") from None
+        return probe.getsockname()[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    found = re.search(r"model name\s*:\s*(.+)", text)
+    return found.group(1).strip() if found else "unknown CPU"
+
+
+def _bench_texts(docs_path: str, count: int) -> list[tuple[str, str]]:
+    path = Path(docs_path) if docs_path else (
+        settings.BASE_DIR.parent / "shared" / "data" / "cranfield" / "docs.jsonl.gz"
+    )  # fmt: skip
+    if path.exists():
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as fh:
+            rows = [json.loads(line) for _, line in zip(range(count), fh, strict=False)]
+        return [(r["docno"], r["text"]) for r in rows]
+    rng = random.Random(7)
+    words = [
+        "wing",
+        "flow",
+        "boundary",
+        "layer",
+        "mach",
+        "shock",
+        "pressure",
+        "heat",
+        "model",
+        "lift",
+        "drag",
+    ]
+    return [(f"G{i}", " ".join(rng.choices(words, k=180))) for i in range(count)]
+
+
+@transaction.atomic
+def fixture_build(*, users: int, docs_path: str) -> dict[str, tuple[int, int]]:
+    """Users, one topic and a 50-document sample; each user assigned it. Earlier bench
+    judgments and nuggets are removed so every run starts alike. Returns
+    ``{username: (assignment id, queue length)}``."""
+    from django.contrib.auth import get_user_model
+
+    collection, _ = m.Collection.objects.get_or_create(name="bench-judging")
+    texts = _bench_texts(docs_path, 50)
+    docs = []
+    for docno, text in texts:
+        doc, _ = m.Document.objects.get_or_create(
+            collection=collection, docno=docno, defaults={"text": text, "title": docno}
+        )
+        docs.append(doc)
+    topic, _ = m.Topic.objects.get_or_create(
+        collection=collection, qid="1", defaults={"title": "wing boundary layer flow"}
+    )
+    pool, _ = m.Pool.objects.get_or_create(
+        collection=collection, name="bench", depth=50
+    )
+    sample, created = m.Sample.objects.get_or_create(
+        pool=pool, name="bench", defaults={"method": "uniform", "size": 50, "seed": 1}
+    )
+    if created:
+        m.SampleDocument.objects.bulk_create(
+            m.SampleDocument(
+                sample=sample, topic=topic, document=d, inclusion_prob=1, order=i
+            )
+            for i, d in enumerate(docs, start=1)
+        )
+    User = get_user_model()
+    result = {}
+    for i in range(1, users + 1):
+        user, made = User.objects.get_or_create(username=f"{PREFIX}{i:02d}")
+        if made:
+            user.set_password(PASSWORD)
+            user.save()
+        assignment, _ = m.Assignment.objects.get_or_create(
+            sample=sample, topic=topic, assessor=user
+        )
+        result[user.username] = (assignment.pk, len(docs))
+    bench_users = User.objects.filter(username__startswith=PREFIX)
+    m.Nugget.objects.filter(assessor__in=bench_users).delete()
+    m.Judgment.objects.filter(assessor__in=bench_users).delete()
+    return result
+
+
+class gunicorn_server:
+    """gunicorn (gthread) on loopback with a production-like profile over plain HTTP."""
+
+    def __init__(self, opts: dict) -> None:
+        self.opts = opts
+        self.tmp = tempfile.TemporaryDirectory(prefix="bench-judging-")
+        self.env = {
+            **os.environ,
+            "DEBUG": "0",
+            "SECURE_SSL_REDIRECT": "0",
+            "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0",
+            "DATA_DIR": self.tmp.name,
+            "LOG_LEVEL": "WARNING",
+        }
+
+    def __enter__(self) -> str:
+        manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+        subprocess.run(
+            [*manage, "collectstatic", "--noinput", "-v0"], env=self.env, check=True
+        )
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "nuggets_app.wsgi",
+                "--bind",
+                f"127.0.0.1:{self.opts['port']}",
+                "--workers",
+                str(self.opts["workers"]),
+                "--threads",
+                str(self.opts["threads"]),
+                "--worker-class",
+                "gthread",
+                "--log-level",
+                "warning",
+            ],
+            env=self.env,
+            cwd=settings.BASE_DIR,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if request(self.opts["port"], "GET", "/healthz")[0] == 200:
+                    return f"http://127.0.0.1:{self.opts['port']}"
+            except OSError:
+                time.sleep(0.2)
+        self.__exit__()
+        raise CommandError("gunicorn did not start within 30 s")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.tmp.cleanup()
+
+
+def request(port: int, method: str, path: str, body: str = "", headers=None, conn=None):
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request(method, path, body=body or None, headers=headers or {})
+    response = conn.getresponse()
+    data = response.read()
+    if own:
+        conn.close()
+    return response.status, response, data
+
+
+class Session:
+    """One assessor's keep-alive connection and cookies."""
+
+    def __init__(self, port: int, username: str) -> None:
+        self.port, self.username = port, username
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.cookies: dict[str, str] = {}
+        self.position = 1
+        self.nugget: dict | None = None
+
+    def call(self, method: str, path: str, data: dict | None = None):
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        body = ""
+        if method == "POST":
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            headers["X-CSRFToken"] = self.cookies.get("csrftoken", "")
+            headers["Referer"] = f"http://127.0.0.1:{self.port}/"
+            body = urlencode(data or {})
+        started = time.perf_counter()
+        try:
+            status, response, payload = request(
+                self.port, method, path, body, headers, self.conn
+            )
+        except (http.client.HTTPException, OSError):
+            # The server closed an idle keep-alive connection: reconnect, retry once.
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            started = time.perf_counter()
+            status, response, payload = request(
+                self.port, method, path, body, headers, self.conn
+            )
+        elapsed = (time.perf_counter() - started) * 1000
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return status, payload, elapsed
+
+
+def login(port: int, username: str) -> Session:
+    """Log in through the real login form (django-axes stays on)."""
+    session = Session(port, username)
+    session.call("GET", "/login/")
+    status, _, _ = session.call(
+        "POST",
+        "/login/",
+        {"username": username, "password": PASSWORD, "next": "/assess/"},
+    )
+    if status != 302:
+        raise CommandError(f"login of {username} answered {status}")
+    return session
+
+
+def baseline_step(session: Session, results: dict) -> None:
+    status, _, ms = session.call("GET", "/healthz")
+    results["healthz" if status == 200 else "failure"].append(ms)
+
+
+def assessor_step(
+    session: Session, path: tuple[int, int], results: dict, rng: random.Random
+) -> None:
+    """Open the page, judge it, and for a relevant one save a nugget and edit it."""
+    assignment, length = path
+    base = f"/assess/{assignment}/{session.position}/"
+    steps = [("judge_page", "GET", base, None)]
+    grade = rng.choice([0, 1, 2])
+    steps.append(
+        (
+            "judgment_save",
+            "POST",
+            base + "judgment",
+            {"relevance": grade, "seconds": 20},
+        )
+    )
+    if grade:
+        steps.append(
+            ("nugget_save", "POST", base + "nuggets",
+             {"start": 0, "end": 40, "text": "wing flow boundary layer",
+              "client_uuid": str(uuid.uuid4())})
+        )  # fmt: skip
+    for kind, method, url, data in steps:
+        status, payload, ms = session.call(method, url, data)
+        results[kind if status in (200, 201) else "failure"].append(ms)
+        if kind == "nugget_save" and status in (200, 201):
+            nugget = json.loads(payload)
+            status, _, ms = session.call(
+                "POST", f"/nuggets/{nugget['id']}/edit",
+                {"version": nugget["version"], "text": "wing flow edited", "keywords": "[]"},
+            )  # fmt: skip
+            results["nugget_edit" if status == 200 else "failure"].append(ms)
+    session.position = session.position % length + 1
+
+
+def run_phase(opts: dict, sessions: list[Session], step, name: str) -> None:
+    """Every session loops ``step`` with random think time for ``--seconds``."""
+    stop = time.monotonic() + opts["seconds"]
+
+    def loop(session: Session, seed: int) -> None:
+        rng = random.Random(seed)
+        while time.monotonic() < stop:
+            step(session, rng)
+            time.sleep(rng.uniform(0, 2 * opts["think"]))
+
+    threads = [
+        threading.Thread(target=loop, args=(s, i), name=f"{name}-{i}")
+        for i, s in enumerate(sessions)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
