@@ -53,7 +53,11 @@ class _Doc:
 
 
 def _clean_field(raw: str) -> str:
-    return normalize_newlines(html_lib.unescape(_TAG.sub("", raw))).strip(_ASCII_SPACE)
+    if "<" in raw:
+        raw = _TAG.sub("", raw)
+    if "&" in raw:
+        raw = html_lib.unescape(raw)
+    return normalize_newlines(raw).strip(_ASCII_SPACE)
 
 
 def _fields(path: str | Path, doc: _Doc, body: str) -> tuple[list[str], list[str]]:
@@ -119,7 +123,7 @@ def _docno(path: str | Path, doc: _Doc, body: str) -> str:
 def _record(path: str | Path, doc: _Doc) -> DocRecord:
     body = "".join(doc.parts)
     docno = _docno(path, doc, body)
-    rest = _META.sub("", body)
+    rest = _META.sub("", body) if _WEB_PAGE.search(body) else body
     html = ""
     # A web page (trecweb) has HTML tags such as <title> and <head> that would be
     # mistaken for TREC fields, so it is recognised first.
@@ -131,7 +135,7 @@ def _record(path: str | Path, doc: _Doc) -> DocRecord:
         if titles or texts:
             title = " ".join(t for t in titles if t)
             text = "\n\n".join(t for t in texts if t)
-        elif _LOOKS_HTML.search(rest):
+        elif _LOOKS_HTML.search(rest := _META.sub("", body)):
             title, text = html_extract(rest)
             html = sanitize_html(rest)
         else:
@@ -165,6 +169,9 @@ def parse_trec_sgml(
             raise ImportFormatError(
                 path, line, "NUL byte", column=text.index("\x00") + 1, got=text[:40]
             )
+        if doc is not None and "<" not in text:
+            doc.parts.append(text + "\n")  # the common case: a line of body text
+            continue
         position = 0
         for match in _DOC_TAG.finditer(text):
             segment = text[position : match.start()]

@@ -135,42 +135,99 @@ def iter_lines(
     if not _ascii_compatible(codec):
         yield from _iter_lines_wide(path, codec, encoding_errors, stats)
         return
+    yield from _iter_lines_narrow(path, codec, encoding_errors, stats, max_line_bytes)
+
+
+def _read_chunk(handle: BinaryIO, path: str | Path, line: int) -> bytes:
+    try:
+        return handle.read(CHUNK_BYTES)
+    except _GZIP_ERRORS as exc:
+        raise ImportFormatError(
+            path, line + 1, "truncated or corrupt gzip data", got=str(exc)
+        ) from None
+
+
+def _too_long(path: str | Path, line: int, limit: int, raw: bytes) -> ImportFormatError:
+    return ImportFormatError(
+        path,
+        line,
+        f"line longer than {limit} bytes",
+        expected="one record per line",
+        got=raw[:40],
+    )
+
+
+def _iter_lines_narrow(
+    path: str | Path,
+    codec: str,
+    encoding_errors: str,
+    stats: ReadStats,
+    max_line_bytes: int,
+) -> Iterator[tuple[int, str]]:
+    """ASCII-compatible codecs: read blocks of whole lines, decode each block at once."""
     line = 0
     offset = 0
+    pending = b""
     try:
         with open_binary(path) as handle:
             while True:
-                try:
-                    raw = handle.readline(max_line_bytes + 1)
-                except _GZIP_ERRORS as exc:
-                    raise ImportFormatError(
-                        path, line + 1, "truncated or corrupt gzip data", got=str(exc)
-                    ) from None
-                if not raw:
-                    return
-                line += 1
-                if len(raw) > max_line_bytes:
-                    raise ImportFormatError(
-                        path,
-                        line,
-                        f"line longer than {max_line_bytes} bytes",
-                        expected="one record per line",
-                        got=raw[:40],
+                chunk = _read_chunk(handle, path, line)
+                data = pending + chunk
+                if offset == 0 and data:
+                    data = _strip_bom(path, data, codec)
+                    offset = len(pending + chunk) - len(data)
+                cut = data.rfind(b"\n") + 1 if chunk else len(data)
+                block, pending = data[:cut], data[cut:]
+                if len(pending) > max_line_bytes:
+                    raise _too_long(
+                        path, line + block.count(b"\n") + 1, max_line_bytes, pending
                     )
-                if line == 1:
-                    raw = _strip_bom(path, raw, codec)
-                body = raw[:-1] if raw.endswith(b"\n") else raw
-                text = _decode_line(
-                    path, line, offset, body, codec, encoding_errors, stats
-                )
-                offset += len(raw)
+                for body in _block_lines(
+                    path, line, offset, block, codec, encoding_errors, stats
+                ):
+                    line += 1
+                    yield line, body
+                offset += len(block)
                 stats.lines = line
                 stats.bytes = offset
-                yield line, text
+                if not chunk:
+                    return
     except OSError as exc:
         raise ImportFormatError(
             path, line + 1, "cannot read file", got=str(exc)
         ) from None
+
+
+def _block_lines(
+    path: str | Path,
+    line: int,
+    offset: int,
+    block: bytes,
+    codec: str,
+    encoding_errors: str,
+    stats: ReadStats,
+) -> list[str]:
+    """The lines of a block of whole lines (the last may lack its newline)."""
+    if not block:
+        return []
+    try:
+        text = block.decode(codec)
+    except UnicodeDecodeError:
+        # Find the exact line and byte offset, or replace and count, line by line.
+        raws = block.split(b"\n")
+        if block.endswith(b"\n"):
+            raws.pop()
+        lines = []
+        for index, raw in enumerate(raws):
+            lines.append(
+                _decode_line(
+                    path, line + index + 1, offset, raw, codec, encoding_errors, stats
+                )
+            )
+            offset += len(raw) + 1
+        return lines
+    parts = text.split("\n")
+    return parts[:-1] if text.endswith("\n") else parts
 
 
 def _decode_line(

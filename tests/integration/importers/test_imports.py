@@ -1,0 +1,236 @@
+"""Import services and commands against the real database (PostgreSQL in the suite).
+
+Expected counts come from each collection's README and stats.json; run line counts are
+taken from the files themselves with gzip, independently of the parsers.
+"""
+
+import gzip
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db.models import Avg, Count
+
+from nuggets_app.importers import ImportFormatError
+from nuggets_app.models import (
+    Collection,
+    Document,
+    Qrels,
+    QrelsEntry,
+    Run,
+    RunEntry,
+    Topic,
+)
+from nuggets_app.services.imports import (
+    collection_import,
+    qrels_import,
+    runs_import,
+    topics_import,
+)
+
+ALL_TABLES = (Collection, Document, Topic, Run, RunEntry, Qrels, QrelsEntry)
+
+
+def _counts():
+    return {model.__name__: model.objects.count() for model in ALL_TABLES}
+
+
+def _data_lines(path):
+    with gzip.open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+@pytest.fixture
+def cranfield(db, shared_data):
+    folder = shared_data / "cranfield"
+    collection_import(path=folder / "docs.trec.gz", name="cranfield")
+    topics_import(path=folder / "topics.trec", collection="cranfield")
+    return folder
+
+
+@pytest.mark.slow
+def test_cranfield_imports_with_the_readme_counts(cranfield):
+    stats = json.loads((cranfield / "stats.json").read_text())
+    collection = Collection.objects.get(name="cranfield")
+    assert collection.documents.count() == stats["docs"] == 1400
+    assert collection.topics.count() == stats["topics"] == 225
+    mean_words = collection.documents.aggregate(m=Avg("length_words"))["m"]
+    assert round(mean_words, 1) == stats["doc_words_mean_text_only"]
+    assert collection.documents.filter(text="").count() == stats["empty_text_docs"]
+
+    again = collection_import(path=cranfield / "docs.jsonl.gz", name="cranfield")
+    assert (again.records, again.created, again.updated) == (1400, 0, 1400)
+    assert collection.documents.count() == 1400
+
+    summary = qrels_import(
+        path=cranfield / "qrels.txt", collection=collection, name="cran"
+    )
+    assert summary.records == stats["qrels_lines"] == 1837
+    grades = dict(
+        QrelsEntry.objects.values_list("relevance").annotate(n=Count("id")).order_by()
+    )
+    assert {str(g): n for g, n in grades.items()} == stats["grades"]
+
+    paths = sorted((cranfield / "runs").glob("*.run.gz"))
+    assert len(paths) == 36
+    summaries = runs_import(paths=paths, collection=collection)
+    assert Run.objects.filter(collection=collection).count() == 36
+    for path, summary in zip(paths, summaries, strict=True):
+        assert summary.records == _data_lines(path)
+        assert summary.name == path.name.removesuffix(".run.gz")
+    assert RunEntry.objects.count() == sum(_data_lines(p) for p in paths)
+
+
+@pytest.mark.slow
+def test_npl_imports_with_the_readme_counts(db, shared_data):
+    folder = shared_data / "npl-vaswani"
+    stats = json.loads((folder / "stats.json").read_text())
+    collection_import(path=folder / "docs.trec.gz", name="npl")
+    topics_import(path=folder / "topics.trec", collection="npl")
+    qrels_import(path=folder / "qrels.txt", collection="npl", name="npl")
+    assert (
+        Document.objects.filter(collection__name="npl").count()
+        == stats["docs"]
+        == 11429
+    )
+    assert Topic.objects.filter(collection__name="npl").count() == stats["topics"] == 93
+    assert QrelsEntry.objects.count() == stats["qrels_lines"]
+
+
+def test_runs_are_ranked_in_trec_eval_order_and_reimport_is_idempotent(cranfield):
+    path = cranfield / "runs" / "kidus-hw1-bm25.run.gz"
+    runs_import(paths=[path], collection="cranfield")
+    first = set(
+        RunEntry.objects.values_list("topic__qid", "document__docno", "rank", "score")
+    )
+    runs_import(paths=[path], collection="cranfield")
+    second = set(
+        RunEntry.objects.values_list("topic__qid", "document__docno", "rank", "score")
+    )
+    assert first == second
+    assert Run.objects.count() == 1
+    # The file's own first lines for topic 1 (README: ranks renumbered 1..k in order).
+    top = RunEntry.objects.filter(topic__qid="1").order_by("rank")[:3]
+    assert [(e.document.docno, e.rank, e.score) for e in top] == [
+        ("184", 1, 24.280813),
+        ("486", 2, 21.978162),
+        ("13", 3, 21.341216),
+    ]
+
+
+def test_reimporting_documents_keeps_ids_and_text(cranfield):
+    before = dict(Document.objects.values_list("docno", "id"))
+    texts = dict(Document.objects.values_list("docno", "text"))
+    collection_import(path=cranfield / "docs.trec.gz", name="cranfield")
+    assert dict(Document.objects.values_list("docno", "id")) == before
+    assert dict(Document.objects.values_list("docno", "text")) == texts
+
+
+def _with_bad_last_line(source, target, bad: bytes, gz=True):
+    opener = gzip.open if gz else open
+    with opener(source, "rb") as handle:
+        data = handle.read()
+    target.write_bytes(data + bad)
+    return target, data.count(b"\n") + 1
+
+
+def test_a_bad_last_line_saves_nothing_for_each_importer(cranfield, tmp_path):
+    before = _counts()
+    cases = [
+        (
+            lambda p: collection_import(path=p, name="cranfield"),
+            _with_bad_last_line(
+                cranfield / "docs.jsonl.gz", tmp_path / "d.jsonl", b"{bad\n"
+            ),
+        ),
+        (
+            lambda p: collection_import(path=p, name="fresh"),
+            _with_bad_last_line(
+                cranfield / "docs.trec.gz", tmp_path / "d.trec", b"<DOC>\n"
+            ),
+        ),
+        (
+            lambda p: runs_import(paths=[p], collection="cranfield"),
+            _with_bad_last_line(
+                cranfield / "runs" / "kidus-hw1-bm25.run.gz",
+                tmp_path / "r.run",
+                b"1 Q0 184 9 nan kidus-hw1-bm25\n",
+            ),
+        ),
+        (
+            lambda p: qrels_import(path=p, collection="cranfield", name="q"),
+            _with_bad_last_line(
+                cranfield / "qrels.txt", tmp_path / "q.txt", b"1 0 1 x\n", gz=False
+            ),
+        ),
+        (
+            lambda p: topics_import(path=p, collection="cranfield"),
+            _with_bad_last_line(
+                cranfield / "topics.trec",
+                tmp_path / "t.trec",
+                b"<top>\n<title> x\n</top>\n",
+                gz=False,
+            ),
+        ),
+    ]
+    for load, (path, line) in cases:
+        with pytest.raises(ImportFormatError) as caught:
+            load(path)
+        assert caught.value.line == line, str(caught.value)
+        assert _counts() == before
+
+
+def test_unknown_documents_and_topics_are_named_with_their_line(cranfield, tmp_path):
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 184 1 2.0 t\n1 Q0 no-such-doc 2 1.0 t\n")
+    with pytest.raises(ImportFormatError, match=r"r\.run:2: unknown document"):
+        runs_import(paths=[path], collection="cranfield")
+    path.write_text("1 0 184 1\n999 0 184 1\n")
+    with pytest.raises(ImportFormatError, match=r"r\.run:2: unknown topic"):
+        qrels_import(path=path, collection="cranfield", name="q")
+    assert not Run.objects.exists()
+    assert not Qrels.objects.exists()
+
+
+def test_max_errors_reports_several_problems_and_saves_nothing(cranfield, tmp_path):
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 184 1 x t\n1 Q0 486 2 1.0 t\n1 Q0 13 3 y t\n1 Q0 zz 4 1 t\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("import_runs", str(path), collection="cranfield", max_errors=5)
+    lines = str(caught.value).splitlines()
+    assert [line.split(": ")[0] for line in lines] == [
+        f"{path}:1",
+        f"{path}:3",
+        f"{path}:4",
+    ]
+    assert not RunEntry.objects.exists()
+
+
+def test_commands_import_and_report(cranfield, capsys):
+    call_command(
+        "import_qrels", str(cranfield / "qrels.txt"), collection="cranfield", name="c"
+    )
+    assert "1837 judgments" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="no collection named 'nope'"):
+        call_command("import_topics", str(cranfield / "topics.trec"), collection="nope")
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("import_collection", str(cranfield / "missing.trec"), name="x")
+
+
+def test_prels_keep_their_inclusion_probabilities(db, tmp_path):
+    collection = Collection.objects.create(name="web")
+    Topic.objects.create(collection=collection, qid="1", title="t")
+    for docno in ("a", "b"):
+        Document.objects.create(collection=collection, docno=docno, text=docno)
+    path = tmp_path / "p.txt"
+    path.write_text("1 a 1 0 1\n1 b 0 1 0.125\n")
+    summary = qrels_import(path=path, collection=collection, name="p")
+    assert summary.records == 2
+    assert Qrels.objects.get(name="p").kind == "prels"
+    assert sorted(
+        QrelsEntry.objects.values_list("relevance", "method", "inclusion_prob")
+    ) == [
+        (0, 1, 0.125),
+        (1, 0, 1.0),
+    ]
