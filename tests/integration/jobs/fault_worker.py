@@ -23,9 +23,9 @@ __all__ = ["app"]
 def _install_faults(**_: object) -> None:
     from django.db import OperationalError
 
-    from nuggets_app.services import matching
+    from nuggets_app.services.matching import chunks
 
-    real = matching._score_document
+    real = chunks._score_document
 
     def faulty(topic_matcher, text):
         if "SLOWME" in text:
@@ -36,4 +36,4 @@ def _install_faults(**_: object) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return real(topic_matcher, text)
 
-    matching._score_document = faulty
+    chunks._score_document = faulty

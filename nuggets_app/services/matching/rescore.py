@@ -1,0 +1,125 @@
+"""Re-scoring a whole job for a new lambda from its packed evidence."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from matcher import MatchOptions, TopicMatcher
+from nuggets_app.models import (
+    MatchChunk,
+    MatchJob,
+    MatchResult,
+)
+from nuggets_app.services.inference import evidence_rescore
+
+from .base import RESULT_BATCH, MatchJobError, Status, job_nugget_specs
+from .chunks import matcher_cache_clear
+
+
+@dataclass
+class RescoreSummary:
+    """What a re-scoring changed."""
+
+    results: int
+    changed: int
+    seconds: float
+
+
+def match_job_rescore(*, job: MatchJob, lam: float) -> RescoreSummary:
+    """Recompute every result's score and best nugget for a new lambda from the stored
+    evidence (no document is read), and make it the job's lambda."""
+    if not 0 < lam <= 1:
+        raise MatchJobError(f"lambda must be in (0, 1], got {lam!r}")
+    if job.status != Status.DONE:
+        raise MatchJobError(f"job {job.pk} is {job.status}; re-score a finished job")
+    started = time.perf_counter()
+    blobs = list(
+        MatchChunk.objects.filter(job=job).values_list("topic_id", "packed_evidence")
+    )
+    if any(blob is None for _, blob in blobs):
+        raise MatchJobError(
+            f"job {job.pk} has chunks without stored evidence; re-run it"
+        )
+    rescored = evidence_rescore([bytes(blob) for _, blob in blobs], lam)
+    with transaction.atomic():
+        changed = _scores_write(job, blobs, rescored)
+        MatchJob.objects.filter(pk=job.pk).update(lam=lam)
+    job.lam = lam
+    matcher_cache_clear()
+    return RescoreSummary(
+        results=sum(len(r[0]) for r in rescored),
+        changed=changed,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _scores_write(job: MatchJob, blobs, rescored) -> int:
+    """Write new (score, nugget) pairs for the documents whose values changed."""
+    import numpy as np
+
+    changed = 0
+    rows_doc, rows_topic, rows_score, rows_nugget = [], [], [], []
+    for (topic_id, _), (doc_ids, scores, nuggets) in zip(blobs, rescored, strict=True):
+        rows_doc.append(doc_ids)
+        rows_topic.append(np.full(len(doc_ids), topic_id, dtype=np.int64))
+        rows_score.append(scores)
+        rows_nugget.append(nuggets)
+    if not rows_doc:
+        return 0
+    docs = np.concatenate(rows_doc).tolist()
+    topics = np.concatenate(rows_topic).tolist()
+    scores = np.concatenate(rows_score).tolist()
+    nuggets = [int(n) if n >= 0 else None for n in np.concatenate(rows_nugget).tolist()]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                UPDATE nuggets_app_matchresult AS r
+                SET score = v.score, nugget_id = v.nugget,
+                    spans = CASE WHEN r.nugget_id IS DISTINCT FROM v.nugget
+                                 THEN '[]'::jsonb ELSE r.spans END
+                FROM unnest(%s::bigint[], %s::bigint[], %s::float8[], %s::bigint[])
+                     AS v(topic, doc, score, nugget)
+                WHERE r.job_id = %s AND r.topic_id = v.topic AND r.document_id = v.doc
+                  AND (r.score <> v.score OR r.nugget_id IS DISTINCT FROM v.nugget)
+                """,
+                [topics, docs, scores, nuggets, job.pk],
+            )
+            changed = cursor.rowcount
+        return changed
+    current = {
+        (r.topic_id, r.document_id): r for r in MatchResult.objects.filter(job=job)
+    }
+    dirty = []
+    for topic, doc, score, nugget in zip(topics, docs, scores, nuggets, strict=True):
+        row = current.get((topic, doc))
+        if row is not None and (row.score != score or row.nugget_id != nugget):
+            if row.nugget_id != nugget:
+                row.spans = []
+            row.score, row.nugget_id = score, nugget
+            dirty.append(row)
+    MatchResult.objects.bulk_update(
+        dirty, ["score", "nugget", "spans"], batch_size=RESULT_BATCH
+    )
+    return len(dirty)
+
+
+def result_spans(result: MatchResult) -> list[list[int]]:
+    """Highlight spans of a result's best nugget, matching its one document again
+    (stored spans are dropped when re-scoring changes the best nugget)."""
+    if result.nugget_id is None:
+        return []
+    job = result.job
+    options = MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
+    specs = [
+        s
+        for s in job_nugget_specs(job, result.topic_id)
+        if s.id == str(result.nugget_id)
+    ]
+    if not specs:
+        return []
+    match = TopicMatcher(specs, options).score(result.document.text)
+    return [list(span) for span in match.spans]
