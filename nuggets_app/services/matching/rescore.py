@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection, transaction
 
 from matcher import MatchOptions, TopicMatcher
@@ -43,36 +44,55 @@ def match_job_rescore(*, job: MatchJob, lam: float) -> RescoreSummary:
         raise MatchJobError(
             f"job {job.pk} has chunks without stored evidence; re-run it"
         )
-    rescored = evidence_rescore([bytes(blob) for _, blob in blobs], lam)
+    packed = [bytes(blob) for _, blob in blobs]
+    # The stored scores are the evidence scored with the job's lambda, bit for bit, so
+    # comparing both in memory finds the rows to write without reading them.
+    old = _flatten(blobs, evidence_rescore(packed, job.lam))
+    new = _flatten(blobs, evidence_rescore(packed, lam))
+    dirty = (old["score"] != new["score"]) | (old["nugget"] != new["nugget"])
     with transaction.atomic():
-        changed = _scores_write(job, blobs, rescored)
+        changed = _scores_write(job, {key: col[dirty] for key, col in new.items()})
         MatchJob.objects.filter(pk=job.pk).update(lam=lam)
     job.lam = lam
     matcher_cache_clear()
     return RescoreSummary(
-        results=sum(len(r[0]) for r in rescored),
-        changed=changed,
-        seconds=time.perf_counter() - started,
+        results=len(new["doc"]), changed=changed, seconds=time.perf_counter() - started
     )
 
 
-def _scores_write(job: MatchJob, blobs, rescored) -> int:
-    """Write new (score, nugget) pairs for the documents whose values changed."""
-    import numpy as np
-
-    changed = 0
-    rows_doc, rows_topic, rows_score, rows_nugget = [], [], [], []
+def _flatten(blobs, rescored) -> dict[str, np.ndarray]:
+    """One array per column over all chunks: topic, doc, score, nugget (-1: none)."""
+    parts: dict[str, list[np.ndarray]] = {
+        "topic": [],
+        "doc": [],
+        "score": [],
+        "nugget": [],
+    }
     for (topic_id, _), (doc_ids, scores, nuggets) in zip(blobs, rescored, strict=True):
-        rows_doc.append(doc_ids)
-        rows_topic.append(np.full(len(doc_ids), topic_id, dtype=np.int64))
-        rows_score.append(scores)
-        rows_nugget.append(nuggets)
-    if not rows_doc:
+        parts["topic"].append(np.full(len(doc_ids), topic_id, dtype=np.int64))
+        parts["doc"].append(doc_ids)
+        parts["score"].append(scores)
+        parts["nugget"].append(nuggets)
+    empty = {
+        "topic": np.int64,
+        "doc": np.int64,
+        "score": np.float64,
+        "nugget": np.int64,
+    }
+    return {
+        key: np.concatenate(cols) if cols else np.zeros(0, dtype=empty[key])
+        for key, cols in parts.items()
+    }
+
+
+def _scores_write(job: MatchJob, rows: dict[str, np.ndarray]) -> int:
+    """Write the new (score, nugget) of the given rows; a changed nugget drops the
+    stored spans (the document page recomputes them)."""
+    if not len(rows["doc"]):
         return 0
-    docs = np.concatenate(rows_doc).tolist()
-    topics = np.concatenate(rows_topic).tolist()
-    scores = np.concatenate(rows_score).tolist()
-    nuggets = [int(n) if n >= 0 else None for n in np.concatenate(rows_nugget).tolist()]
+    topics, docs = rows["topic"].tolist(), rows["doc"].tolist()
+    scores = rows["score"].tolist()
+    nuggets = [n if n >= 0 else None for n in rows["nugget"].tolist()]
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
@@ -84,19 +104,17 @@ def _scores_write(job: MatchJob, blobs, rescored) -> int:
                 FROM unnest(%s::bigint[], %s::bigint[], %s::float8[], %s::bigint[])
                      AS v(topic, doc, score, nugget)
                 WHERE r.job_id = %s AND r.topic_id = v.topic AND r.document_id = v.doc
-                  AND (r.score <> v.score OR r.nugget_id IS DISTINCT FROM v.nugget)
                 """,
                 [topics, docs, scores, nuggets, job.pk],
             )
-            changed = cursor.rowcount
-        return changed
+            return cursor.rowcount
     current = {
         (r.topic_id, r.document_id): r for r in MatchResult.objects.filter(job=job)
     }
     dirty = []
     for topic, doc, score, nugget in zip(topics, docs, scores, nuggets, strict=True):
         row = current.get((topic, doc))
-        if row is not None and (row.score != score or row.nugget_id != nugget):
+        if row is not None:
             if row.nugget_id != nugget:
                 row.spans = []
             row.score, row.nugget_id = score, nugget
