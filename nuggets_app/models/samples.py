@@ -12,6 +12,7 @@ class Sample(models.Model):
         STATAP = "statap", "statAP (AP-prior, with replacement)"
         UNIFORM = "uniform", "Uniform (without replacement)"
         DEPTH = "depth", "Depth (best-ranked first)"
+        VERIFICATION = "verification", "Verification (stratified by inferred label)"
 
     pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="samples")
     name = models.CharField(max_length=200)
