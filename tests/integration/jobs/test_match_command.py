@@ -1,0 +1,68 @@
+"""``manage.py match``: launch, status, cancel, re-score, and its error messages."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from nuggets_app.models import MatchJob
+from tests.integration.jobs.world import cranfield_world, run_inline
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(shared_data, assessor):
+    return cranfield_world(shared_data, assessor)
+
+
+def _match(*args: str) -> str:
+    out = StringIO()
+    call_command("match", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_match_launches_a_job_with_a_nugget_filter(world, settings, assessor):
+    settings.MATCH_CHUNK_SIZE = 10
+    text = _match(
+        "--collection", world.collection.name, "--pool", "depth", "--topics", "2",
+        "--k", "2", "--lam", "0.7", "--assessor", assessor.username, "--grade", "1",
+    )  # fmt: skip
+    job = MatchJob.objects.get()
+    assert text == f"job {job.pk}: 3 chunks, 24 documents\n"
+    assert (job.k, job.lam, job.source) == (2, 0.7, "pool")
+    assert job.nugget_filter == {"assessors": [assessor.pk], "grades": [1]}
+    run_inline(job)
+    assert _match("--status", str(job.pk)).startswith(
+        f"job {job.pk}: done, 3/3 chunks, 24/24 documents"
+    )
+    rescored = _match("--rescore", str(job.pk), "--lam", "0.3")
+    assert rescored.startswith(f"job {job.pk}: lambda 0.3, ")
+    job.refresh_from_db()
+    assert job.lam == 0.3
+
+
+def test_match_cancels_a_job(world):
+    _match("--collection", world.collection.name, "--all-docs")
+    job = MatchJob.objects.get()
+    assert job.docs_total == 2 * job.collection.documents.count()
+    assert _match("--cancel", str(job.pk)) == f"job {job.pk}: cancelled\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--collection", "nope", "--all-docs"], "unknown collection nope"),
+        (["--collection", "cranfield-jobs"], "say which documents"),
+        (["--collection", "cranfield-jobs", "--pool", "x"], "unknown pool x"),
+        (["--collection", "cranfield-jobs", "--all-docs", "--topics", "99"],
+         "unknown topics: 99"),
+        (["--collection", "cranfield-jobs", "--all-docs", "--lam", "1.5"],
+         r"lambda must be in \(0, 1\], got 1.5"),
+        (["--status", "12345"], "no job 12345"),
+    ],
+)  # fmt: skip
+def test_match_explains_what_is_wrong(world, args, message):
+    with pytest.raises(CommandError, match=message):
+        _match(*args)
+    assert not MatchJob.objects.exists()
