@@ -1,5 +1,29 @@
-"""URL patterns of the evaluation pages (included from assessor_ui.urls)."""
+"""URL patterns of the researcher dashboard (included from assessor_ui.urls)."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from assessor_ui.views import evaluation
+
+urlpatterns = [
+    path("evaluation/", evaluation.evaluation_index, name="evaluation-index"),
+    path(
+        "evaluation/<int:pk>/verification/new",
+        evaluation.verification_create,
+        name="verification-create",
+    ),
+    path(
+        "evaluation/<int:pk>/<slug:page>/",
+        evaluation.evaluation_page,
+        name="evaluation-page",
+    ),
+    path(
+        "evaluation/<int:pk>/<slug:page>/csv/<slug:table>",
+        evaluation.evaluation_csv,
+        name="evaluation-csv",
+    ),
+    path(
+        "evaluation/<int:pk>/<slug:page>/plot/<slug:plot>.<slug:fmt>",
+        evaluation.evaluation_plot,
+        name="evaluation-plot",
+    ),
+]

@@ -1,0 +1,146 @@
+"""Server-rendered plots (matplotlib, Agg backend) as SVG or PNG bytes.
+
+Plain data in, file bytes out: the pages serve them as ``<img>`` sources and downloads,
+``manage.py diagnose`` writes them to files. SVG output carries no date and a fixed
+hash salt, so the same data gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
+RELEVANT, NONRELEVANT, OTHER = "#1f7a3d", "#b3261e", "#1f5fbf"
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    # Agg renders without a display (web workers, CI).
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "nuggets"
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _finish(fig: Any, fmt: str) -> bytes:
+    if fmt not in FORMATS:
+        raise ValueError(f"plot format must be svg or png, got {fmt!r}")
+    plt = _pyplot()
+    fig.tight_layout()
+    out = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {}
+    fig.savefig(out, format=fmt, dpi=110, metadata=metadata)
+    plt.close(fig)
+    return out.getvalue()
+
+
+def _finite(values: Sequence[float]) -> list[float]:
+    return [v for v in values if not math.isnan(v)]
+
+
+def scatter_plot(
+    names: Sequence[str], xs: Sequence[float], ys: Sequence[float], *,
+    xlabel: str, ylabel: str, title: str, fmt: str = "svg",
+) -> bytes:  # fmt: skip
+    """One labelled point per item, with the diagonal y = x."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.scatter(xs, ys, s=18, color=OTHER)
+    for name, x, y in zip(names, xs, ys, strict=True):
+        ax.annotate(name, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+    values = _finite([*xs, *ys])
+    low = min([0.0, *values])
+    high = max([1e-9, *values]) * 1.05
+    ax.plot([low, high], [low, high], linewidth=0.8, color="grey")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    return _finish(fig, fmt)
+
+
+def bar_plot(
+    labels: Sequence[str], values: Sequence[float], *, ylabel: str, title: str,
+    fmt: str = "svg",
+) -> bytes:  # fmt: skip
+    """Vertical bars, one per label (NaN drawn as 0)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.18 * len(labels) + 2), 3.5))
+    heights = [0.0 if math.isnan(v) else v for v in values]
+    ax.bar(range(len(labels)), heights, color=OTHER)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    return _finish(fig, fmt)
+
+
+def histogram_plot(
+    relevant: Sequence[int], nonrelevant: Sequence[int], edges: Sequence[float], *,
+    xlabel: str, title: str, fmt: str = "svg",
+) -> bytes:  # fmt: skip
+    """Side-by-side bars of judged relevant and judged non-relevant counts per bin."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    bins = len(relevant)
+    width = (edges[-1] - edges[0]) / bins if bins and edges[-1] > edges[0] else 1.0
+    lefts = [edges[0] + b * width for b in range(bins)]
+    ax.bar([x + 0.05 * width for x in lefts], relevant, width=0.45 * width,
+           align="edge", color=RELEVANT, label="judged relevant")  # fmt: skip
+    ax.bar([x + 0.5 * width for x in lefts], nonrelevant, width=0.45 * width,
+           align="edge", color=NONRELEVANT, label="judged non-relevant")  # fmt: skip
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("documents")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    return _finish(fig, fmt)
+
+
+def length_bias_plot(
+    series: dict[str, Sequence[Any]], *, title: str, fmt: str = "svg"
+) -> bytes:
+    """Three panels (judged share, relevant share, P(rel | judged)) per length bin,
+    one line per named series of ``LengthBin`` rows, with the no-bias level 1/B."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.5))
+    panels = (
+        ("judged_share", "share of judged pairs"),
+        ("relevant_share", "share of relevant pairs"),
+        ("p_rel_given_judged", "P(relevant | judged)"),
+    )
+    colours = {"human": OTHER, "inferred": "#d9822b"}
+    for ax, (attr, label) in zip(axes, panels, strict=True):
+        for name, rows in series.items():
+            xs = [b.index + 1 for b in rows]
+            ys = [getattr(b, attr) for b in rows]
+            ax.plot(xs, ys, marker="o", label=name, color=colours.get(name, "grey"))
+        some = next(iter(series.values()), [])
+        if attr != "p_rel_given_judged" and some:
+            ax.axhline(1 / len(some), linewidth=0.8, color="grey", linestyle="--")
+        ax.set_xlabel("length bin (short to long)")
+        ax.set_title(label, fontsize=9)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return _finish(fig, fmt)
+
+
+def interval_plot(
+    labels: Sequence[str], points: Sequence[float], lows: Sequence[float],
+    highs: Sequence[float], *, xlabel: str, title: str, fmt: str = "svg",
+) -> bytes:  # fmt: skip
+    """Horizontal point estimates with their confidence intervals, first label on top."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 0.35 * len(labels) + 1.5))
+    ys = list(range(len(labels)))[::-1]
+    for y, p, lo, hi in zip(ys, points, lows, highs, strict=True):
+        if not math.isnan(p):
+            ax.plot([lo, hi], [y, y], color=OTHER, linewidth=2)
+            ax.plot([p], [y], marker="o", color="black")
+    ax.set_yticks(ys, labels, fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    return _finish(fig, fmt)
