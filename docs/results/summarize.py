@@ -34,7 +34,8 @@ def _fmt(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        # Counts (means over seeds) read better without decimals.
+        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3f}"
     return str(value)
 
 
