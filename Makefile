@@ -40,7 +40,7 @@ stack: setup ## Full stack without Docker: PostgreSQL + Redis, a Celery worker a
 	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py migrate --noinput -v0
 	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py demo --url http://$(HOST):$(PORT)/
 	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 \
-	  $(VENV)/bin/celery -A nuggets_app worker --loglevel=INFO --concurrency=2 & \
+	  $(VENV)/bin/celery -A nuggets_app worker -B --loglevel=INFO --concurrency=2 & \
 	  trap 'kill $$!' EXIT; \
 	  DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 

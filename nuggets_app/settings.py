@@ -193,6 +193,14 @@ CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 7200)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "nuggets")
+# Celery beat re-queues chunks of workers that died without a trace (SIGKILL of the main
+# process leaves the message unacknowledged until the visibility timeout).
+CELERY_BEAT_SCHEDULE = {
+    "match-supervise": {
+        "task": "nuggets_app.tasks.match_supervise",
+        "schedule": env_int("MATCH_SUPERVISE_SECONDS", 60),
+    }
+}
 
 CACHES = {
     "default": (

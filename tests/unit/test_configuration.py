@@ -33,16 +33,17 @@ def _compose() -> dict:
 
 def test_compose_defines_the_whole_stack():
     services = _compose()["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker"}
+    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
     web = services["web"]["command"]
     assert "migrate" in web
     assert "gunicorn nuggets_app.wsgi" in web
-    assert services["worker"]["command"][:3] == ["celery", "-A", "nuggets_app"]
+    assert services["worker"]["command"][:4] == ["celery", "-A", "nuggets_app", "worker"]
+    assert services["beat"]["command"][:4] == ["celery", "-A", "nuggets_app", "beat"]
 
 
 def test_compose_sets_only_variables_the_settings_read():
     read = _env_names_read_by_settings()
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "beat"):
         env = _compose()["services"][name]["environment"]
         unknown = set(env) - read
         assert not unknown, f"{name} sets variables the settings ignore: {unknown}"
