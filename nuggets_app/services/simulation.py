@@ -7,8 +7,7 @@ strategy in :mod:`nuggets_app.ir.simulation`), runs a matching job over the pool
 through the jobs service, and returns everything the report needs
 (:mod:`nuggets_app.services.simulation_report` turns it into numbers and files).
 
-:func:`runs_make` ranks a collection with the run suite of
-:mod:`nuggets_app.ir.run_suite` and writes TREC run files.
+Runs to pool come from :mod:`nuggets_app.services.suite_runs`.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import contextlib
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +24,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from matcher import MatchOptions, normalize
-from nuggets_app.importers.qrels import parse_qrels
 from nuggets_app.ir import retrieval
-from nuggets_app.ir.run_suite import run_suite, run_write
 from nuggets_app.ir.simulation import ExtractionOptions, nuggets_extract, rule_parse
 from nuggets_app.models import (
     Assignment,
@@ -40,7 +37,6 @@ from nuggets_app.models import (
     Pool,
     PoolDocument,
     Run,
-    RunEntry,
     Sample,
     SampleDocument,
     Topic,
@@ -49,6 +45,12 @@ from nuggets_app.services.inference import DecisionRule, rule_apply
 from nuggets_app.services.matching import match_chunk_run, match_job_launch
 from nuggets_app.services.pools import pool_build
 from nuggets_app.services.samples import sample_draw
+from nuggets_app.services.suite_runs import (
+    document_texts,
+    qrels_read,
+    runs_scores,
+    topic_queries,
+)
 
 SIMULATED_ASSESSOR = "simulated-assessor"
 Progress = Callable[[str], None]
@@ -111,50 +113,6 @@ class SimulationData:
                 for d in docnos
             }
         return verdicts
-
-
-def document_texts(collection: Collection) -> list[tuple[str, str]]:
-    """``(docno, title + text)`` of every document: what the retrieval models index."""
-    rows = Document.objects.filter(collection=collection).order_by("docno")
-    return [
-        (docno, f"{title}\n{text}" if title and not text.startswith(title) else text)
-        for docno, title, text in rows.values_list("docno", "title", "text").iterator()
-    ]
-
-
-def topic_queries(topics: Iterable[Topic]) -> list[tuple[str, str]]:
-    """``(qid, query text)``: the title, or the description when there is no title."""
-    return [(t.qid, t.title or t.description) for t in topics]
-
-
-def runs_make(
-    *,
-    docs: list[tuple[str, str]],
-    topics: list[tuple[str, str]],
-    out_dir: Path,
-    depth: int = 1000,
-    seed: int = 0,
-    feedback: Mapping[str, list[str]] | None = None,
-    tags: Iterable[str] | None = None,
-) -> dict[str, Path]:
-    """Rank ``docs`` for ``topics`` with the run suite; one ``<tag>.run`` per run."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    suite = run_suite(
-        docs, topics, depth=depth, seed=seed, feedback=feedback, tags=tags
-    )
-    paths = {}
-    for tag, rankings in suite.items():
-        paths[tag] = out_dir / f"{tag}.run"
-        run_write(str(paths[tag]), tag, rankings)
-    return paths
-
-
-def qrels_read(path: str | Path) -> Labels:
-    """``qid -> {docno: rel}`` from a TREC qrels file (errors name file and line)."""
-    labels: Labels = {}
-    for record in parse_qrels(path, "qrels"):
-        labels.setdefault(record.qid, {})[record.docno] = record.rel
-    return labels
 
 
 def _names_digest(runs: Iterable[Run]) -> str:
@@ -383,20 +341,6 @@ def _sample_probs(sample: Sample) -> dict[str, dict[str, float]]:
     for qid, docno, prob in rows:
         probs.setdefault(qid, {})[docno] = prob
     return probs
-
-
-def runs_scores(runs: Iterable[Run]) -> dict[str, Scores]:
-    """``run name -> qid -> {docno: score}`` of the runs' stored entries."""
-    result: dict[str, Scores] = {}
-    for run in runs:
-        per_topic: Scores = {}
-        rows = RunEntry.objects.filter(run=run).values_list(
-            "topic__qid", "document__docno", "score"
-        )
-        for qid, docno, score in rows.iterator(chunk_size=20000):
-            per_topic.setdefault(qid, {})[docno] = score
-        result[run.name] = per_topic
-    return result
 
 
 def _baseline(

@@ -13,7 +13,7 @@ from nuggets_app.importers.topics import parse_topics
 from nuggets_app.ir.run_suite import RUNS
 from nuggets_app.models import Collection, Topic
 from nuggets_app.services.imports import runs_import
-from nuggets_app.services.simulation import (
+from nuggets_app.services.suite_runs import (
     document_texts,
     qrels_read,
     runs_make,
@@ -101,7 +101,10 @@ class Command(BaseCommand):
             for tag, path in paths.items():
                 self.stdout.write(f"{tag}\t{path if out else '(not kept)'}")
             if collection is not None and not options["no_import"]:
-                runs_import(paths=list(paths.values()), collection=collection)
+                try:
+                    runs_import(paths=list(paths.values()), collection=collection)
+                except ImportFormatError as error:
+                    raise CommandError(str(error)) from error
                 self.stdout.write(
                     f"imported {len(paths)} runs into collection {collection.name}"
                 )

@@ -20,12 +20,10 @@ from nuggets_app.services.imports import collection_import, runs_import, topics_
 from nuggets_app.services.simulation import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
-    document_texts,
-    runs_make,
     simulation_run,
-    topic_queries,
 )
 from nuggets_app.services.simulation_report import report_build, report_write
+from nuggets_app.services.suite_runs import document_texts, runs_make, topic_queries
 
 pytestmark = pytest.mark.django_db
 SIZE = 8
