@@ -150,16 +150,18 @@ class VerificationForm(RuleFields):
 
 
 def _bound(form_class, request: HttpRequest, collection: Collection):
-    """A form bound to the query string, or to its initial values on a first visit."""
+    """A form bound to the query string, fields it lacks taking their initial values
+    (so a first visit computes with the defaults)."""
     probe = form_class(None, collection)
-    data = request.GET.copy() if request.GET else None
-    if data is None:
-        data = {}
-        for name, f in probe.fields.items():
-            initial = f.initial
-            if initial is None and getattr(f, "choices", None):
-                initial = next((k for k, _ in f.choices if k), "")
-            data[name] = "" if initial is None else initial
+    data = {}
+    for name, f in probe.fields.items():
+        initial = f.initial
+        if initial is None and getattr(f, "choices", None):
+            initial = next((k for k, _ in f.choices if k), "")
+        data[name] = "" if initial is None else initial
+    for name in request.GET:
+        if name in probe.fields:
+            data[name] = request.GET[name]
     return form_class(data, collection)
 
 

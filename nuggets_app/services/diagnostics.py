@@ -81,6 +81,10 @@ def csv_value(value: object) -> str:
     return str(value)
 
 
+def _fmt(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
 def _mean(values: Iterable[float]) -> float:
     defined = [v for v in values if not math.isnan(v)]
     return sum(defined) / len(defined) if defined else math.nan
@@ -297,7 +301,7 @@ def histogram_analysis(
         if not rel and not non:
             continue
         do, hsa, hist = do_hsa(rel, non, bins=bins)
-        topics.append(TopicHistogram(qid, len(rel), len(non), do, hsa, hist))
+        topics.append(TopicHistogram(qid, len(rel), len(non), float(do), hsa, hist))
         for b in range(bins):
             pooled_r[b] += hist.relevant[b]
             pooled_n[b] += hist.nonrelevant[b]
@@ -433,7 +437,7 @@ def matcher_map_figure(m: MatcherMap, fmt: str) -> bytes:
     """AP of the match scores per topic."""
     return plots.bar_plot(
         list(m.per_topic), list(m.per_topic.values()), ylabel="AP",
-        title=f"Matcher as a retrieval function: AP per topic (MAP {m.mean:.4f})",
+        title=f"Matcher as a retrieval function: AP per topic (MAP {_fmt(m.mean)})",
         fmt=fmt,
     )  # fmt: skip
 
@@ -446,8 +450,8 @@ def histogram_figure(h: HistogramAnalysis, qid: str | None, fmt: str) -> bytes:
             h.pooled_relevant, h.pooled_nonrelevant, edges,
             xlabel="score, min-max normalised per topic",
             title=f"All {len(h.topics)} topics: mean DO "
-            f"{_mean(t.do for t in h.topics):.3f}, mean HSA "
-            f"{_mean(t.hsa for t in h.topics):.3f}",
+            f"{_fmt(_mean(t.do for t in h.topics))}, mean HSA "
+            f"{_fmt(_mean(t.hsa for t in h.topics))}",
             fmt=fmt,
         )  # fmt: skip
     topic = next((t for t in h.topics if t.qid == qid), None)
@@ -455,7 +459,7 @@ def histogram_figure(h: HistogramAnalysis, qid: str | None, fmt: str) -> bytes:
         raise KeyError(qid)
     return plots.histogram_plot(
         topic.hist.relevant, topic.hist.nonrelevant, topic.hist.edges,
-        xlabel="score", title=f"Topic {qid}: DO {topic.do:.3f}, HSA {topic.hsa:.3f}",
+        xlabel="score", title=f"Topic {qid}: DO {_fmt(topic.do)}, HSA {_fmt(topic.hsa)}",
         fmt=fmt,
     )  # fmt: skip
 
