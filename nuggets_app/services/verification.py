@@ -240,7 +240,9 @@ def wilson_interval(p: float, n: float, z: float = Z_95) -> tuple[float, float]:
     centre = p + z2 / (2 * n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     scale = 1 + z2 / n
-    return (max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale))
+    # Mathematically low <= p <= high; the min/max keep it so despite rounding.
+    low = min(p, max(0.0, (centre - half) / scale))
+    return (low, max(p, min(1.0, (centre + half) / scale)))
 
 
 @dataclass(frozen=True)
