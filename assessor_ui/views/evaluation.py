@@ -213,9 +213,7 @@ def _compare_page(request: HttpRequest, collection: Collection, page: PageData) 
     )
     summary, moves = comparison.tables()
     page.tables.update(comparison_summary=summary, comparison=moves)
-    page.figures["scatter"] = functools.partial(
-        diagnostics.comparison_figure, comparison
-    )
+    page.figures["scatter"] = functools.partial(plots.comparison_figure, comparison)
     page.context["ranking"] = comparison.ranking
 
 
@@ -228,11 +226,9 @@ def _trust_page(request: HttpRequest, collection: Collection, page: PageData) ->
     )  # fmt: skip
     page.tables.update({t.name: t for t in report.tables()})
     page.figures.update(
-        matcher_map=functools.partial(diagnostics.matcher_map_figure, report.matcher),
-        histograms=functools.partial(
-            diagnostics.histogram_figure, report.histograms, None
-        ),
-        length_bias=functools.partial(diagnostics.length_bias_figure, report.lengths),
+        matcher_map=functools.partial(plots.matcher_map_figure, report.matcher),
+        histograms=functools.partial(plots.histogram_figure, report.histograms, None),
+        length_bias=functools.partial(plots.length_bias_figure, report.lengths),
     )
     page.context.update(report=report, job=job)
     extra = page.context["histogram_form"]
@@ -256,7 +252,7 @@ def _run_histograms(page: PageData, collection: Collection, data: dict, bins: in
         "run_histograms", counts.columns, counts.rows
     )
     page.figures["run_histograms"] = functools.partial(
-        diagnostics.histogram_figure, analysis, None
+        plots.histogram_figure, analysis, None
     )
 
 

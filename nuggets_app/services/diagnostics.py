@@ -81,10 +81,6 @@ def csv_value(value: object) -> str:
     return str(value)
 
 
-def _fmt(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.3f}"
-
-
 def _mean(values: Iterable[float]) -> float:
     defined = [v for v in values if not math.isnan(v)]
     return sum(defined) / len(defined) if defined else math.nan
@@ -409,66 +405,12 @@ def trust_report_write(report: TrustReport, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = [table.write(directory) for table in report.tables()]
     figures = {
-        "matcher_map": matcher_map_figure(report.matcher, "png"),
-        "histograms": histogram_figure(report.histograms, None, "png"),
-        "length_bias": length_bias_figure(report.lengths, "png"),
+        "matcher_map": plots.matcher_map_figure(report.matcher, "png"),
+        "histograms": plots.histogram_figure(report.histograms, None, "png"),
+        "length_bias": plots.length_bias_figure(report.lengths, "png"),
     }
     for name, data in figures.items():
         path = directory / f"{name}.png"
         path.write_bytes(data)
         written.append(path)
     return written
-
-
-# --- figures ------------------------------------------------------------------------------
-def comparison_figure(c: QrelsComparison, fmt: str) -> bytes:
-    """Per-run scores under A (x) against B (y)."""
-    names = sorted(c.scores_a)
-    r = c.ranking
-    return plots.scatter_plot(
-        names, [c.scores_a[n] for n in names], [c.scores_b[n] for n in names],
-        xlabel=f"{c.measure} under qrels A", ylabel=f"{c.measure} under qrels B",
-        title=f"Kendall tau {r.kendall_tau:.3f}, tau_AP {r.tau_ap:.3f} ({r.runs} runs)",
-        fmt=fmt,
-    )  # fmt: skip
-
-
-def matcher_map_figure(m: MatcherMap, fmt: str) -> bytes:
-    """AP of the match scores per topic."""
-    return plots.bar_plot(
-        list(m.per_topic), list(m.per_topic.values()), ylabel="AP",
-        title=f"Matcher as a retrieval function: AP per topic (MAP {_fmt(m.mean)})",
-        fmt=fmt,
-    )  # fmt: skip
-
-
-def histogram_figure(h: HistogramAnalysis, qid: str | None, fmt: str) -> bytes:
-    """One topic's score histograms, or (``qid`` None) the per-topic ones summed."""
-    if qid is None:
-        edges = [b / h.bins for b in range(h.bins + 1)]
-        return plots.histogram_plot(
-            h.pooled_relevant, h.pooled_nonrelevant, edges,
-            xlabel="score, min-max normalised per topic",
-            title=f"All {len(h.topics)} topics: mean DO "
-            f"{_fmt(_mean(t.do for t in h.topics))}, mean HSA "
-            f"{_fmt(_mean(t.hsa for t in h.topics))}",
-            fmt=fmt,
-        )  # fmt: skip
-    topic = next((t for t in h.topics if t.qid == qid), None)
-    if topic is None:
-        raise KeyError(qid)
-    return plots.histogram_plot(
-        topic.hist.relevant, topic.hist.nonrelevant, topic.hist.edges,
-        xlabel="score", title=f"Topic {qid}: DO {_fmt(topic.do)}, HSA {_fmt(topic.hsa)}",
-        fmt=fmt,
-    )  # fmt: skip
-
-
-def length_bias_figure(lb: LengthBias, fmt: str) -> bytes:
-    """Judged share, relevant share and P(rel | judged) per length bin."""
-    series = {"human": lb.human}
-    if lb.inferred is not None:
-        series["inferred"] = lb.inferred
-    return plots.length_bias_plot(
-        series, title="Length bias: equal-size length bins", fmt=fmt
-    )
