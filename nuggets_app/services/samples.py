@@ -110,10 +110,15 @@ def _draw_record(topic: _TopicPool, draw: StatapDraw) -> dict:
     return record
 
 
+# Verification samples are drawn from a matching job's strata (services/verification.py),
+# never from the pool's sampling distribution.
+DRAWABLE_METHODS = [m for m in Sample.Method.values if m != Sample.Method.VERIFICATION]
+
+
 def _check_request(method: str, size: int, per_run_quota: bool) -> None:
-    if method not in Sample.Method.values:
+    if method not in DRAWABLE_METHODS:
         raise SampleError(
-            f"unknown method {method!r}; choose one of {', '.join(Sample.Method.values)}"
+            f"unknown method {method!r}; choose one of {', '.join(DRAWABLE_METHODS)}"
         )
     if size < 1:
         raise SampleError(f"size must be at least 1, got {size}")
@@ -185,6 +190,10 @@ def sample_extend(
     """
     if extra < 1:
         raise SampleError(f"extra must be at least 1, got {extra}")
+    if sample.method not in DRAWABLE_METHODS:
+        raise SampleError(
+            f"sample {sample.name} is a {sample.method} sample; draw a new one instead"
+        )
     size = sample.size + extra
     with transaction.atomic():
         sample = Sample.objects.select_for_update().get(pk=sample.pk)

@@ -6,7 +6,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.management.commands.build_pool import TopicProgress
 from nuggets_app.models import Pool, Sample
-from nuggets_app.services.samples import SampleError, sample_draw, sample_extend
+from nuggets_app.services.samples import (
+    DRAWABLE_METHODS,
+    SampleError,
+    sample_draw,
+    sample_extend,
+)
 
 
 def find_pool(name: str, collection: str | None) -> Pool:
@@ -46,7 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="sample name")
         parser.add_argument("--size", type=int, help="distinct documents per topic")
         parser.add_argument(
-            "--method", choices=Sample.Method.values, default=Sample.Method.STATAP
+            "--method", choices=DRAWABLE_METHODS, default=Sample.Method.STATAP
         )
         parser.add_argument("--seed", type=int, default=1, help="random seed (stored)")
         parser.add_argument(

@@ -245,3 +245,15 @@ def test_empirical_inclusion_frequencies_match_the_stored_pi(shared_data):
         low, high = pi(priors[docno], min(draws)), pi(priors[docno], max(draws))
         slack = SIGMAS * math.sqrt(max(high * (1 - low), 1 / trials) / trials)
         assert low - slack <= count / trials <= high + slack, docno
+
+
+def test_verification_is_not_a_method_the_pool_sampler_draws(db):
+    from nuggets_app.services.samples import SampleError, sample_draw, sample_extend
+    from tests.factories import PoolFactory, SampleFactory
+
+    pool = PoolFactory()
+    with pytest.raises(SampleError, match="unknown method 'verification'"):
+        sample_draw(pool=pool, size=3, method="verification", seed=1, name="v")
+    verification = SampleFactory(pool=pool, method="verification")
+    with pytest.raises(SampleError, match="is a verification sample"):
+        sample_extend(sample=verification, extra=1)
