@@ -133,7 +133,7 @@ def test_judge_by_keyboard_make_edit_and_reload_a_nugget(
     from selenium.webdriver.common.by import By
 
     login(driver, live_server.url, "alice")
-    driver.find_element(By.ID, "my-topics").click()
+    # An assessor lands on their topics straight after logging in.
     driver.find_element(By.ID, "resume").click()
     wait_for(
         lambda: driver.execute_script("return document.body.dataset.ready"), "page"

@@ -48,9 +48,23 @@ def test_home_needs_a_login(client):
     assert response.status_code == 302
 
 
-def test_the_landing_page_links_to_my_topics(assessor_client):
-    html = assessor_client.get(reverse("home")).content.decode()
-    assert f'href="{reverse("assessor-home")}"' in html
+def test_an_assessor_lands_on_their_topics(assessor_client):
+    response = assessor_client.get(reverse("home"))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("assessor-home")
+
+
+def test_a_researcher_lands_on_links_to_every_area(client, other_assessor):
+    from django.contrib.auth.models import Group
+
+    from nuggets_app.access import RESEARCHERS_GROUP
+
+    other_assessor.groups.add(Group.objects.create(name=RESEARCHERS_GROUP))
+    client.force_login(other_assessor)
+    html = client.get(reverse("home")).content.decode()
+    for name in ("assessor-home", "job-list", "evaluation-index"):
+        assert f'href="{reverse(name)}"' in html
+    assert reverse("admin:index") not in html
 
 
 def test_csrf_refresh_sets_a_cookie_for_a_logged_in_user(assessor_client, client):
