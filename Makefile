@@ -10,6 +10,8 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 STACK_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets
 STACK_REDIS_URL ?= redis://127.0.0.1:6379/0
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets_bench
+BENCH_REDIS_URL ?= redis://127.0.0.1:6379/2
 
 .PHONY: help setup setup-dev run stack worker test test-unit test-integration lint bench clean
 
@@ -55,10 +57,14 @@ lint: setup-dev ## ruff, import-linter (matcher and nuggets_app.ir free of Djang
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 
-bench: setup ## Benchmarks: matcher throughput, import and sampling speed (prints ratios)
+bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load
 	$(PY) -m matcher bench
-	$(PY) manage.py bench_import
-	$(PY) manage.py bench_sampling
+	$(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py migrate --noinput -v0
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_import
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_sampling --db
+	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_match
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging
 
 clean: ## Remove the virtual environment and the embedded database
 	rm -rf $(VENV) var
