@@ -18,33 +18,18 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from assessor_ui.views.decorators import researcher_required
 from nuggets_app import plots, selectors_eval
-from nuggets_app.access import is_researcher
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, Run, Sample
 from nuggets_app.services import diagnostics, verification
 from nuggets_app.services.assignments import AssignmentError
 from nuggets_app.services.inference import DecisionRule
-
-
-def researcher_required(view):
-    """Logged in (else the login page), and staff or a researcher (else 403)."""
-
-    @login_required
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        if not is_researcher(request.user):
-            raise PermissionDenied("Researchers only.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 # --- forms ------------------------------------------------------------------------------

@@ -4,18 +4,16 @@ only: everybody else gets 403."""
 
 from __future__ import annotations
 
-import functools
 import re
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from nuggets_app.access import is_researcher
+from assessor_ui.views.decorators import researcher_required
 from nuggets_app.models import Collection, MatchJob, MatchResult, Pool, Sample, Topic
 from nuggets_app.services import exports, inference, matching
 
@@ -28,19 +26,6 @@ EXPORT_KINDS = (
     "prels",
     "passages",
 )
-
-
-def researcher_required(view):
-    """Logged in, and staff or in the researchers group; otherwise 403."""
-
-    @login_required
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        if not is_researcher(request.user):
-            raise PermissionDenied("Researchers only.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 class LaunchForm(forms.Form):
