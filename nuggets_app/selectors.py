@@ -19,11 +19,10 @@ from django.conf import settings
 from nuggets_app.access import topic_nuggets_visible
 from nuggets_app.ir.agreement import (
     cohen_kappa,
-    covered_chars,
-    intersect_chars,
     overlap_from_counts,
     percent_agreement,
 )
+from nuggets_app.ir.spans import covered_chars, intersect_chars
 from nuggets_app.models import (
     Assignment,
     Collection,

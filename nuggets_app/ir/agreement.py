@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from typing import NamedTuple
 
-Span = tuple[int, int]
+from nuggets_app.ir.spans import Span, covered_chars, intersect_chars
 
 
 def _check_pairs(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -48,40 +48,6 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     if math.isclose(p_e, 1.0):
         return math.nan
     return (p_o - p_e) / (1.0 - p_e)
-
-
-def merge_spans(spans: Iterable[Span]) -> list[Span]:
-    """Sorted, disjoint spans covering the same characters (overlaps and touching
-    spans are merged; empty spans dropped)."""
-    merged: list[list[int]] = []
-    for start, end in sorted(s for s in spans if s[1] > s[0]):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return [(s, e) for s, e in merged]
-
-
-def covered_chars(spans: Iterable[Span]) -> int:
-    """Number of distinct characters covered by the spans."""
-    return sum(end - start for start, end in merge_spans(spans))
-
-
-def intersect_chars(a: Iterable[Span], b: Iterable[Span]) -> int:
-    """Number of characters covered by both span sets (linear merge of the unions)."""
-    ma, mb = merge_spans(a), merge_spans(b)
-    i = j = total = 0
-    while i < len(ma) and j < len(mb):
-        lo = max(ma[i][0], mb[j][0])
-        hi = min(ma[i][1], mb[j][1])
-        if hi > lo:
-            total += hi - lo
-        # Advance the interval that ends first: it cannot meet anything further on.
-        if ma[i][1] <= mb[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
 
 
 class SpanOverlap(NamedTuple):

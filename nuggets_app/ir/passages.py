@@ -32,7 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-Span = tuple[int, int]
+from nuggets_app.ir.spans import Span, covered_chars, intersect_chars, merge_spans
+
 DEFAULT_N = 12_000
 _DIRECT_LIMIT = 1_000  # harmonic terms summed one by one below this denominator
 
@@ -43,37 +44,6 @@ class Passage(NamedTuple):
     docno: str
     start: int
     length: int
-
-
-def spans_merge(spans: Iterable[Span]) -> list[Span]:
-    """Sorted union of half-open spans (empty ones dropped)."""
-    merged: list[list[int]] = []
-    for start, end in sorted(s for s in spans if s[1] > s[0]):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return [(a, b) for a, b in merged]
-
-
-def spans_length(spans: Iterable[Span]) -> int:
-    """Characters covered by the union of ``spans``."""
-    return sum(b - a for a, b in spans_merge(spans))
-
-
-def spans_overlap(a: Iterable[Span], b: Iterable[Span]) -> int:
-    """Characters covered by both unions."""
-    left, right = spans_merge(a), spans_merge(b)
-    i = j = total = 0
-    while i < len(left) and j < len(right):
-        low = max(left[i][0], right[j][0])
-        high = min(left[i][1], right[j][1])
-        total += max(0, high - low)
-        if left[i][1] < right[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
 
 
 def _covers(spans: list[Span], start: int) -> bool:
@@ -90,7 +60,7 @@ def passage_stream(
     ``judged`` maps every judged document to its relevant spans (empty for a judged
     non-relevant document); documents absent from it are unjudged.
     """
-    relevant = {docno: spans_merge(spans) for docno, spans in judged.items()}
+    relevant = {docno: merge_spans(spans) for docno, spans in judged.items()}
     seen: dict[str, list[Span]] = {}
     segments: list[tuple[str, int]] = []
     for passage in run:
@@ -114,7 +84,7 @@ def passage_stream(
                 segments[-1] = (label, segments[-1][1] + v - u)
             else:
                 segments.append((label, v - u))
-        seen[passage.docno] = spans_merge([*before, (start, end)])
+        seen[passage.docno] = merge_spans([*before, (start, end)])
     return segments
 
 
@@ -202,7 +172,7 @@ def hard_measures(
 ) -> HardScores:
     """HARD measures of a passage run against relevant spans of judged documents."""
     segments = passage_stream(run, judged)
-    total = sum(spans_length(spans) for spans in judged.values())
+    total = sum(covered_chars(spans) for spans in judged.values())
     cutoff = min(n, total)
     return HardScores(
         relevant=total,
@@ -249,11 +219,11 @@ def f_score(
     returned: Sequence[Span], highlighted: Sequence[Span], beta: float
 ) -> float:
     """``S(d)``: F_β of character precision and recall within one article."""
-    ok = spans_overlap(returned, highlighted)
+    ok = intersect_chars(returned, highlighted)
     if ok == 0:
         return 0.0
-    precision = ok / spans_length(returned)
-    recall = ok / spans_length(highlighted)
+    precision = ok / covered_chars(returned)
+    recall = ok / covered_chars(highlighted)
     b2 = beta * beta
     return (1 + b2) * precision * recall / (b2 * precision + recall)
 
@@ -272,7 +242,7 @@ def inex_measures(
     docnos = [docno for docno, _ in articles]
     if len(set(docnos)) != len(docnos):
         raise ValueError("an article appears twice in the ranking")
-    rsize = {d: spans_length(spans) for d, spans in highlighted.items()}
+    rsize = {d: covered_chars(spans) for d, spans in highlighted.items()}
     trel = sum(1 for size in rsize.values() if size > 0)
     tchars = sum(rsize.values())
     gp, gr, gr_prime = [], [], []

@@ -6,14 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nuggets_app.ir.agreement import (
-    cohen_kappa,
-    covered_chars,
-    intersect_chars,
-    merge_spans,
-    percent_agreement,
-    span_overlap,
-)
+from nuggets_app.ir.agreement import cohen_kappa, percent_agreement, span_overlap
+from nuggets_app.ir.spans import covered_chars, intersect_chars, merge_spans
 
 
 def _from_table(yy: int, yn: int, ny: int, nn: int) -> tuple[list[str], list[str]]:
