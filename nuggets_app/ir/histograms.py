@@ -37,6 +37,12 @@ class ScoreHistograms:
         return tuple(self.low + i * width for i in range(self.bins + 1))
 
 
+def bin_index(x: float, bins: int) -> int:
+    """Step 2: the bin of ``x`` in [0, 1] among ``bins`` equal bins, ``min(floor(x·B),
+    B-1)`` (bin b holds b/B <= x < (b+1)/B; x = 1 falls in the last bin)."""
+    return min(math.floor(x * bins), bins - 1)
+
+
 def score_histograms(
     relevant: Sequence[float], nonrelevant: Sequence[float], *, bins: int = DEFAULT_BINS
 ) -> ScoreHistograms:
@@ -53,7 +59,7 @@ def score_histograms(
         hist = [0] * bins
         for s in scores:
             x = (s - low) / span if span > 0 else 0.0
-            hist[min(math.floor(x * bins), bins - 1)] += 1
+            hist[bin_index(x, bins)] += 1
         return tuple(hist)
 
     return ScoreHistograms(bins, low, high, counts(relevant), counts(nonrelevant))

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from nuggets_app.ir.histograms import bin_index
 from nuggets_app.models import Judgment, MatchJob, MatchResult, Topic
 
 _HEADER = np.dtype("<i8")
@@ -304,7 +305,7 @@ def score_histograms(
     for name, pairs in groups.items():
         row = [0] * bins
         for _, score in pairs:
-            row[min(int(score * bins), bins - 1) if score > 0 else 0] += 1
+            row[bin_index(score, bins) if score > 0 else 0] += 1
         counts[name] = row
     return {"edges": edges, "counts": counts}
 
