@@ -33,7 +33,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.services.inference import DecisionRule, rule_apply
+from nuggets_app.services.inference import DecisionRule, human_grades, rule_apply
 
 QRELS_KINDS = ("human", "inferred", "merged")
 
@@ -239,12 +239,11 @@ def prels_export(*, sample: Sample) -> Export:
             "topic_id", "document_id", "inclusion_prob"
         )
     }
-    grades: dict[tuple[int, int], int] = {}
-    for t, d, g in Judgment.objects.filter(
-        topic_id__in={t for t, _ in sampled}, relevance__isnull=False
-    ).values_list("topic_id", "document_id", "relevance"):
-        if (t, d) in sampled and ((t, d) not in grades or g > grades[(t, d)]):
-            grades[(t, d)] = g
+    grades = {
+        key: g
+        for key, g in human_grades({t for t, _ in sampled}).items()
+        if key in sampled
+    }
     qids = dict(
         Topic.objects.filter(pk__in={t for t, _ in grades}).values_list("pk", "qid")
     )
