@@ -52,13 +52,19 @@ def progress_bar(unit: str, label: str) -> Iterator[Callable[[int], None]]:
         bar.close()
 
 
-def run_import(action: Callable[[], T]) -> T:
-    """Run ``action``, turning bad input into a one-line (per error) CommandError."""
-    try:
-        return action()
-    except ImportFormatError as error:
-        raise CommandError(str(error)) from None
-    except ValidationError as error:
-        raise CommandError("; ".join(error.messages)) from None
-    except (ValueError, OSError) as error:
-        raise CommandError(str(error)) from None
+def run_import(
+    unit: str, label: str, action: Callable[[Callable[[int], None]], T]
+) -> T:
+    """Run ``action(update)``, turning bad input into a one-line (per error) CommandError.
+
+    ``update`` feeds a :func:`progress_bar` of ``unit`` labelled ``label``.
+    """
+    with progress_bar(unit, label) as update:
+        try:
+            return action(update)
+        except ImportFormatError as error:
+            raise CommandError(str(error)) from None
+        except ValidationError as error:
+            raise CommandError("; ".join(error.messages)) from None
+        except (ValueError, OSError) as error:
+            raise CommandError(str(error)) from None

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.importers.cli import (
-    add_common_arguments,
-    check_paths,
-    progress_bar,
-    run_import,
-)
+from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.documents import FORMATS
 from nuggets_app.services.imports import (
     ImportSummary,
@@ -50,26 +45,28 @@ class Command(BaseCommand):
             if not options["path"]:
                 raise CommandError("give a PATH (or --ir-datasets ID)")
             check_paths(options["path"])
-            with progress_bar("doc", options["name"]) as update:
-                summary = run_import(
-                    lambda: collection_import(
-                        path=options["path"],
-                        name=options["name"],
-                        fmt=options["fmt"],
-                        encoding=options["encoding"],
-                        encoding_errors=options["encoding_errors"],
-                        max_errors=options["max_errors"],
-                        progress=update,
-                    )
-                )
+            summary = run_import(
+                "doc",
+                options["name"],
+                lambda update: collection_import(
+                    path=options["path"],
+                    name=options["name"],
+                    fmt=options["fmt"],
+                    encoding=options["encoding"],
+                    encoding_errors=options["encoding_errors"],
+                    max_errors=options["max_errors"],
+                    progress=update,
+                ),
+            )
         self.stdout.write(summary.describe())
 
     def _from_ir_datasets(self, options: dict) -> ImportSummary:
-        with progress_bar("doc", options["name"]) as update:
-            return run_import(
-                lambda: ir_datasets_import(
-                    dataset_id=options["ir_datasets"],
-                    name=options["name"],
-                    progress=update,
-                )
-            )
+        return run_import(
+            "doc",
+            options["name"],
+            lambda update: ir_datasets_import(
+                dataset_id=options["ir_datasets"],
+                name=options["name"],
+                progress=update,
+            ),
+        )

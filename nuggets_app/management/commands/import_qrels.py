@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from nuggets_app.importers.cli import (
-    add_common_arguments,
-    check_paths,
-    progress_bar,
-    run_import,
-)
+from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.qrels import KINDS
 from nuggets_app.services.imports import qrels_import
 
@@ -29,16 +24,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         check_paths(options["path"])
-        with progress_bar("judgment", options["name"]) as update:
-            summary = run_import(
-                lambda: qrels_import(
-                    path=options["path"],
-                    collection=options["collection"],
-                    name=options["name"],
-                    kind=options["kind"],
-                    encoding=options["encoding"],
-                    max_errors=options["max_errors"],
-                    progress=update,
-                )
-            )
+        summary = run_import(
+            "judgment",
+            options["name"],
+            lambda update: qrels_import(
+                path=options["path"],
+                collection=options["collection"],
+                name=options["name"],
+                kind=options["kind"],
+                encoding=options["encoding"],
+                max_errors=options["max_errors"],
+                progress=update,
+            ),
+        )
         self.stdout.write(summary.describe())

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from nuggets_app.importers.cli import (
-    add_common_arguments,
-    check_paths,
-    progress_bar,
-    run_import,
-)
+from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.services.imports import runs_import
 
 
@@ -27,15 +22,16 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         check_paths(*options["paths"])
         for path in options["paths"]:
-            with progress_bar("line", str(path)) as update:
-                summaries = run_import(
-                    lambda path=path, update=update: runs_import(
-                        paths=[path],
-                        collection=options["collection"],
-                        encoding=options["encoding"],
-                        max_errors=options["max_errors"],
-                        progress=update,
-                    )
-                )
+            summaries = run_import(
+                "line",
+                str(path),
+                lambda update, path=path: runs_import(
+                    paths=[path],
+                    collection=options["collection"],
+                    encoding=options["encoding"],
+                    max_errors=options["max_errors"],
+                    progress=update,
+                ),
+            )
             for summary in summaries:
                 self.stdout.write(summary.describe())

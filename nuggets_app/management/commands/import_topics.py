@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from nuggets_app.importers.cli import (
-    add_common_arguments,
-    check_paths,
-    progress_bar,
-    run_import,
-)
+from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.topics import FORMATS
 from nuggets_app.services.imports import topics_import
 
@@ -28,15 +23,16 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         check_paths(options["path"])
-        with progress_bar("topic", options["collection"]) as update:
-            summary = run_import(
-                lambda: topics_import(
-                    path=options["path"],
-                    collection=options["collection"],
-                    fmt=options["fmt"],
-                    encoding=options["encoding"],
-                    max_errors=options["max_errors"],
-                    progress=update,
-                )
-            )
+        summary = run_import(
+            "topic",
+            options["collection"],
+            lambda update: topics_import(
+                path=options["path"],
+                collection=options["collection"],
+                fmt=options["fmt"],
+                encoding=options["encoding"],
+                max_errors=options["max_errors"],
+                progress=update,
+            ),
+        )
         self.stdout.write(summary.describe())
