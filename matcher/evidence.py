@@ -106,6 +106,24 @@ def _decay_table(lam: float) -> dict[tuple[int, int], float]:
     return {}
 
 
+def _memo_nugget_score(
+    lengths: Sequence[int | None],
+    sizes: Sequence[int],
+    lam: float,
+    decay: dict[tuple[int, int], float],
+) -> float:
+    """:func:`nugget_score`, each ``lam ** ((S - k) / k)`` computed once per ``(S, k)``
+    and kept in ``decay`` (a table for this ``lam`` only)."""
+    total = 0.0
+    for s, k in zip(lengths, sizes, strict=True):
+        if s is not None:
+            value = decay.get((s, k))
+            if value is None:
+                value = decay[(s, k)] = lam ** ((s - k) / k)
+            total += value
+    return total / len(sizes)
+
+
 def check_lam(lam: float) -> float:
     """Validate a decay lambda: a number in (0, 1]."""
     if isinstance(lam, bool) or not isinstance(lam, int | float) or not 0 < lam <= 1:
@@ -120,14 +138,7 @@ def rescore(evidence: Evidence, lam: float) -> tuple[float, str | None]:
     best = 0.0
     best_nugget = None
     for nugget, lengths, sizes in evidence.nuggets:
-        total = 0.0
-        for s, k in zip(lengths, sizes, strict=True):
-            if s is not None:
-                value = decay.get((s, k))
-                if value is None:
-                    value = decay[(s, k)] = lam ** ((s - k) / k)
-                total += value
-        score = total / len(sizes)
+        score = _memo_nugget_score(lengths, sizes, lam, decay)
         if score > best:
             best, best_nugget = score, nugget
     return best, best_nugget
@@ -160,14 +171,7 @@ class Rescorer:
             sizes = self._sizes.get(nugget)
             if sizes is None:
                 continue
-            total = 0.0
-            for s, k in zip(lengths, sizes, strict=True):
-                if s is not None:
-                    value = decay.get((s, k))
-                    if value is None:
-                        value = decay[(s, k)] = lam ** ((s - k) / k)
-                    total += value
-            score = total / len(sizes)
+            score = _memo_nugget_score(lengths, sizes, lam, decay)
             if score > best or (
                 score == best
                 and best_nugget is not None
