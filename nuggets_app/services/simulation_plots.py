@@ -18,6 +18,14 @@ def _pyplot():
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Lay the figure out, write it as a 110 dpi PNG and free it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _found_curve_plot(report: Mapping[str, Any], path: Path) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -37,10 +45,7 @@ def _found_curve_plot(report: Mapping[str, Any], path: Path) -> Path:
     ax.set_title("Relevant vs non-relevant found, going down each topic's ranking")
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def _systems_plot(report: Mapping[str, Any], path: Path) -> Path:
@@ -66,10 +71,7 @@ def _systems_plot(report: Mapping[str, Any], path: Path) -> Path:
     ax.set_xlabel("MAP with the full qrels")
     ax.set_ylabel("MAP (or statMAP) with the reduced judgments")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def _length_plot(report: Mapping[str, Any], path: Path) -> Path:
@@ -87,10 +89,7 @@ def _length_plot(report: Mapping[str, Any], path: Path) -> Path:
     ax.set_xlabel("collection length bin")
     ax.set_ylabel("pooled pairs called relevant")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plots_write(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
