@@ -5,24 +5,10 @@ from __future__ import annotations
 import statistics
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
+from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import Collection, Run
 from nuggets_app.services.pools import PoolError, PoolSummary, pool_build, pool_summary
-
-
-class TopicProgress:
-    """A tqdm bar fed by the services' ``progress(done, total)`` callback."""
-
-    def __init__(self, label: str, enabled: bool = True) -> None:
-        self.bar = tqdm(desc=label, unit="topic", disable=not enabled, leave=False)
-
-    def __call__(self, done: int, total: int) -> None:
-        self.bar.total = total
-        self.bar.update(done - self.bar.n)
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 def summary_lines(summary: PoolSummary, per_topic: bool) -> list[str]:
@@ -69,8 +55,9 @@ class Command(BaseCommand):
                     f"unknown runs in collection {collection.name}: {', '.join(unknown)}"
                 )
             runs = [by_name[name] for name in dict.fromkeys(options["runs"])]
-        progress = TopicProgress("pooling", enabled=options["verbosity"] > 0)
-        try:
+        with topic_progress(
+            "pooling", verbosity=options["verbosity"], errors=PoolError
+        ) as progress:
             pool = pool_build(
                 collection=collection,
                 runs=runs,
@@ -78,9 +65,5 @@ class Command(BaseCommand):
                 name=options["name"],
                 progress=progress,
             )
-        except PoolError as error:
-            raise CommandError(str(error)) from error
-        finally:
-            progress.close()
         for line in summary_lines(pool_summary(pool), options["per_topic"]):
             self.stdout.write(line)

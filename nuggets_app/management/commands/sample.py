@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.management.commands.build_pool import TopicProgress
+from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import Pool, Sample
 from nuggets_app.services.samples import (
     DRAWABLE_METHODS,
@@ -68,8 +68,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         pool = find_pool(options["pool"], options["collection"])
-        progress = TopicProgress("sampling", enabled=options["verbosity"] > 0)
-        try:
+        with topic_progress(
+            "sampling", verbosity=options["verbosity"], errors=SampleError
+        ) as progress:
             if options["extend"] is not None:
                 sample = Sample.objects.filter(pool=pool, name=options["name"]).first()
                 if sample is None:
@@ -91,9 +92,5 @@ class Command(BaseCommand):
                     per_run_quota=options["per_run_quota"],
                     progress=progress,
                 )
-        except SampleError as error:
-            raise CommandError(str(error)) from error
-        finally:
-            progress.close()
         for line in sample_lines(sample):
             self.stdout.write(line)
