@@ -129,21 +129,18 @@ def collection_runs(
     runs = Run.objects.filter(collection=collection).order_by("name")
     if names is not None:
         runs = runs.filter(name__in=list(names))
-    out: dict[str, Scores] = {}
-    for run in runs:
-        scores: Scores = {}
-        rows = RunEntry.objects.filter(run=run).values_list(
-            "topic__qid", "document__docno", "score"
-        )
-        for qid, docno, score in rows.iterator():
-            scores.setdefault(qid, {})[docno] = score
-        out[run.name] = scores
-    return out
+    return {run.name: run_scores(run) for run in runs}
 
 
 def run_scores(run: Run) -> Scores:
     """One stored run as ``qid -> {docno: score}``."""
-    return collection_runs(run.collection, [run.name]).get(run.name, {})
+    scores: Scores = {}
+    rows = RunEntry.objects.filter(run=run).values_list(
+        "topic__qid", "document__docno", "score"
+    )
+    for qid, docno, score in rows.iterator():
+        scores.setdefault(qid, {})[docno] = score
+    return scores
 
 
 def sample_prels(sample: Sample) -> dict[str, TopicPrels]:

@@ -19,13 +19,13 @@ from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.management.commands.evaluate import (
     NamedRun,
-    db_qrels,
     db_runs,
     find_qrels,
     format_value,
     read_qrels_file,
     read_run_file,
 )
+from nuggets_app.selectors_eval import stored_qrels
 
 Judgments = dict[str, dict[str, int]]
 
@@ -135,8 +135,8 @@ class Command(BaseCommand):
             if not (options["qrels_name"] and options["qrels_name_b"]):
                 raise CommandError("--collection needs --qrels-name and --qrels-name-b")
             collection = options["collection"]
-            qrels_a = db_qrels(find_qrels(collection, options["qrels_name"]))
-            qrels_b = db_qrels(find_qrels(collection, options["qrels_name_b"]))
+            qrels_a = stored_qrels(find_qrels(collection, options["qrels_name"]))
+            qrels_b = stored_qrels(find_qrels(collection, options["qrels_name_b"]))
             runs = db_runs(collection, options["run_names"])
         else:
             if not (options["qrels"] and options["qrels_b"]):

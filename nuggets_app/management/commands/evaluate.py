@@ -4,7 +4,8 @@ File mode: ``evaluate --qrels FILE RUN [RUN ...]`` or ``evaluate --prels FILE RU
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
 stored in the database give the statAP measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
-there are several. The readers here are shared with ``statap`` and ``compare_qrels``.
+there are several. The readers here are shared with ``statap`` and ``compare_qrels``; stored qrels and runs
+are read through ``selectors_eval``, as the evaluation pages read them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from nuggets_app.ir.prels import (
     run_scores,
 )
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
-from nuggets_app.models import Qrels, QrelsEntry, Run, RunEntry
+from nuggets_app.models import Qrels, QrelsEntry, Run
+from nuggets_app.selectors_eval import run_scores as stored_run_scores
+from nuggets_app.selectors_eval import stored_qrels
 
 INTEGER_MEASURES = frozenset({"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet"})
 
@@ -100,18 +103,6 @@ def find_qrels(collection: str, name: str) -> Qrels:
         raise CommandError(f"no qrels {name!r} in collection {collection!r}") from None
 
 
-def db_qrels(qrels: Qrels) -> dict[str, dict[str, int]]:
-    """``qid -> {docno: rel}`` of stored qrels."""
-    result: dict[str, dict[str, int]] = {}
-    rows = QrelsEntry.objects.filter(qrels=qrels).values_list(
-        "topic__qid", "document__docno", "relevance"
-    )
-    for qid, docno, rel in rows.iterator():
-        if rel != PLACEHOLDER_REL:
-            result.setdefault(qid, {})[docno] = rel
-    return result
-
-
 def db_prels(qrels: Qrels, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
     """Stored prels loaded for statAP, topics kept contiguous."""
     rows = (
@@ -142,16 +133,7 @@ def db_runs(collection: str, names: Iterable[str] | None) -> list[NamedRun]:
             raise CommandError(
                 f"no run {', '.join(missing)} in collection {collection!r}"
             )
-    result = []
-    for run in runs:
-        scores: RunScores = {}
-        rows = RunEntry.objects.filter(run=run).values_list(
-            "topic__qid", "document__docno", "score"
-        )
-        for qid, docno, score in rows.iterator():
-            scores.setdefault(qid, {})[docno] = score
-        result.append(NamedRun(run.name, scores))
-    return result
+    return [NamedRun(run.name, stored_run_scores(run)) for run in runs]
 
 
 def format_value(measure: str, value: float) -> str:
@@ -232,7 +214,7 @@ class Command(BaseCommand):
             runs = db_runs(options["collection"], options["run_names"])
             if qrels.kind == Qrels.Kind.PRELS:
                 return runs, {}, db_prels(qrels)
-            return runs, db_qrels(qrels), None
+            return runs, stored_qrels(qrels), None
         if bool(options["qrels"]) == bool(options["prels"]):
             raise CommandError("give exactly one of --qrels FILE and --prels FILE")
         if not options["runs"]:
