@@ -1,4 +1,4 @@
-"""Column splitting and strict ASCII number parsing for the line formats (runs, qrels).
+"""The line formats (runs, qrels): the line loop, column splitting, strict ASCII numbers.
 
 Python's own parsing is too lenient for these files: ``int('1_0') == 10``,
 ``int('٣') == 3``, ``float('nan')`` and ``str.split()`` splitting on NBSP. Here columns
@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
-from .errors import ImportFormatError
+from .errors import ErrorSink, ImportFormatError, report
+from .textio import ReadStats, iter_lines
 
 _SEPARATORS = re.compile(r"[ \t]+")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -21,6 +24,7 @@ _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _BAD_CHAR = re.compile(
     r"[^\S \t]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]"
 )
+R = TypeVar("R")
 
 
 def _describe(char: str) -> str:
@@ -101,6 +105,41 @@ def is_skippable(text: str) -> bool:
     """Blank lines and ``#`` comment lines are skipped, as trec_eval skips them in runs."""
     body = text.strip(" \t\r")
     return not body or body.startswith("#")
+
+
+def parse_lines(
+    path: str | Path,
+    parse: Callable[[int, str], R | None],
+    *,
+    encoding: str,
+    sink: ErrorSink | None,
+    stats: ReadStats | None,
+    empty: str,
+    expected: str,
+) -> Iterator[R]:
+    """Yield ``parse(line, text)`` for every line that is not blank or a ``#`` comment.
+
+    A line ``parse`` rejects with :class:`ImportFormatError` is reported to ``sink``
+    (raised without one) and skipped; a line it returns None for is skipped silently.
+    A file without any such line is an error: ``empty``, expecting ``expected``.
+    """
+    good = bad = last = 0
+    for line, text in iter_lines(path, encoding=encoding, stats=stats):
+        last = line
+        if is_skippable(text):
+            continue
+        try:
+            record = parse(line, text)
+        except ImportFormatError as error:
+            bad += 1
+            report(sink, error)
+            continue
+        if record is None:
+            continue
+        good += 1
+        yield record
+    if good == 0 and bad == 0:
+        raise ImportFormatError(path, max(last, 1), empty, expected=expected)
 
 
 # Column widths of Document.docno, Topic.qid and Run.name.

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import ErrorSink, ImportFormatError, report
+from .errors import ErrorSink, ImportFormatError
 from .fields import (
     MAX_DOCNO,
     MAX_QID,
@@ -21,6 +21,7 @@ from .fields import (
     is_skippable,
     parse_float,
     parse_int,
+    parse_lines,
     split_columns,
 )
 from .textio import ReadStats, iter_lines
@@ -131,42 +132,37 @@ def parse_qrels(
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     seen: dict[tuple[str, str], tuple[int, int | None, float | None]] = {}
-    good = bad = last = 0
-    for line, text in iter_lines(path, encoding=encoding, stats=stats):
-        last = line
-        if is_skippable(text):
-            continue
-        try:
-            if kind == "auto":
-                kind = _detect(path, line, text)
-            record = parse_qrels_line(path, line, text, kind)
-            key = (record.qid, record.docno)
-            value = (record.rel, record.method, record.inclusion_prob)
-            earlier = seen.get(key)
-            if earlier == value:
-                continue
-            if earlier is not None:
-                raise ImportFormatError(
-                    path,
-                    line,
-                    f"conflicting judgments for qid {record.qid!r}, docno {record.docno!r}",
-                    expected=f"the same as before (rel {earlier[0]})",
-                    got=text.rstrip("\r"),
-                )
-            seen[key] = value
-        except ImportFormatError as error:
-            bad += 1
-            report(sink, error)
-            continue
-        good += 1
-        yield record
-    if good == 0 and bad == 0:
-        raise ImportFormatError(
-            path,
-            max(last, 1),
-            "empty file: no judgments",
-            expected=f"lines '{QRELS_COLUMNS}'",
-        )
+
+    def parse(line: int, text: str) -> QrelsLine | None:
+        nonlocal kind
+        if kind == "auto":
+            kind = _detect(path, line, text)
+        record = parse_qrels_line(path, line, text, kind)
+        key = (record.qid, record.docno)
+        value = (record.rel, record.method, record.inclusion_prob)
+        earlier = seen.get(key)
+        if earlier == value:
+            return None
+        if earlier is not None:
+            raise ImportFormatError(
+                path,
+                line,
+                f"conflicting judgments for qid {record.qid!r}, docno {record.docno!r}",
+                expected=f"the same as before (rel {earlier[0]})",
+                got=text.rstrip("\r"),
+            )
+        seen[key] = value
+        return record
+
+    yield from parse_lines(
+        path,
+        parse,
+        encoding=encoding,
+        sink=sink,
+        stats=stats,
+        empty="empty file: no judgments",
+        expected=f"lines '{QRELS_COLUMNS}'",
+    )
 
 
 def detect_kind(path: str | Path, *, encoding: str = "utf-8") -> str:

@@ -12,18 +12,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import ErrorSink, ImportFormatError, report
+from .errors import ErrorSink, ImportFormatError
 from .fields import (
     MAX_DOCNO,
     MAX_QID,
     MAX_TAG,
     check_id,
-    is_skippable,
     parse_float,
     parse_int,
+    parse_lines,
     split_columns,
 )
-from .textio import ReadStats, iter_lines
+from .textio import ReadStats
 
 RUN_COLUMNS = "qid Q0 docno rank score tag"
 MAX_RANK = 2**31 - 1
@@ -77,46 +77,41 @@ def parse_run(
     """
     seen: dict[str, set[str]] = {}
     tag: str | None = None
-    good = bad = last = 0
-    for line, text in iter_lines(path, encoding=encoding, stats=stats):
-        last = line
-        if is_skippable(text):
-            continue
-        try:
-            record = parse_run_line(path, line, text)
-            if tag is None:
-                tag = record.tag
-            elif record.tag != tag:
-                raise ImportFormatError(
-                    path,
-                    line,
-                    "run tag changes within the file",
-                    expected=repr(tag),
-                    got=record.tag,
-                )
-            docnos = seen.setdefault(record.qid, set())
-            if record.docno in docnos:
-                raise ImportFormatError(
-                    path,
-                    line,
-                    f"duplicate document for qid {record.qid!r}",
-                    expected="each (qid, docno) once",
-                    got=record.docno,
-                )
-            docnos.add(record.docno)
-        except ImportFormatError as error:
-            bad += 1
-            report(sink, error)
-            continue
-        good += 1
-        yield record
-    if good == 0 and bad == 0:
-        raise ImportFormatError(
-            path,
-            max(last, 1),
-            "empty file: no run lines",
-            expected=f"lines '{RUN_COLUMNS}'",
-        )
+
+    def parse(line: int, text: str) -> RunLine:
+        nonlocal tag
+        record = parse_run_line(path, line, text)
+        if tag is None:
+            tag = record.tag
+        elif record.tag != tag:
+            raise ImportFormatError(
+                path,
+                line,
+                "run tag changes within the file",
+                expected=repr(tag),
+                got=record.tag,
+            )
+        docnos = seen.setdefault(record.qid, set())
+        if record.docno in docnos:
+            raise ImportFormatError(
+                path,
+                line,
+                f"duplicate document for qid {record.qid!r}",
+                expected="each (qid, docno) once",
+                got=record.docno,
+            )
+        docnos.add(record.docno)
+        return record
+
+    yield from parse_lines(
+        path,
+        parse,
+        encoding=encoding,
+        sink=sink,
+        stats=stats,
+        empty="empty file: no run lines",
+        expected=f"lines '{RUN_COLUMNS}'",
+    )
 
 
 def rank_by_score(lines: Iterable[RunLine]) -> list[RunLine]:
