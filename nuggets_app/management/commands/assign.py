@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Sample, Topic
 from nuggets_app.services.assignments import AssignmentError, assignment_create
 
@@ -16,12 +17,11 @@ def find_sample(name: str, pool: str | None, collection: str | None) -> Sample:
         samples = samples.filter(pool__name=pool)
     if collection:
         samples = samples.filter(pool__collection__name=collection)
-    found = list(samples[:2])
-    if not found:
-        raise CommandError(f"unknown sample {name}")
-    if len(found) > 1:
-        raise CommandError(f"several pools have a sample {name}; add --pool")
-    return found[0]
+    return only_one(
+        samples,
+        unknown=f"unknown sample {name}",
+        several=f"several pools have a sample {name}; add --pool",
+    )
 
 
 class Command(BaseCommand):

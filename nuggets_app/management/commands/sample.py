@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.management.commands._base import only_one
 from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import Pool, Sample
 from nuggets_app.services.samples import (
@@ -19,12 +20,11 @@ def find_pool(name: str, collection: str | None) -> Pool:
     pools = Pool.objects.filter(name=name).select_related("collection")
     if collection:
         pools = pools.filter(collection__name=collection)
-    found = list(pools[:2])
-    if not found:
-        raise CommandError(f"unknown pool {name}")
-    if len(found) > 1:
-        raise CommandError(f"several collections have a pool {name}; add --collection")
-    return found[0]
+    return only_one(
+        pools,
+        unknown=f"unknown pool {name}",
+        several=f"several collections have a pool {name}; add --collection",
+    )
 
 
 def sample_lines(sample: Sample) -> list[str]:

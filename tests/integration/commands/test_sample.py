@@ -100,3 +100,13 @@ def test_assign_round_robin_and_errors(pool):
         run("assign", "--sample", "s", "--all", "--assessors", "alice", "carol")
     with pytest.raises(CommandError, match="unknown topics: 7"):
         run("assign", "--sample", "s", "--topics", "7", "--assessors", "alice")
+
+
+def test_a_pool_name_in_two_collections_needs_the_collection(pool):
+    other, runs = make_runs({"1": {"r1": list("ab")}})
+    pool_build(collection=other, runs=runs, depth=10, name="p")
+    with pytest.raises(CommandError, match="several collections have a pool p"):
+        run("sample", "--pool", "p", "--size", "1", "--name", "s")
+    where = ("--collection", other.name)
+    output = run("sample", "--pool", "p", *where, "--size", "1", "--name", "s")
+    assert "sample s of pool p" in output
