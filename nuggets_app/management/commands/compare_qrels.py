@@ -19,6 +19,7 @@ from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.management.commands.evaluate import (
     NamedRun,
+    add_run_names_argument,
     db_runs,
     find_qrels,
     format_value,
@@ -71,13 +72,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--qrels-name-b", metavar="B", help="database mode: qrels B"
         )
-        parser.add_argument(
-            "--run",
-            dest="run_names",
-            nargs="+",
-            metavar="NAME",
-            help="database mode: stored runs (default: all runs of the collection)",
-        )
+        add_run_names_argument(parser)
         parser.add_argument("--measure", default="AP", help="ir_measures name (AP)")
         parser.add_argument("--plot", metavar="FILE.png", help="write a scatter plot")
 

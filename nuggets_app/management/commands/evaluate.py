@@ -122,6 +122,17 @@ def db_prels(qrels: Qrels, *, sampled_only: bool = False) -> dict[str, TopicPrel
     )
 
 
+def add_run_names_argument(parser: CommandParser) -> None:
+    """``--run NAME ...`` (``run_names``), the stored runs :func:`db_runs` reads."""
+    parser.add_argument(
+        "--run",
+        dest="run_names",
+        nargs="+",
+        metavar="NAME",
+        help="database mode: stored runs (default: all runs of the collection)",
+    )
+
+
 def db_runs(collection: str, names: Iterable[str] | None) -> list[NamedRun]:
     """Stored runs by name (all runs of the collection when ``names`` is None)."""
     runs = Run.objects.filter(collection__name=collection).order_by("name")
@@ -163,13 +174,7 @@ class Command(BaseCommand):
         parser.add_argument("--prels", metavar="FILE", help="prels file (statAP)")
         parser.add_argument("--collection", help="database mode: collection name")
         parser.add_argument("--qrels-name", help="database mode: stored qrels or prels")
-        parser.add_argument(
-            "--run",
-            dest="run_names",
-            nargs="+",
-            metavar="NAME",
-            help="database mode: stored runs (default: all runs of the collection)",
-        )
+        add_run_names_argument(parser)
         parser.add_argument(
             "--measures",
             nargs="+",
