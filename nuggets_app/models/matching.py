@@ -23,10 +23,14 @@ class MatchJob(models.Model):
         SAMPLE = "sample", "Sample"
         COLLECTION = "collection", "Whole collection"
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="match_jobs")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="match_jobs"
+    )
     name = models.CharField(max_length=200, blank=True)
     topics = models.ManyToManyField(Topic, related_name="match_jobs")
-    source = models.CharField(max_length=16, choices=Source.choices, default=Source.POOL)
+    source = models.CharField(
+        max_length=16, choices=Source.choices, default=Source.POOL
+    )
     pool = models.ForeignKey(Pool, null=True, blank=True, on_delete=models.SET_NULL)
     sample = models.ForeignKey(Sample, null=True, blank=True, on_delete=models.SET_NULL)
     # Which nuggets count: {"assessors": [user ids], "grades": [int], "aspects": [str]};
@@ -36,7 +40,9 @@ class MatchJob(models.Model):
     lam = models.FloatField(default=0.5)
     stem = models.CharField(max_length=16, default="porter")
     stopwords = models.CharField(max_length=16, default="default")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING
+    )
     error = models.TextField(blank=True)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
@@ -67,7 +73,9 @@ class MatchChunk(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
     index = models.PositiveIntegerField()
     document_ids = models.JSONField(default=list)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.QUEUED
+    )
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -80,7 +88,9 @@ class MatchChunk(models.Model):
     class Meta:
         ordering = ["job_id", "topic_id", "index"]
         constraints = [
-            models.UniqueConstraint(fields=["job", "topic", "index"], name="unique_chunk")
+            models.UniqueConstraint(
+                fields=["job", "topic", "index"], name="unique_chunk"
+            )
         ]
         indexes = [models.Index(fields=["job", "status"], name="chunk_status_idx")]
 
@@ -96,15 +106,18 @@ class MatchResult(models.Model):
     nugget = models.ForeignKey(Nugget, null=True, blank=True, on_delete=models.SET_NULL)
     # Character spans [[start, end], ...] of the best nugget's matched shingles.
     spans = models.JSONField(default=list, blank=True)
-    # Lambda-free evidence for cheap re-scoring: {nugget_id: [S or null per shingle]}
-    # for nuggets that match at least one shingle.
-    shingle_spans = models.JSONField(default=dict, blank=True)
+    # The lambda-free evidence for re-scoring (S and k of every matched shingle) is kept
+    # once per chunk, packed, in MatchChunk.packed_evidence.
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["job", "topic", "document"], name="unique_match_result")
+            models.UniqueConstraint(
+                fields=["job", "topic", "document"], name="unique_match_result"
+            )
         ]
-        indexes = [models.Index(fields=["job", "topic", "-score"], name="result_score_idx")]
+        indexes = [
+            models.Index(fields=["job", "topic", "-score"], name="result_score_idx")
+        ]
 
     def __str__(self) -> str:
         return f"{self.job_id} {self.topic_id} {self.document_id} {self.score:.4f}"

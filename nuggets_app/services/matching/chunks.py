@@ -185,7 +185,6 @@ def _result_row(job: MatchJob, topic_id: int, doc_id: int, match: Any) -> MatchR
         score=float(match.score),
         nugget_id=int(match.nugget) if match.nugget is not None else None,
         spans=[list(span) for span in match.spans],
-        shingle_spans=match.evidence.to_json() if match.score > 0 else {},
     )
 
 
@@ -205,7 +204,7 @@ def _chunk_commit(chunk: MatchChunk, results: list[MatchResult], packed: bytes) 
             batch_size=RESULT_BATCH,
             update_conflicts=True,
             unique_fields=["job", "topic", "document"],
-            update_fields=["score", "nugget", "spans", "shingle_spans"],
+            update_fields=["score", "nugget", "spans"],
         )
         finished = MatchChunk.objects.filter(
             pk=chunk.pk, status=ChunkStatus.RUNNING

@@ -4,6 +4,7 @@ import pytest
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.models import MatchChunk, MatchJob, MatchResult
+from nuggets_app.services.inference import evidence_unpack
 from nuggets_app.services.matching import job_nugget_specs, match_job_launch
 from tests.integration.jobs.world import cranfield_world, wait_for
 
@@ -18,6 +19,23 @@ def _expected(job: MatchJob, world) -> dict[tuple[int, int], object]:
         matcher = TopicMatcher(job_nugget_specs(job, topic.pk), options)
         for doc in world.pooled[topic.qid]:
             out[(topic.pk, doc.pk)] = matcher.score(doc.text)
+    return out
+
+
+def _packed_evidence(job: MatchJob) -> dict[tuple[int, int], dict[int, list]]:
+    """(topic, document) -> {nugget id: [(S - k, k) per matched shingle]}, unpacked
+    from the chunks' stored evidence."""
+    out: dict[tuple[int, int], dict[int, list]] = {}
+    for chunk in MatchChunk.objects.filter(job=job):
+        a = evidence_unpack(bytes(chunk.packed_evidence))
+        terms = list(zip(a["term_entry"], a["term_d"], a["term_k"], strict=True))
+        for entry, (doc_index, nugget) in enumerate(
+            zip(a["entry_doc"], a["entry_nugget"], strict=True)
+        ):
+            key = (chunk.topic_id, int(a["docs"][doc_index]))
+            out.setdefault(key, {})[int(nugget)] = [
+                (int(d), int(k)) for e, d, k in terms if e == entry
+            ]
     return out
 
 
@@ -46,7 +64,18 @@ def test_a_jobs_results_equal_the_matchers_direct_output(
         assert row.score == pytest.approx(match.score, abs=1e-12)
         assert row.nugget_id == (int(match.nugget) if match.nugget else None)
         assert row.spans == [list(s) for s in match.spans]
-        assert row.shingle_spans == (match.evidence.to_json() if match.score else {})
+    # The lambda-free evidence kept for re-scoring is the matcher's, shingle by shingle.
+    packed = _packed_evidence(job)
+    for key, match in expected.items():
+        wanted = {
+            int(item.nugget): [
+                (s - k, k)
+                for s, k in zip(item.lengths, item.sizes, strict=True)
+                if s is not None
+            ]
+            for item in match.evidence.nuggets
+        }
+        assert packed.get(key, {}) == wanted
     assert set(
         MatchChunk.objects.filter(job=job).values_list("attempts", flat=True)
     ) == {1}
