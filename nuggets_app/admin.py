@@ -84,14 +84,30 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(m.Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
-    list_display = ["topic", "document", "assessor", "relevance", "active_seconds", "updated_at"]
+    list_display = [
+        "topic",
+        "document",
+        "assessor",
+        "relevance",
+        "active_seconds",
+        "updated_at",
+    ]
     list_filter = ["assessor", "relevance"]
     raw_id_fields = ["topic", "document"]
 
 
 @admin.register(m.Nugget)
 class NuggetAdmin(admin.ModelAdmin):
-    list_display = ["text", "topic", "document", "assessor", "start", "end", "grade", "aspect"]
+    list_display = [
+        "text",
+        "topic",
+        "document",
+        "assessor",
+        "start",
+        "end",
+        "grade",
+        "aspect",
+    ]
     list_filter = ["assessor", "grade"]
     search_fields = ["text", "span_text"]
     raw_id_fields = ["topic", "document"]
@@ -105,14 +121,30 @@ class QrelsAdmin(admin.ModelAdmin):
 
 @admin.register(m.QrelsEntry)
 class QrelsEntryAdmin(admin.ModelAdmin):
-    list_display = ["qrels", "topic", "document", "relevance", "method", "inclusion_prob"]
+    list_display = [
+        "qrels",
+        "topic",
+        "document",
+        "relevance",
+        "method",
+        "inclusion_prob",
+    ]
     list_filter = ["qrels"]
     raw_id_fields = ["qrels", "topic", "document"]
 
 
 @admin.register(m.MatchJob)
 class MatchJobAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "collection", "status", "k", "lam", "chunks_done", "chunks_total", "created_at"]
+    list_display = [
+        "__str__",
+        "collection",
+        "status",
+        "k",
+        "lam",
+        "chunks_done",
+        "chunks_total",
+        "created_at",
+    ]
     list_filter = ["status", "collection"]
     filter_horizontal = ["topics"]
 

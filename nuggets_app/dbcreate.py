@@ -20,5 +20,7 @@ def ensure_database(url: str) -> None:
     with conn.cursor() as cur:
         cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]])
         if cur.fetchone() is None:
-            cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(cfg["NAME"])))
+            cur.execute(
+                sql.SQL("CREATE DATABASE {}").format(sql.Identifier(cfg["NAME"]))
+            )
     conn.close()

@@ -21,7 +21,9 @@ def env_bool(name: str, default: bool = False) -> bool:
         return True
     if value in _FALSE:
         return False
-    raise ImproperlyConfigured(f"{name}={raw!r}: expected one of 1/0, true/false, yes/no")
+    raise ImproperlyConfigured(
+        f"{name}={raw!r}: expected one of 1/0, true/false, yes/no"
+    )
 
 
 def env_int(name: str, default: int) -> int:

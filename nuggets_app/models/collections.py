@@ -34,7 +34,9 @@ class Collection(models.Model):
 
 
 class Document(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="documents"
+    )
     docno = models.CharField(max_length=200)
     title = models.TextField(blank=True)
     # Canonical plain text: what assessors read and highlight, and what matching reads.
@@ -48,7 +50,9 @@ class Document(models.Model):
     class Meta:
         ordering = ["collection_id", "docno"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "docno"], name="unique_docno_per_collection")
+            models.UniqueConstraint(
+                fields=["collection", "docno"], name="unique_docno_per_collection"
+            )
         ]
 
     def __str__(self) -> str:

@@ -9,8 +9,12 @@ from .topics import Topic
 
 
 class Assignment(models.Model):
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="assignments")
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="assignments")
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, related_name="assignments"
+    )
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="assignments"
+    )
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
     )
@@ -31,11 +35,15 @@ class Assignment(models.Model):
 class Judgment(models.Model):
     # PROTECT: human work is never deleted as a side effect of deleting what it refers to.
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="judgments")
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="judgments")
+    document = models.ForeignKey(
+        Document, on_delete=models.PROTECT, related_name="judgments"
+    )
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments"
     )
-    relevance = models.SmallIntegerField(null=True, blank=True, help_text="Empty = skipped.")
+    relevance = models.SmallIntegerField(
+        null=True, blank=True, help_text="Empty = skipped."
+    )
     # Idle-aware time on task, accumulated by the judging page.
     active_seconds = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -45,10 +53,13 @@ class Judgment(models.Model):
         ordering = ["topic_id", "document_id", "assessor_id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["topic", "document", "assessor"], name="one_judgment_per_assessor"
+                fields=["topic", "document", "assessor"],
+                name="one_judgment_per_assessor",
             )
         ]
-        indexes = [models.Index(fields=["assessor", "topic"], name="judgment_assessor_idx")]
+        indexes = [
+            models.Index(fields=["assessor", "topic"], name="judgment_assessor_idx")
+        ]
 
     def __str__(self) -> str:
         return f"{self.topic.qid} {self.document.docno} {self.relevance}"

@@ -14,7 +14,9 @@ class Nugget(models.Model):
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="nuggets"
     )
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="nuggets")
+    document = models.ForeignKey(
+        Document, on_delete=models.PROTECT, related_name="nuggets"
+    )
     # Character offsets [start, end) into document.text (canonical plain text).
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
@@ -35,7 +37,10 @@ class Nugget(models.Model):
     class Meta:
         ordering = ["topic_id", "document_id", "start"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="nugget_span_not_empty"),
+            models.CheckConstraint(
+                condition=models.Q(end__gt=models.F("start")),
+                name="nugget_span_not_empty",
+            ),
         ]
         indexes = [models.Index(fields=["topic", "assessor"], name="nugget_topic_idx")]
 

@@ -8,7 +8,9 @@ from .topics import Topic
 
 
 class Pool(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="pools")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="pools"
+    )
     name = models.CharField(max_length=200)
     depth = models.PositiveIntegerField()
     runs = models.ManyToManyField(Run, related_name="pools")
@@ -17,7 +19,9 @@ class Pool(models.Model):
     class Meta:
         ordering = ["collection_id", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "name"], name="unique_pool_name")
+            models.UniqueConstraint(
+                fields=["collection", "name"], name="unique_pool_name"
+            )
         ]
 
     def __str__(self) -> str:
@@ -35,7 +39,9 @@ class PoolDocument(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["pool", "topic", "document"], name="unique_pool_doc")
+            models.UniqueConstraint(
+                fields=["pool", "topic", "document"], name="unique_pool_doc"
+            )
         ]
         indexes = [models.Index(fields=["pool", "topic"], name="pooldoc_topic_idx")]
 

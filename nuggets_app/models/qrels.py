@@ -11,7 +11,9 @@ class Qrels(models.Model):
         QRELS = "qrels", "TREC qrels"
         PRELS = "prels", "prels (with inclusion probabilities)"
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="qrels")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="qrels"
+    )
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.QRELS)
     source_file = models.CharField(max_length=500, blank=True)
@@ -21,7 +23,9 @@ class Qrels(models.Model):
         verbose_name_plural = "qrels"
         ordering = ["collection_id", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "name"], name="unique_qrels_name")
+            models.UniqueConstraint(
+                fields=["collection", "name"], name="unique_qrels_name"
+            )
         ]
 
     def __str__(self) -> str:
@@ -40,7 +44,9 @@ class QrelsEntry(models.Model):
     class Meta:
         verbose_name_plural = "qrels entries"
         constraints = [
-            models.UniqueConstraint(fields=["qrels", "topic", "document"], name="unique_qrels_entry")
+            models.UniqueConstraint(
+                fields=["qrels", "topic", "document"], name="unique_qrels_entry"
+            )
         ]
 
     def __str__(self) -> str:

@@ -7,7 +7,9 @@ from .topics import Topic
 
 
 class Run(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="runs"
+    )
     name = models.CharField(max_length=200, help_text="The run tag (sixth column).")
     source_file = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -15,7 +17,9 @@ class Run(models.Model):
     class Meta:
         ordering = ["collection_id", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name")
+            models.UniqueConstraint(
+                fields=["collection", "name"], name="unique_run_name"
+            )
         ]
 
     def __str__(self) -> str:
@@ -32,9 +36,13 @@ class RunEntry(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "topic", "document"], name="unique_run_entry")
+            models.UniqueConstraint(
+                fields=["run", "topic", "document"], name="unique_run_entry"
+            )
         ]
-        indexes = [models.Index(fields=["run", "topic", "rank"], name="runentry_rank_idx")]
+        indexes = [
+            models.Index(fields=["run", "topic", "rank"], name="runentry_rank_idx")
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}/{self.topic_id}/{self.rank}"

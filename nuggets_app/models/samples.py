@@ -36,7 +36,9 @@ class Sample(models.Model):
 
 
 class SampleDocument(models.Model):
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="documents")
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, related_name="documents"
+    )
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
     inclusion_prob = models.FloatField()
@@ -46,10 +48,15 @@ class SampleDocument(models.Model):
     class Meta:
         ordering = ["sample_id", "topic_id", "order"]
         constraints = [
-            models.UniqueConstraint(fields=["sample", "topic", "document"], name="unique_sample_doc"),
-            models.UniqueConstraint(fields=["sample", "topic", "order"], name="unique_sample_order"),
+            models.UniqueConstraint(
+                fields=["sample", "topic", "document"], name="unique_sample_doc"
+            ),
+            models.UniqueConstraint(
+                fields=["sample", "topic", "order"], name="unique_sample_order"
+            ),
             models.CheckConstraint(
-                condition=models.Q(inclusion_prob__gt=0) & models.Q(inclusion_prob__lte=1),
+                condition=models.Q(inclusion_prob__gt=0)
+                & models.Q(inclusion_prob__lte=1),
                 name="inclusion_prob_in_0_1",
             ),
         ]

@@ -6,7 +6,9 @@ from .collections import Collection
 
 
 class Topic(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="topics")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="topics"
+    )
     qid = models.CharField(max_length=64)
     title = models.TextField(blank=True)
     description = models.TextField(blank=True)
@@ -17,7 +19,9 @@ class Topic(models.Model):
     class Meta:
         ordering = ["collection_id", "qid"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "qid"], name="unique_qid_per_collection")
+            models.UniqueConstraint(
+                fields=["collection", "qid"], name="unique_qid_per_collection"
+            )
         ]
 
     def __str__(self) -> str:

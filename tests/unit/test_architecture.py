@@ -11,7 +11,11 @@ REPO = Path(__file__).resolve().parents[2]
 def test_import_contracts_hold():
     lint_imports = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run(
-        [str(lint_imports), "--no-cache"], cwd=REPO, capture_output=True, text=True, check=False
+        [str(lint_imports), "--no-cache"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout

@@ -37,7 +37,12 @@ def test_compose_defines_the_whole_stack():
     web = services["web"]["command"]
     assert "migrate" in web
     assert "gunicorn nuggets_app.wsgi" in web
-    assert services["worker"]["command"][:4] == ["celery", "-A", "nuggets_app", "worker"]
+    assert services["worker"]["command"][:4] == [
+        "celery",
+        "-A",
+        "nuggets_app",
+        "worker",
+    ]
     assert services["beat"]["command"][:4] == ["celery", "-A", "nuggets_app", "beat"]
 
 
@@ -51,7 +56,9 @@ def test_compose_sets_only_variables_the_settings_read():
 
 
 def test_every_setting_variable_is_documented_in_env_example():
-    documented = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", (REPO / ".env.example").read_text()))
+    documented = set(
+        re.findall(r"\b([A-Z][A-Z0-9_]+)=", (REPO / ".env.example").read_text())
+    )
     missing = _env_names_read_by_settings() - documented
     assert not missing, f"undocumented variables: {missing}"
 
@@ -87,8 +94,12 @@ def test_without_secret_key_a_random_key_is_generated_once(tmp_path):
     code = "from django.conf import settings; print(settings.SECRET_KEY)"
     keys = [
         subprocess.run(
-            [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
-            text=True, check=True,
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         for _ in range(2)
     ]
