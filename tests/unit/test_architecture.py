@@ -22,7 +22,8 @@ def test_import_contracts_hold():
 
 
 def test_nothing_downloads_data_or_browsers_at_run_time():
-    pattern = re.compile(r"nltk\.download|playwright install")
+    # Spelled in pieces so this test does not match itself.
+    pattern = re.compile("nltk" + r"\.download|playwright" + r"\s+install")
     offenders = [
         str(path.relative_to(REPO))
         for folder in ("matcher", "nuggets_app", "assessor_ui")
