@@ -56,7 +56,7 @@ def read_lines(path: str) -> Iterator[tuple[int, str]]:
             handle: IO[bytes] = raw_handle
             # peek, not read + seek, so pipes such as /dev/stdin work too.
             if raw_handle.peek(2)[:2] == _GZIP_MAGIC:  # type: ignore[attr-defined]
-                handle = gzip.GzipFile(fileobj=raw_handle, mode="rb")
+                handle = gzip.GzipFile(fileobj=raw_handle, mode="rb")  # type: ignore[assignment]
             for lineno, raw in enumerate(handle, 1):
                 try:
                     text = raw.decode("utf-8")

@@ -77,7 +77,8 @@ class _Decay(dict[int, float]):
         self.k = k
 
     def __missing__(self, s: int) -> float:
-        value = self[s] = self.lam ** ((s - self.k) / self.k)
+        value: float = self.lam ** ((s - self.k) / self.k)
+        self[s] = value
         return value
 
 
@@ -146,7 +147,7 @@ class TopicMatcher:
         shingles = self._table.shingles
         self._words = [frozenset(s.need) for s in shingles]
         self._needs = [s.need for s in shingles]
-        use = {}
+        use: dict[str, int] = {}
         for words in self._words:
             for term in words:
                 use[term] = use.get(term, 0) + 1
