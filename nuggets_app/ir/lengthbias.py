@@ -97,11 +97,11 @@ def length_bias_table(
     judged = [0] * bins
     relevant = [0] * bins
     for (_qid, docno), rel in judgments.items():
-        b = assignment.get(docno)
-        if b is None:
+        found = assignment.get(docno)
+        if found is None:
             continue
-        judged[b] += 1
-        relevant[b] += rel >= level
+        judged[found] += 1
+        relevant[found] += rel >= level
     all_judged, all_relevant = sum(judged), sum(relevant)
     return [
         LengthBin(

@@ -50,7 +50,7 @@ _STEMMER = PorterStemmer()
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _STEMMER.stem(word)
+    return str(_STEMMER.stem(word))
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,8 @@ def tfidf(index: InvertedIndex, query: Query) -> np.ndarray:
         start, end = weighted.indptr[j], weighted.indptr[j + 1]
         rows = weighted.indices[start:end]
         scores[rows] += (1.0 + math.log(qtf)) * idf[j] * weighted.data[start:end]
-    return scores / np.maximum(norms, 1e-12)
+    cosine: np.ndarray = scores / np.maximum(norms, 1e-12)
+    return cosine
 
 
 def ql_dirichlet(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from rank_bm25 import BM25L, BM25Plus
@@ -64,7 +65,7 @@ class SuiteContext:
         return self._common
 
 
-def _bm25_run(**params: float) -> ScoreFn:
+def _bm25_run(**params: Any) -> ScoreFn:
     def score(ctx: SuiteContext, qid: str, text: str) -> tuple[np.ndarray, np.ndarray]:
         query = ctx.stemmed.query(text)
         return rt.bm25(ctx.stemmed, query, **params), ctx.stemmed.matching(query)

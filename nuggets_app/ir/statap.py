@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from nuggets_app.ir.prels import TopicPrels, ranking_order, topic_key
 
@@ -138,7 +138,7 @@ def topic_statap(judged: TopicPrels, ranking: list[str], *, label: str) -> Topic
     ``ranking`` is the run's list for the topic, best first, without duplicates.
     """
     est_r = judged.est_r
-    common = {
+    common: dict[str, Any] = {
         "qid": judged.qid,
         "label": label,
         "evaluated": True,
