@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from nuggets_app.ir.rules import fit_spec_parse
+
 
 class TokenLike(Protocol):
     term: str
@@ -330,8 +332,19 @@ def qrels_merge(
 
 
 def rule_parse(rule: str) -> tuple[str, float]:
-    """``threshold:X`` (score >= X) or ``top:N`` (N best per topic) as (kind, value)."""
+    """``threshold:X`` (score >= X) or ``top:N`` (N best per topic) as (kind, value);
+    ``fit:fB`` / ``fit:fB:per-topic`` (the threshold with the best F-beta on the
+    held-out judged documents, :mod:`nuggets_app.ir.rules`) as ``("fit", beta)`` /
+    ``("fit-per-topic", beta)``."""
     kind, _, value = rule.partition(":")
+    if kind == "fit":
+        try:
+            beta, scope = fit_spec_parse(value)
+        except ValueError:
+            raise ValueError(
+                f"rule: expected fit:fB or fit:fB:per-topic (e.g. fit:f1), got {rule!r}"
+            ) from None
+        return ("fit" if scope == "global" else "fit-per-topic"), beta
     try:
         number = float(value)
     except ValueError:
@@ -340,4 +353,6 @@ def rule_parse(rule: str) -> tuple[str, float]:
         return kind, number
     if kind == "top" and number >= 0 and number == int(number):
         return kind, number
-    raise ValueError(f"rule: expected threshold:X with 0<=X<=1 or top:N, got {rule!r}")
+    raise ValueError(
+        f"rule: expected threshold:X with 0<=X<=1, top:N or fit:f1, got {rule!r}"
+    )

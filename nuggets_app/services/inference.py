@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from nuggets_app.ir.histograms import bin_index
-from nuggets_app.models import Judgment, MatchJob, MatchResult, Topic
+from nuggets_app.ir.rules import FitError, rule_fit_thresholds
+from nuggets_app.models import Judgment, MatchChunk, MatchJob, MatchResult, Topic
 
 _HEADER = np.dtype("<i8")
 # Shingle sizes are far below this; (d, k) pairs are coded as d * _K_LIMIT + k.
@@ -107,16 +108,7 @@ def _rescore_one(
     n_entries = len(a["entry_doc"])
     if n_entries == 0:
         return docs, scores, nuggets
-    codes = a["term_d"].astype(np.int64) * _K_LIMIT + a["term_k"]
-    distinct, inverse = np.unique(codes, return_inverse=True)
-    for code in distinct.tolist():
-        if code not in decay:
-            d, k = divmod(code, _K_LIMIT)
-            decay[code] = lam ** (d / k)
-    weights = np.array([decay[c] for c in distinct.tolist()], dtype=np.float64)[inverse]
-    # bincount adds in array order, i.e. in shingle order, like the matcher's loop.
-    totals = np.bincount(a["term_entry"], weights=weights, minlength=n_entries)
-    entry_scores = totals / a["entry_shingles"]
+    entry_scores = _entry_scores(a, lam, decay)
     entry_index = np.arange(n_entries)
     order = np.lexsort((entry_index, -entry_scores, a["entry_doc"]))
     first = np.ones(n_entries, dtype=bool)
@@ -127,6 +119,41 @@ def _rescore_one(
     scores[a["entry_doc"][best]] = entry_scores[best]
     nuggets[a["entry_doc"][best]] = a["entry_nugget"][best]
     return docs, scores, nuggets
+
+
+def _entry_scores(a: dict[str, np.ndarray], lam: float, decay: dict[int, float]):
+    """The score of every (document, nugget) entry of unpacked evidence."""
+    codes = a["term_d"].astype(np.int64) * _K_LIMIT + a["term_k"]
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    for code in distinct.tolist():
+        if code not in decay:
+            d, k = divmod(code, _K_LIMIT)
+            decay[code] = lam ** (d / k)
+    weights = np.array([decay[c] for c in distinct.tolist()], dtype=np.float64)[inverse]
+    # bincount adds in array order, i.e. in shingle order, like the matcher's loop.
+    totals = np.bincount(
+        a["term_entry"], weights=weights, minlength=len(a["entry_doc"])
+    )
+    return totals / a["entry_shingles"]
+
+
+def evidence_scores_without(
+    blob: bytes, lam: float, excluded: dict[int, set[int]]
+) -> dict[int, float]:
+    """{document id: score against every nugget but its ``excluded`` ones} for the
+    documents of ``excluded`` in the blob (0 when no other nugget matches)."""
+    a = evidence_unpack(blob)
+    out = {int(d): 0.0 for d in a["docs"].tolist() if int(d) in excluded}
+    if not out or len(a["entry_doc"]) == 0:
+        return out
+    scores = _entry_scores(a, lam, {})
+    for entry, (doc_index, nugget) in enumerate(
+        zip(a["entry_doc"].tolist(), a["entry_nugget"].tolist(), strict=True)
+    ):
+        doc_id = int(a["docs"][doc_index])
+        if doc_id in out and nugget not in excluded[doc_id]:
+            out[doc_id] = max(out[doc_id], float(scores[entry]))
+    return out
 
 
 # --- decision rules ---------------------------------------------------------------------
@@ -204,12 +231,18 @@ def _rule_mask(rule: DecisionRule, qid: str, docs: np.ndarray, scores: np.ndarra
     return keep
 
 
-def human_grades(topic_ids: Iterable[int]) -> dict[tuple[int, int], int]:
-    """{(topic id, document id): grade}: the highest grade any assessor gave."""
+def human_grades(
+    topic_ids: Iterable[int], assessors: Iterable[int] | None = None
+) -> dict[tuple[int, int], int]:
+    """{(topic id, document id): grade}: the highest grade any assessor (of
+    ``assessors`` user ids, when given) gave."""
     grades: dict[tuple[int, int], int] = {}
-    rows = Judgment.objects.filter(
+    judgments = Judgment.objects.filter(
         topic_id__in=list(topic_ids), relevance__isnull=False
-    ).values_list("topic_id", "document_id", "relevance")
+    )
+    if assessors is not None:
+        judgments = judgments.filter(assessor_id__in=list(assessors))
+    rows = judgments.values_list("topic_id", "document_id", "relevance")
     for topic_id, doc_id, grade in rows:
         key = (topic_id, doc_id)
         if key not in grades or grade > grades[key]:
@@ -266,6 +299,99 @@ def rule_estimate(
             )
             for target in (est, out["all"]):
                 setattr(target, attr, getattr(target, attr) + 1)
+    return out
+
+
+def rule_fit(
+    *,
+    job: MatchJob,
+    objective: str = "f1",
+    scope: str = "global",
+    beta: float = 1.0,
+    min_relevant: int = 2,
+    sources: str = "leave-out",
+    assessors: Iterable[int] | None = None,
+    relevant_threshold: int | None = None,
+) -> DecisionRule:
+    """The threshold rule with the best F-beta on the job's held-out judged documents.
+
+    ``objective`` is ``"f1"`` (beta = 1) or ``"fbeta"`` (uses ``beta``). Judged =
+    Judgment rows (of ``assessors`` only, when given; highest grade, as
+    :func:`human_grades`) for the job's results; relevant when the grade is >=
+    ``relevant_threshold`` (default: the collection's). A nugget's own document matches
+    it almost perfectly, so a judged document that is the source of some of the
+    topic's nuggets is held out: ``sources="leave-out"`` (default) scores it against
+    the topic's *other* nuggets (from the packed evidence, exactly as the matcher
+    would), ``"exclude"`` leaves it out of the fit. ``scope`` and ``min_relevant`` as
+    in :func:`nuggets_app.ir.rules.rule_fit_thresholds`. Raises ``FitError`` (a
+    ``ValueError``) when nothing can be fitted.
+    """
+    if objective not in ("f1", "fbeta"):
+        raise FitError(f"objective must be f1 or fbeta, got {objective!r}")
+    if objective == "f1" and beta != 1.0:
+        raise FitError(f"objective f1 means beta = 1, got beta {beta}")
+    if sources not in ("leave-out", "exclude"):
+        raise FitError(f"sources must be leave-out or exclude, got {sources!r}")
+    if relevant_threshold is None:
+        relevant_threshold = job.collection.relevant_threshold
+    judged = _held_out(job, assessors, relevant_threshold, sources == "leave-out")
+    fit = rule_fit_thresholds(judged, beta=beta, scope=scope, min_relevant=min_relevant)
+    return DecisionRule(
+        kind="threshold", threshold=fit.overall.threshold, per_topic=fit.thresholds()
+    )
+
+
+def _held_out(
+    job: MatchJob, assessors: Iterable[int] | None, threshold: int, leave_out: bool
+) -> dict[str, list[tuple[float, bool]]]:
+    """{qid: [(score, relevant?)]} of the judged results, nugget sources held out."""
+    # Imported here: the matching package imports this module for evidence packing.
+    from nuggets_app.services.matching.base import job_nuggets
+
+    topics = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    grades = human_grades(topics, assessors)
+    own: dict[tuple[int, int], set[int]] = {}
+    for topic_id in topics:
+        for nugget_id, doc_id in job_nuggets(job, topic_id).values_list(
+            "pk", "document_id"
+        ):
+            own.setdefault((topic_id, doc_id), set()).add(nugget_id)
+    rescored = _source_scores(job, own, grades) if leave_out else {}
+    held_out: dict[str, list[tuple[float, bool]]] = {qid: [] for qid in topics.values()}
+    rows = MatchResult.objects.filter(job=job).values_list(
+        "topic_id", "document_id", "score"
+    )
+    for topic_id, doc_id, score in rows.iterator(chunk_size=5000):
+        key = (topic_id, doc_id)
+        grade = grades.get(key)
+        if grade is None or (key in own and key not in rescored):
+            continue
+        held_out[topics[topic_id]].append(
+            (rescored.get(key, score), grade >= threshold)
+        )
+    return held_out
+
+
+def _source_scores(
+    job: MatchJob,
+    own: dict[tuple[int, int], set[int]],
+    grades: dict[tuple[int, int], int],
+) -> dict[tuple[int, int], float]:
+    """{(topic id, document id): score without its own nuggets} of judged sources."""
+    wanted = {key for key in own if key in grades}
+    out: dict[tuple[int, int], float] = {}
+    by_topic: dict[int, dict[int, set[int]]] = {}
+    for topic_id, doc_id in wanted:
+        by_topic.setdefault(topic_id, {})[doc_id] = own[(topic_id, doc_id)]
+    chunks = MatchChunk.objects.filter(
+        job=job, topic_id__in=list(by_topic), packed_evidence__isnull=False
+    ).values_list("topic_id", "packed_evidence")
+    for topic_id, blob in chunks.iterator(chunk_size=100):
+        excluded = by_topic[topic_id]
+        for doc_id, score in evidence_scores_without(
+            bytes(blob), job.lam, excluded
+        ).items():
+            out[(topic_id, doc_id)] = score
     return out
 
 

@@ -41,7 +41,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.services.inference import DecisionRule, rule_apply
+from nuggets_app.services.inference import DecisionRule, rule_apply, rule_fit
 from nuggets_app.services.matching import match_chunk_run, match_job_launch
 from nuggets_app.services.pools import pool_build
 from nuggets_app.services.samples import sample_draw
@@ -294,11 +294,27 @@ def _match(
     return job
 
 
-def decision_rule(rule: str) -> DecisionRule:
-    """``threshold:X`` or ``top:N`` as the inference service's rule."""
+def decision_rule(
+    rule: str, *, job: MatchJob | None = None, config: SimulationConfig | None = None
+) -> DecisionRule:
+    """``threshold:X``, ``top:N`` or ``fit:fB[:per-topic]`` as the inference service's
+    rule. A fitted rule needs the matching ``job`` and ``config``: it is fitted on the
+    simulated assessor's judgments of documents that are no nugget's source."""
     kind, value = rule_parse(rule)
     if kind == "top":
         return DecisionRule(kind="top_n", n=int(value))
+    if kind in ("fit", "fit-per-topic"):
+        if job is None or config is None:
+            raise SimulationError(f"rule {rule}: a fitted rule needs the matching job")
+        assessor = _assessor(config.assessor)
+        return rule_fit(
+            job=job,
+            objective="f1" if value == 1.0 else "fbeta",
+            scope="global" if kind == "fit" else "per-topic",
+            beta=value,
+            assessors=[assessor.pk],
+            relevant_threshold=config.relevance_level,
+        )
     return DecisionRule(kind="threshold", threshold=value)
 
 
@@ -385,7 +401,7 @@ def simulation_run(
     runs = sorted(runs, key=lambda r: r.name)
     if not runs:
         raise SimulationError(f"collection {collection.name} has no runs to pool")
-    rule = decision_rule(config.rule)  # rejects a bad rule before any work
+    rule_parse(config.rule)  # rejects a bad rule before any work
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -407,6 +423,8 @@ def simulation_run(
     job = _match(
         collection, pool, [q for q, n in nuggets.items() if n], assessor, config
     )
+    rule = decision_rule(config.rule, job=job, config=config)
+    say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
     scores, inferred = _job_outcome(job, rule)
     lap("matching")
     baseline = _baseline(collection, pooled, human, config)

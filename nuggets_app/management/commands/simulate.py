@@ -78,7 +78,10 @@ class Command(BaseCommand):
         parser.add_argument("--min-terms", type=int, default=3)
         parser.add_argument("--keywords", type=int, default=2)
         parser.add_argument(
-            "--rule", default="threshold:0.5", help="threshold:X | top:N"
+            "--rule",
+            default="threshold:0.5",
+            help="threshold:X | top:N | fit:f1 | fit:f1:per-topic (best F1 on the "
+            "held-out judged documents)",
         )
         parser.add_argument("--k", type=int, default=3, help="shingle size")
         parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")

@@ -1,0 +1,157 @@
+"""Decision rules fitted on judged documents: the score threshold with the best F-beta.
+
+Pure and Django-free. Input: per topic, ``(score, relevant?)`` of the *held-out* judged
+documents (judged, and not the source of one of the topic's nuggets: a nugget's own
+document matches it almost perfectly and would pull the threshold up).
+
+A threshold ``t`` infers relevant every document with ``score >= t``. Candidates are
+the distinct positive scores of the judged documents (a threshold of 0 would infer
+every document without a single matched shingle). For a candidate ``t``::
+
+    tp = relevant with score >= t     fp = non-relevant with score >= t
+    fn = relevant with score < t
+    F_beta = (1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp)
+
+The fitted threshold maximises ``F_beta`` (compared exactly, as fractions); ties go to
+the higher threshold (fewer documents inferred for the same quality). Default beta = 1
+(F1).
+
+Scopes: ``global`` pools the documents of every topic; ``per-topic`` fits each topic
+on its own documents, and a topic with fewer than ``min_relevant`` (default 2) judged
+relevant held-out documents, or whose best F is 0, keeps the global threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+SCOPES = ("global", "per-topic")
+
+Judged = Sequence[tuple[float, bool]]
+
+
+class FitError(ValueError):
+    """No threshold can be fitted (e.g. no judged relevant document)."""
+
+
+@dataclass(frozen=True)
+class ThresholdFit:
+    """The best threshold of one set of judged documents, with its counts."""
+
+    threshold: float
+    f_beta: float
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+
+@dataclass(frozen=True)
+class RuleFit:
+    """A fitted rule: the global threshold, per-topic thresholds, and which topics
+    fell back to the global one."""
+
+    scope: str
+    beta: float
+    overall: ThresholdFit
+    per_topic: dict[str, ThresholdFit] = field(default_factory=dict)
+    fallback: tuple[str, ...] = ()
+
+    def thresholds(self) -> dict[str, float]:
+        """{qid: threshold} of the topics fitted on their own documents."""
+        return {qid: fit.threshold for qid, fit in self.per_topic.items()}
+
+
+def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> Fraction:
+    """Exact F-beta of confusion counts (0 when ``tp`` is 0)."""
+    if tp == 0:
+        return Fraction(0)
+    b2 = Fraction(beta) ** 2
+    return (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp)
+
+
+def threshold_fit(judged: Iterable[tuple[float, bool]], *, beta: float = 1.0):
+    """The :class:`ThresholdFit` with the best F-beta, or ``None`` without a
+    positive-scored judged document or a judged relevant one."""
+    if not beta > 0:
+        raise FitError(f"beta must be > 0, got {beta}")
+    pairs = sorted(((float(s), bool(r)) for s, r in judged), key=lambda p: -p[0])
+    relevant = sum(r for _, r in pairs)
+    if relevant == 0:
+        return None
+    best: tuple[Fraction, float, int, int] | None = None
+    tp = fp = 0
+    for i, (score, is_relevant) in enumerate(pairs):
+        if score <= 0:
+            break
+        tp += is_relevant
+        fp += not is_relevant
+        if i + 1 < len(pairs) and pairs[i + 1][0] == score:
+            continue  # tied scores enter together
+        value = f_beta(tp, fp, relevant - tp, beta)
+        # Scores fall as i grows, so only a strictly better F moves the threshold down.
+        if best is None or value > best[0]:
+            best = (value, score, tp, fp)
+    if best is None:
+        return None
+    value, score, tp, fp = best
+    return ThresholdFit(score, float(value), tp, fp, relevant - tp)
+
+
+def rule_fit_thresholds(
+    judged: Mapping[str, Judged],
+    *,
+    beta: float = 1.0,
+    scope: str = "global",
+    min_relevant: int = 2,
+) -> RuleFit:
+    """Fit the threshold on ``{qid: [(score, relevant?), ...]}``.
+
+    Raises :class:`FitError` when no threshold can be fitted globally.
+    """
+    if scope not in SCOPES:
+        raise FitError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    pooled = [pair for qid in sorted(judged) for pair in judged[qid]]
+    overall = threshold_fit(pooled, beta=beta)
+    if overall is None or overall.tp == 0:
+        raise FitError(
+            "no judged relevant held-out document with a positive score to fit on"
+        )
+    if scope == "global":
+        return RuleFit(scope, beta, overall)
+    per_topic: dict[str, ThresholdFit] = {}
+    fallback = []
+    for qid in sorted(judged):
+        relevant = sum(bool(r) for _, r in judged[qid])
+        fit = (
+            threshold_fit(judged[qid], beta=beta)
+            if relevant >= max(min_relevant, 1)
+            else None
+        )
+        if fit is None or fit.tp == 0:
+            fallback.append(qid)
+        else:
+            per_topic[qid] = fit
+    return RuleFit(scope, beta, overall, per_topic, tuple(fallback))
+
+
+def fit_spec_parse(text: str) -> tuple[float, str]:
+    """``fB`` or ``fB:per-topic`` (e.g. ``f1``, ``f0.5:per-topic``) as (beta, scope)."""
+    objective, _, scope = text.partition(":")
+    scope = scope or "global"
+    try:
+        beta = float(objective[1:]) if objective[:1] == "f" else float("nan")
+    except ValueError:
+        beta = float("nan")
+    if not (beta > 0 and beta != float("inf")) or scope not in SCOPES:
+        raise FitError(f"fit: expected fB or fB:per-topic (e.g. f1), got {text!r}")
+    return beta, scope
