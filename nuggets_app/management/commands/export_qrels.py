@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.ir.rules import fit_spec_parse
 from nuggets_app.models import Collection, MatchJob, Sample, Topic
 from nuggets_app.services.exports import (
     QRELS_KINDS,
@@ -16,7 +17,7 @@ from nuggets_app.services.exports import (
     qrels_export,
     scores_export,
 )
-from nuggets_app.services.inference import DecisionRule
+from nuggets_app.services.inference import DecisionRule, rule_estimate, rule_fit
 
 KINDS = (*QRELS_KINDS, "scores", "prels", "passages")
 
@@ -68,6 +69,12 @@ class Command(BaseCommand):
         )
         rule.add_argument(
             "--top-n", type=int, help="inferred relevant: N best per topic"
+        )
+        rule.add_argument(
+            "--fit",
+            metavar="fB[:per-topic]",
+            help="inferred relevant: score >= the threshold with the best F-beta on "
+            "the job's held-out judged documents (e.g. f1, f1:per-topic, f0.5)",
         )
         parser.add_argument(
             "--thresholds", type=Path, help="per-topic thresholds file: 'qid threshold'"
@@ -123,10 +130,36 @@ class Command(BaseCommand):
             if job is None:
                 raise CommandError("--kind scores needs --job")
             return scores_export(job=job)
-        rule = _rule(options) if kind != "human" else None
+        rule = None
+        if kind != "human":
+            rule = self._fitted(options, job) if options["fit"] else _rule(options)
         return qrels_export(
             collection=collection, kind=kind, job=job, rule=rule, topics=topics
         )
+
+    def _fitted(self, options, job: MatchJob | None) -> DecisionRule:
+        if job is None:
+            raise CommandError("--fit needs --job")
+        if options["thresholds"]:
+            raise CommandError("--fit and --thresholds exclude each other")
+        beta, scope = fit_spec_parse(options["fit"])
+        rule = rule_fit(
+            job=job,
+            objective="f1" if beta == 1.0 else "fbeta",
+            beta=beta,
+            scope=scope,
+        )
+        overall = rule_estimate(job=job, rule=rule)["all"]
+        self.stderr.write(
+            f"fitted rule: {rule.describe()}; on the judged documents precision "
+            f"{_ratio(overall.precision)}, recall {_ratio(overall.recall)} "
+            f"({overall.judged} judged)"
+        )
+        return rule
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _rule(options) -> DecisionRule:

@@ -7,9 +7,11 @@ source) and a brute-force search of every candidate threshold.
 
 from __future__ import annotations
 
+import io
 from fractions import Fraction
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.ir.rules import FitError
@@ -164,3 +166,48 @@ def test_nothing_to_fit_on_is_an_error(hand_job):
     Judgment.objects.filter(relevance__gt=0).update(relevance=0)
     with pytest.raises(FitError, match="no judged relevant held-out document"):
         rule_fit(job=hand_job)
+
+
+def test_export_command_infers_with_the_fitted_threshold(hand_job, tmp_path):
+    out = tmp_path / "inferred.qrels"
+    err = io.StringIO()
+    call_command(
+        "export_qrels", "--collection", hand_job.collection.name, "--kind", "inferred",
+        "--job", str(hand_job.pk), "--fit", "f1", "-o", str(out), stderr=err,
+    )  # fmt: skip
+    scores = dict(
+        MatchResult.objects.filter(job=hand_job).values_list("document__docno", "score")
+    )
+    rows = [line.split() for line in out.read_text().splitlines()]
+    assert {r[2]: int(r[3]) for r in rows} == {
+        docno: int(score >= 0.4) for docno, score in scores.items()
+    }
+    assert "score >= 0.4; on the judged documents precision 0.750, recall 1.000" in (
+        err.getvalue()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--fit", "f1", "--threshold", "0.3"], "not allowed with argument"),
+        (["--fit", "g1"], "expected fB or fB:per-topic"),
+        (["--fit", "f1", "--thresholds", "t.txt"], "exclude each other"),
+    ],
+)
+def test_export_command_refuses_a_bad_fit(hand_job, tmp_path, extra, message):
+    with pytest.raises(CommandError, match=message):
+        call_command(
+            "export_qrels", "--collection", hand_job.collection.name,
+            "--kind", "inferred", "--job", str(hand_job.pk), *extra,
+            "-o", str(tmp_path / "x"),
+        )  # fmt: skip
+    assert not (tmp_path / "x").exists()
+
+
+def test_export_command_fit_needs_a_job(hand_job):
+    with pytest.raises(CommandError, match="--fit needs --job"):
+        call_command(
+            "export_qrels", "--collection", hand_job.collection.name,
+            "--kind", "inferred", "--fit", "f1",
+        )  # fmt: skip
