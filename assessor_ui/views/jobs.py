@@ -165,6 +165,9 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
     topic = get_object_or_404(job.topics, pk=topic_pk)
     rule_form = RuleForm(request.GET or None)
+    suggestion = ""
+    if request.GET.get("suggest") == "f1":
+        rule_form, suggestion = _suggested_rule_form(job, topic)
     rule = rule_form.rule()
     groups = inference.topic_scores(job, topic)
     histogram = inference.score_histograms(groups)
@@ -180,6 +183,7 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "topic": topic,
         "rule_form": rule_form,
         "rule": rule,
+        "suggestion": suggestion,
         "estimate": estimates.get(topic.qid, inference.RuleEstimate()),
         "histogram": chart_histogram(histogram),
         "curve": chart_curve(curve),
@@ -187,6 +191,26 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "top": top,
     }
     return render(request, "assessor_ui/jobs/topic.html", context)
+
+
+def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
+    """The rule form filled with the best-F1 threshold of the topic's held-out judged
+    documents (the global one when the topic has too few), and a note saying which."""
+    try:
+        fitted = inference.rule_fit(job=job, scope="per-topic")
+    except ValueError as exc:
+        return RuleForm(), f"No threshold can be suggested: {exc}."
+    threshold = fitted.per_topic.get(topic.qid, fitted.threshold)
+    where = (
+        "this topic's"
+        if topic.qid in fitted.per_topic
+        else "all topics' (too few judged relevant here)"
+    )
+    note = (
+        f"Suggested threshold {threshold:.6g}: best F1 on {where} held-out judged "
+        "documents (nugget sources scored without their own nuggets)."
+    )
+    return RuleForm({"kind": "threshold", "threshold": threshold}), note
 
 
 @researcher_required

@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.ir.rules import FitError
@@ -211,3 +212,37 @@ def test_export_command_fit_needs_a_job(hand_job):
             "export_qrels", "--collection", hand_job.collection.name,
             "--kind", "inferred", "--fit", "f1",
         )  # fmt: skip
+
+
+def test_the_topic_page_suggests_the_fitted_threshold(staff_client, world, job):
+    pairs = _reference_pairs(world, job, leave_out=True)
+    topic = world.topics[0]
+    url = reverse("job-topic", args=[job.pk, topic.pk])
+    page = staff_client.get(url).content.decode()
+    assert "Suggest a threshold (best F1 on held-out judged documents)" in page
+    suggested = staff_client.get(url, {"suggest": "f1"})
+    assert suggested.status_code == 200
+    form = suggested.context["rule_form"]
+    assert form.is_valid()
+    assert form.cleaned_data["threshold"] == _brute_force(pairs[topic.qid])
+    assert suggested.context["rule"].threshold == _brute_force(pairs[topic.qid])
+    assert "this topic&#x27;s held-out judged documents" in suggested.content.decode()
+
+
+def test_the_topic_page_says_when_nothing_can_be_suggested(staff_client, hand_job):
+    Judgment.objects.filter(relevance__gt=0).update(relevance=0)
+    topic = hand_job.topics.get()
+    response = staff_client.get(
+        reverse("job-topic", args=[hand_job.pk, topic.pk]), {"suggest": "f1"}
+    )
+    assert "No threshold can be suggested: no judged relevant" in (
+        response.content.decode()
+    )
+
+
+def test_an_assessor_cannot_ask_for_a_suggestion(assessor_client, hand_job):
+    topic = hand_job.topics.get()
+    response = assessor_client.get(
+        reverse("job-topic", args=[hand_job.pk, topic.pk]), {"suggest": "f1"}
+    )
+    assert response.status_code in (403, 404)
