@@ -14,6 +14,7 @@ from nuggets_app.ir.rules import (
     rule_fit_thresholds,
     threshold_fit,
 )
+from nuggets_app.ir.simulation import rule_parse
 
 R, N = True, False
 
@@ -126,3 +127,10 @@ def test_fit_specs_parse_to_beta_and_scope():
     for bad in ("f", "f0", "g1", "f1:topic", "fnan", "f-1"):
         with pytest.raises(FitError, match="fB"):
             fit_spec_parse(bad)
+
+
+def test_simulation_rules_parse_fitted_rules():
+    assert rule_parse("fit:f1") == ("fit", 1.0)
+    assert rule_parse("fit:f2:per-topic") == ("fit-per-topic", 2.0)
+    with pytest.raises(ValueError, match="fit:fB"):
+        rule_parse("fit:best")
