@@ -53,11 +53,11 @@ test: setup-dev ## The whole test suite: unit (no database), then integration an
 	$(PY) -m pytest tests/unit -q
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest tests/integration tests/browser -q
 
-lint: setup-dev ## ruff (lint and format), import-linter, mypy --strict on the matcher
+lint: setup-dev ## ruff (lint and format), import-linter, mypy --strict on matcher and nuggets_app/ir
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy --strict matcher
+	$(VENV)/bin/mypy --strict matcher nuggets_app/ir
 
 bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load
 	$(PY) -m matcher bench

@@ -79,7 +79,9 @@ def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> Fraction:
     return (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp)
 
 
-def threshold_fit(judged: Iterable[tuple[float, bool]], *, beta: float = 1.0):
+def threshold_fit(
+    judged: Iterable[tuple[float, bool]], *, beta: float = 1.0
+) -> ThresholdFit | None:
     """The :class:`ThresholdFit` with the best F-beta, or ``None`` without a
     positive-scored judged document or a judged relevant one."""
     if not beta > 0:

@@ -37,9 +37,12 @@ from nuggets_app.ir.rules import fit_spec_parse
 
 
 class TokenLike(Protocol):
-    term: str
-    start: int
-    end: int
+    @property
+    def term(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
 
 
 Tokenizer = Callable[[str], Sequence[TokenLike]]
