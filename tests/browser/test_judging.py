@@ -51,10 +51,22 @@ def driver():
 
 
 def wait_for(check: Callable[[], object], what: str, timeout: float = 15.0) -> object:
-    """Poll until ``check()`` is truthy (saves are asynchronous)."""
+    """Poll until ``check()`` is truthy (saves are asynchronous).
+
+    While a new page loads, an element found a moment ago can go stale or be missing:
+    that counts as "not yet".
+    """
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = check()
+        try:
+            value = check()
+        except (NoSuchElementException, StaleElementReferenceException):
+            value = None
         if value:
             return value
         time.sleep(0.1)
