@@ -83,3 +83,27 @@ def test_cranfield_imports_on_sqlite_through_manage_py(shared_data, tmp_path):
         with gzip.open(run, "rb") as handle:
             expected_entries += sum(1 for line in handle if line.strip())
     assert [int(c) for c in counts[-5:]] == [1400, 225, 1837, 36, expected_entries]
+
+
+@pytest.mark.slow
+def test_npl_imports_on_sqlite_with_the_readme_counts(shared_data, tmp_path):
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")
+    }
+    env.update(DATA_DIR=str(tmp_path), DEBUG="1", LOG_LEVEL="WARNING")
+    folder = shared_data / "npl-vaswani"
+    _manage(env, "migrate", "--noinput", "-v0")
+    _manage(env, "import_collection", str(folder / "docs.jsonl.gz"), "--name", "npl")
+    _manage(env, "import_topics", str(folder / "topics.trec"), "--collection", "npl")
+    _manage(
+        env, "import_qrels", str(folder / "qrels.txt"), "--collection", "npl",
+        "--name", "npl",
+    )  # fmt: skip
+    query = (
+        "from nuggets_app.models import *; "
+        "print(Document.objects.count(), Topic.objects.count(), "
+        "QrelsEntry.objects.count())"
+    )
+    counts = _manage(env, "shell", "-c", query).stdout.split()
+    # npl-vaswani/stats.json: 11429 documents, 93 topics, 2083 qrels lines.
+    assert [int(c) for c in counts[-3:]] == [11429, 93, 2083]
