@@ -172,7 +172,7 @@ def matcher_map_figure(m: Any, fmt: str) -> bytes:
     """AP of the match scores per topic."""
     return bar_plot(
         list(m.per_topic), list(m.per_topic.values()), ylabel="AP",
-        title=f"Matcher as a retrieval function: AP per topic (MAP {_fmt(m.mean)})",
+        title=f"Matcher AP per topic (MAP {_fmt(m.mean)})",
         fmt=fmt,
     )  # fmt: skip
 
