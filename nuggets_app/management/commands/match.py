@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Collection, MatchJob, Pool, Sample, Topic
 from nuggets_app.services.matching import (
     MatchJobError,
@@ -123,18 +124,24 @@ class Command(BaseCommand):
         pool = sample = None
         if options["pool"]:
             source = MatchJob.Source.POOL
-            pool = Pool.objects.filter(
-                collection=collection, name=options["pool"]
-            ).first()
-            if pool is None:
-                raise CommandError(f"unknown pool {options['pool']}")
+            pool = only_one(
+                Pool.objects.filter(collection=collection, name=options["pool"]),
+                unknown=f"unknown pool {options['pool']}",
+                several=f"several pools named {options['pool']}",
+            )
         elif options["sample"]:
             source = MatchJob.Source.SAMPLE
-            sample = Sample.objects.filter(
-                pool__collection=collection, name=options["sample"]
-            ).first()
-            if sample is None:
-                raise CommandError(f"unknown sample {options['sample']}")
+            # Sample names are unique per pool, not per collection.
+            sample = only_one(
+                Sample.objects.filter(
+                    pool__collection=collection, name=options["sample"]
+                ),
+                unknown=f"unknown sample {options['sample']}",
+                several=(
+                    f"several samples named {options['sample']} in collection "
+                    f"{collection.name}; rename one"
+                ),
+            )
         elif options["all_docs"]:
             source = MatchJob.Source.COLLECTION
         else:

@@ -66,3 +66,13 @@ def test_match_explains_what_is_wrong(world, args, message):
     with pytest.raises(CommandError, match=message):
         _match(*args)
     assert not MatchJob.objects.exists()
+
+
+def test_match_refuses_a_sample_name_shared_by_two_pools(world):
+    from tests.factories import PoolFactory, SampleFactory
+
+    for pool in (world.pool, PoolFactory(collection=world.collection, name="other")):
+        SampleFactory(pool=pool, name="twin")
+    with pytest.raises(CommandError, match="several samples named twin"):
+        _match("--collection", world.collection.name, "--sample", "twin")
+    assert not MatchJob.objects.exists()
