@@ -8,6 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.ir.rules import fit_spec_parse
+from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Collection, MatchJob, Sample, Topic
 from nuggets_app.services.exports import (
     QRELS_KINDS,
@@ -111,13 +112,14 @@ class Command(BaseCommand):
             return passages_export(collection=collection, topics=topics)
         if kind == "prels":
             name = options["sample"]
-            sample = Sample.objects.filter(
-                pool__collection=collection, name=name
-            ).first()
-            if sample is None:
-                raise CommandError(
-                    f"--kind prels needs --sample (unknown sample {name})"
-                )
+            sample = only_one(
+                Sample.objects.filter(pool__collection=collection, name=name),
+                unknown=f"--kind prels needs --sample (unknown sample {name})",
+                several=(
+                    f"several samples named {name} in collection {collection.name}; "
+                    "rename one"
+                ),
+            )
             return prels_export(sample=sample)
         job = None
         if options["job"] is not None:

@@ -215,3 +215,17 @@ def test_export_command_writes_inferred_qrels_with_per_topic_thresholds(
     assert all(
         r[3] == "0" for r in rows if r[0] == "2"
     )  # no threshold: nothing inferred
+
+
+def test_prels_export_refuses_a_sample_name_shared_by_two_pools(world, tmp_path):
+    from tests.factories import PoolFactory, SampleFactory
+
+    for pool in (world.pool, PoolFactory(collection=world.collection, name="other")):
+        SampleFactory(pool=pool, name="twin")
+    out = tmp_path / "twin.prels"
+    with pytest.raises(CommandError, match="several samples named twin"):
+        call_command(
+            "export_qrels", "--collection", world.collection.name, "--kind", "prels",
+            "--sample", "twin", "--output", str(out),
+        )  # fmt: skip
+    assert not out.exists()
