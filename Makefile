@@ -51,7 +51,8 @@ worker: setup ## A Celery worker (set DATABASE_URL and REDIS_URL); start as many
 
 test: setup-dev ## The whole test suite: unit (no database), then integration and browser on PostgreSQL + Redis
 	$(PY) -m pytest tests/unit -q
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest tests/integration tests/browser -q
+	$(PY) tests/services.py --database $(TEST_DATABASE_URL) --redis $(TEST_REDIS_URL) -- \
+	  $(PY) -m pytest tests/integration tests/browser -q
 
 lint: setup-dev ## ruff (lint and format), import-linter, mypy --strict on matcher and nuggets_app/ir
 	$(VENV)/bin/ruff check .
@@ -59,14 +60,21 @@ lint: setup-dev ## ruff (lint and format), import-linter, mypy --strict on match
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy --strict matcher nuggets_app/ir
 
-bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load
+# Benchmarks run with DEBUG off, as in production, which needs a SECRET_KEY: a
+# throwaway one for the run unless you set your own.
+bench: export SECRET_KEY ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))")
+bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load, dashboards, fault recovery
 	$(PY) -m matcher bench
+	$(PY) -m matcher bench --cold
 	$(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py migrate --noinput -v0
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_import
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_sampling --db
 	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_match
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging_ui
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_dashboards
+	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_recovery
 
 clean: ## Remove the virtual environment and the embedded database
 	rm -rf $(VENV) var

@@ -7,6 +7,7 @@ from assessor_ui.views import home
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("favicon.ico", home.favicon, name="favicon"),
     path(
         "login/",
         auth_views.LoginView.as_view(template_name="assessor_ui/login.html"),
@@ -16,4 +17,5 @@ urlpatterns = [
     path("", include("assessor_ui.routes.judging")),
     path("", include("assessor_ui.routes.jobs")),
     path("", include("assessor_ui.routes.evaluation")),
+    path("", include("assessor_ui.routes.staff")),
 ]

@@ -5,14 +5,26 @@ realistic nuggets taken from the documents' own sentences; bare regex
 tokenization of the same text (the floor any Python implementation pays);
 a straightforward implementation (per shingle, a scan of every window) on a
 subset; and re-scoring stored evidence for a new lambda.
+
+With ``--cold`` it times ``python -m matcher score`` from a cold start instead:
+fresh processes reading the files (startup, imports, parsing, stemming and
+output included), first with the persistent stem table off (every term stemmed
+by NLTK in the process), then with an empty table (filling it), then with the
+table filled, against bare regex tokenization of the same text in this process.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
 import random
 import re
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,16 +36,29 @@ from .io import iter_documents
 from .options import MatcherError, MatchOptions
 from .score import NuggetSpec, TopicMatcher
 from .shingles import nugget_shingles
+from .stems import stem_table_path
 from .tokens import TOKEN_RE, PreparedText, default_stopwords
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+")
 _COLLECTIONS = ("cranfield", "npl-vaswani")
+# The classic collections of ../shared/data: the cold-start benchmark's default text.
+_CLASSIC = ("adi", "cacm", "cisi", "cranfield", "lisa", "medline", "npl-vaswani")
 RESCORE_DOCS = 100_000
+
+
+def _shared_data() -> Path:
+    return Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def classic_docs() -> list[Path]:
+    """Every classic collection's documents beside the repository, if present."""
+    paths = [_shared_data() / name / "docs.jsonl.gz" for name in _CLASSIC]
+    return [path for path in paths if path.is_file()]
 
 
 def default_docs() -> Path | None:
     """A real collection beside the repository (``../shared/data``), if present."""
-    data = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    data = _shared_data()
     for name in _COLLECTIONS:
         path = data / name / "docs.jsonl.gz"
         if path.is_file():
@@ -143,17 +168,27 @@ def _timed(run: Callable[[], object], repeat: int = 1) -> float:
 
 def bench_command(args: argparse.Namespace, out: TextIO) -> None:
     """Run the benchmark and print its figures."""
+    if args.topics is None:
+        args.topics = 1 if args.cold else 5
     if min(args.nuggets_per_topic, args.topics, args.baseline_docs, args.rounds) < 1:
         raise MatcherError("python -m matcher bench: error: counts must be >= 1")
     options = MatchOptions(
         k=args.k, lam=args.lam, stem=args.stem, stopwords=args.stopwords
     )
-    path = Path(args.docs) if args.docs else default_docs()
-    if path is None:
+    if args.cold:
+        cold_command(args, options, out)
+        return
+    paths = [Path(p) for p in args.docs] if args.docs else [default_docs()]
+    if paths[0] is None:
         docs, source = generated_docs(seed=args.seed), "generated text"
     else:
-        docs = [d.text for d in iter_documents(str(path)) if d.text.strip()]
-        source = str(path)
+        docs = [
+            d.text
+            for path in paths
+            for d in iter_documents(str(path))
+            if path is not None and d.text.strip()
+        ]
+        source = ", ".join(str(path) for path in paths)
     rng = random.Random(args.seed)
     topics = [
         make_nuggets(docs, args.nuggets_per_topic, rng) for _ in range(args.topics)
@@ -168,7 +203,8 @@ def bench_command(args: argparse.Namespace, out: TextIO) -> None:
     matchers = [TopicMatcher(nuggets, options) for nuggets in topics]
     cold_s = _timed(lambda: [PreparedText(text, options) for text in docs])
     out.write(
-        f"first pass (stems every new term once): {megabytes / cold_s:8.2f} MB/s\n"
+        f"first pass (stems every new term once; stem table {stem_table_path() or 'off'}, "
+        f"terms already there are read from it): {megabytes / cold_s:8.2f} MB/s\n"
     )
     # The loaded collection is the benchmark's own data: keep the garbage
     # collector from re-scanning it, as a streaming caller never holds it.
@@ -241,3 +277,100 @@ def _report_rescore(out: TextIO, docs: list[str], matcher: TopicMatcher) -> None
         f"re-score stored evidence for a new lambda: {RESCORE_DOCS} docs in "
         f"{elapsed:.2f} s ({RESCORE_DOCS / elapsed:.0f} docs/s)\n"
     )
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _score_cold(
+    workdir: Path, options: MatchOptions, table: str, output: Path
+) -> float:
+    """CPU seconds of one ``python -m matcher score`` process over the bench files."""
+    command = [
+        sys.executable, "-m", "matcher", "score",
+        "--nuggets", str(workdir / "nuggets.jsonl"), "--docs", str(workdir / "docs.jsonl"),
+        "--k", str(options.k), "--lam", str(options.lam),
+        "--stem", options.stem, "--stopwords", options.stopwords,
+    ]  # fmt: skip
+    env = {**os.environ, "MATCHER_STEM_TABLE": table}
+    root = Path(__file__).resolve().parent.parent
+    before = _child_cpu()
+    with output.open("wb") as handle:
+        done = subprocess.run(
+            command, stdout=handle, stderr=subprocess.PIPE, env=env, cwd=root,
+            check=False,
+        )  # fmt: skip
+    if done.returncode != 0:
+        raise MatcherError(
+            "python -m matcher bench: error: score failed: "
+            + done.stderr.decode("utf-8", "replace").strip()
+        )
+    return _child_cpu() - before
+
+
+def cold_command(args: argparse.Namespace, options: MatchOptions, out: TextIO) -> None:
+    """``bench --cold``: the score command from a cold start, with ratios."""
+    paths = [Path(p) for p in args.docs] if args.docs else classic_docs()
+    if not paths:
+        raise MatcherError(
+            "python -m matcher bench: error: --cold needs --docs (no ../shared/data)"
+        )
+    with tempfile.TemporaryDirectory(prefix="matcher-cold-") as tmp:
+        workdir = Path(tmp)
+        docs: list[str] = []
+        with (workdir / "docs.jsonl").open("w", encoding="utf-8") as handle:
+            for index, path in enumerate(paths):
+                for d in iter_documents(str(path)):
+                    if d.text.strip():
+                        docs.append(d.text)
+                        record = {"docno": f"{index}/{d.docno}", "text": d.text}
+                        handle.write(json.dumps(record) + "\n")
+        rng = random.Random(args.seed)
+        with (workdir / "nuggets.jsonl").open("w", encoding="utf-8") as handle:
+            for topic in range(1, args.topics + 1):
+                for spec in make_nuggets(docs, args.nuggets_per_topic, rng):
+                    record = {"topic": f"t{topic}", "id": spec.id, "text": spec.text}
+                    handle.write(json.dumps(record) + "\n")
+        megabytes = sum(len(text.encode("utf-8")) for text in docs) / 1e6
+        out.write(
+            f"documents: {len(paths)} files, {len(docs)} docs, {megabytes:.2f} MB of "
+            f"text; {args.topics} topics x {args.nuggets_per_topic} nuggets; "
+            f"k={options.k} lam={options.lam} stem={options.stem}\n"
+            "python -m matcher score in a fresh process, CPU time (startup, imports, "
+            f"reading, stemming, output), best of {args.rounds} rounds\n"
+        )
+        table = str(workdir / "stems.sqlite3")
+        work = megabytes * args.topics
+        # Without a table, and filling an empty one, happen once per machine (the
+        # table outlives the process); the filled table is every later start.
+        off_s = _score_cold(workdir, options, "off", workdir / "off.jsonl")
+        fill_s = _score_cold(workdir, options, table, workdir / "fill.jsonl")
+        warm_s = tokenize_s = float("inf")
+        for _ in range(args.rounds):
+            warm_s = min(
+                warm_s, _score_cold(workdir, options, table, workdir / "warm.jsonl")
+            )
+            tokenize_s = min(
+                tokenize_s, _timed(lambda: [TOKEN_RE.findall(t) for t in docs])
+            )
+        outputs = [
+            (workdir / f"{n}.jsonl").read_bytes() for n in ("off", "fill", "warm")
+        ]
+        same = outputs[0] == outputs[1] == outputs[2]
+        token_mbs = megabytes / tokenize_s
+        for label, seconds in (
+            ("no stem table (NLTK for every term)", off_s),
+            ("empty stem table (first run, fills it)", fill_s),
+            ("stem table filled (every later start)", warm_s),
+        ):
+            out.write(
+                f"score, {label}: {seconds:6.2f} s, {work / seconds:6.2f} MB/s; "
+                f"ratio to bare tokenization {work / seconds / token_mbs:.2f}\n"
+            )
+        out.write(
+            f"bare regex tokenize: {len(docs) / tokenize_s:9.0f} docs/s "
+            f"{token_mbs:8.2f} MB/s\n"
+            f"output identical in the three modes: {'yes' if same else 'NO'}\n"
+        )

@@ -7,17 +7,19 @@ line on stderr (``FILE:LINE: problem`` for files).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from .io import Pair, format_result, iter_documents, read_nuggets, read_pairs
+from .io import Pair, format_result_json, iter_documents, read_nuggets, read_pairs
 from .options import STEMMERS, STOPWORD_LISTS, MatcherError, MatchOptions
 from .score import NO_MATCH, TopicMatcher
-from .tokens import PreparedText
+from .tokens import PreparedText, stems_save
 
 EXIT_BAD_INPUT = 2
+WRITE_EVERY = 4096
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,9 +41,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_match_options(score)
     score.add_argument("--pairs", metavar="PAIRS", help="lines 'topic docno' to score")
     bench = commands.add_parser("bench", help="measure throughput on one core")
-    bench.add_argument("--docs", metavar="FILE", help="JSONL documents (.gz accepted)")
+    bench.add_argument(
+        "--docs", metavar="FILE", nargs="+", help="JSONL documents (.gz accepted)"
+    )
+    bench.add_argument(
+        "--cold",
+        action="store_true",
+        help="time `python -m matcher score` in fresh processes (default documents: "
+        "every classic collection of ../shared/data)",
+    )
     bench.add_argument("--nuggets-per-topic", type=int, default=100, metavar="N")
-    bench.add_argument("--topics", type=int, default=5, metavar="N")
+    bench.add_argument(
+        "--topics", type=int, default=None, metavar="N", help="default 5 (--cold: 1)"
+    )
     bench.add_argument("--baseline-docs", type=int, default=100, metavar="N")
     bench.add_argument("--rounds", type=int, default=3, metavar="N")
     bench.add_argument("--seed", type=int, default=13)
@@ -74,21 +86,33 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     matchers = {topic: TopicMatcher(specs, options) for topic, specs in topics.items()}
     if pairs is not None:
         _warn_unknown_topics(args.pairs, pairs, matchers, err)
-    write = out.write
-    for document in iter_documents(args.docs):
-        if pairs is None:
-            wanted: Sequence[str] = list(matchers)
-        else:
-            found = pairs.pop(document.docno, None)
-            if not found:
-                continue
-            wanted = [pair.topic for pair in found]
-        prepared = PreparedText(document.text, options)
-        for topic in wanted:
-            matcher = matchers.get(topic)
-            match = matcher.score_prepared(prepared) if matcher else NO_MATCH
-            write(format_result(topic, document.docno, match))
-            write("\n")
+    topic_json = {topic: json.dumps(topic) for topic in matchers}
+    lines: list[str] = []
+    try:
+        for document in iter_documents(args.docs):
+            if pairs is None:
+                wanted: Sequence[str] = list(matchers)
+            else:
+                found = pairs.pop(document.docno, None)
+                if not found:
+                    continue
+                wanted = [pair.topic for pair in found]
+            prepared = PreparedText(document.text, options)
+            docno_json = json.dumps(document.docno)
+            for topic in wanted:
+                matcher = matchers.get(topic)
+                match = matcher.score_prepared(prepared) if matcher else NO_MATCH
+                lines.append(
+                    format_result_json(
+                        topic_json.get(topic) or json.dumps(topic), docno_json, match
+                    )
+                )
+            if len(lines) >= WRITE_EVERY:
+                _write_lines(out, lines)
+    finally:
+        # Results of the documents before a bad line are written (streaming).
+        _write_lines(out, lines)
+    stems_save()
     if pairs:
         first = min(
             (p for found in pairs.values() for p in found), key=lambda p: p.line
@@ -96,6 +120,15 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         raise MatcherError(
             f"{args.pairs}:{first.line}: document {first.docno} not found in {args.docs}"
         )
+
+
+def _write_lines(out: TextIO, lines: list[str]) -> None:
+    # One write per few thousand results: a write per line costs more than the
+    # formatting on fast documents.
+    if lines:
+        lines.append("")
+        out.write("\n".join(lines))
+        lines.clear()
 
 
 def _warn_unknown_topics(

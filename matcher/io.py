@@ -23,6 +23,7 @@ from .options import MatcherError
 from .score import DocumentMatch, NuggetSpec
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_INF = float("inf")
 
 
 class Document(NamedTuple):
@@ -162,6 +163,22 @@ def read_pairs(path: str) -> dict[str, list[Pair]]:
             )
         pairs.setdefault(docno, []).append(Pair(lineno, topic, docno))
     return pairs
+
+
+def format_result_json(topic_json: str, docno_json: str, match: DocumentMatch) -> str:
+    """:func:`format_result` with topic and docno already JSON-encoded (each is
+    encoded once per topic or document, not once per pair); the same text."""
+    score = match.score
+    if type(score) is not float or score != score or score in (_INF, -_INF):
+        score_text = json.dumps(score)
+    else:
+        score_text = repr(score)  # what json.dumps writes for a finite float
+    nugget = "null" if match.nugget is None else json.dumps(match.nugget)
+    spans = ", ".join([f"[{start}, {end}]" for start, end in match.spans])
+    return (
+        f'{{"topic": {topic_json}, "docno": {docno_json}, "score": {score_text}, '
+        f'"nugget": {nugget}, "spans": [{spans}]}}'
+    )
 
 
 def format_result(topic: str, docno: str, match: DocumentMatch) -> str:

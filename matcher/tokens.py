@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from itertools import accumulate, compress, islice
 from pathlib import Path
 from typing import NamedTuple
 
 from .options import MatchOptions
+from .stems import StemTable, porter_stem_function, porter_table
 
 TOKEN_RE = re.compile(r"[^\W_]+")
 STOPWORDS_PATH = Path(__file__).with_name("data") / "stopwords_en.txt"
 # Bounds the memory of the term cache on huge vocabularies (misspellings,
 # numbers); refilling it costs a few stems, not correctness.
 _CACHE_LIMIT = 200_000
+_STORED_LIMIT = 2_000_000
 
 
 class Token(NamedTuple):
@@ -66,29 +68,48 @@ class _TermCache(dict[str, str]):
     """Casefolded token -> stem, or ``""`` for a stopword; filled on demand.
 
     ``dict.__getitem__`` calls ``__missing__`` only on a miss, so ``map`` over
-    a document's tokens stays in C for every term seen before.
+    a document's tokens stays in C for every term seen before. Porter stems
+    come from the persistent stem table (:mod:`matcher.stems`) when it has
+    them; NLTK is imported and run only for the terms it lacks.
     """
 
     def __init__(self, stopwords: frozenset[str], stem: bool) -> None:
         super().__init__()
         self._stopwords = stopwords
-        self._stemmer = None
+        self._stem = stem
+        self._stemmer: Callable[[str], str] | None = None
+        self._table: StemTable | None = None
+        self._stored: dict[str, str] = {}
         if stem:
-            from nltk.stem.porter import PorterStemmer
-
-            self._stemmer = PorterStemmer()
+            self._table = porter_table()
+            self._stored = self._table.load()
 
     def __missing__(self, token: str) -> str:
         if token in self._stopwords:
             term = ""
-        elif self._stemmer is None:
+        elif not self._stem:
             term = token
         else:
-            term = self._stemmer.stem(token) or token
+            stored = self._stored.get(token)
+            if stored is None:
+                if self._stemmer is None:
+                    self._stemmer = porter_stem_function()
+                stored = self._stemmer(token) or token
+                if len(self._stored) >= _STORED_LIMIT:
+                    self._stored.clear()
+                self._stored[token] = stored
+                if self._table is not None:
+                    self._table.add(token, stored)
+            term = stored
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[token] = term
         return term
+
+    def save(self) -> None:
+        """Write the stems computed so far to the persistent table."""
+        if self._table is not None:
+            self._table.save()
 
 
 class _AsciiTermCache(dict[bytes, str]):
@@ -111,7 +132,15 @@ def term_caches(stem: str, stopwords: str) -> tuple[_TermCache, _AsciiTermCache]
     """The process-wide term caches of one (stem, stopwords) configuration."""
     words = default_stopwords() if stopwords == "default" else frozenset()
     terms = _TermCache(words, stem == "porter")
+    # The caches fill from the stem table term by term, not up front: entering a large
+    # table's every term makes the hot lookups slower (a bigger, less local dict).
     return terms, _AsciiTermCache(terms)
+
+
+def stems_save() -> None:
+    """Write every stem computed in this process to the persistent stem table."""
+    if porter_table.cache_info().currsize:
+        porter_table().save()
 
 
 def _ascii_fold_table() -> bytes:

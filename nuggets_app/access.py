@@ -61,10 +61,16 @@ def own_assignment_for(user: User, pk: int) -> Assignment:
     return assignment
 
 
-def queue_item_for(assignment: Assignment, position: int) -> SampleDocument:
-    """The sampled document at ``position`` (its queue order) of an assignment."""
+def queue_item_for(
+    assignment: Assignment, position: int, *, text: bool = True
+) -> SampleDocument:
+    """The sampled document at ``position`` (its queue order) of an assignment; without
+    the document's text and HTML when ``text`` is False (a save that needs neither)."""
+    qs = SampleDocument.objects.select_related("document")
+    if not text:
+        qs = qs.defer("document__text", "document__html")
     try:
-        return SampleDocument.objects.select_related("document").get(
+        return qs.get(
             sample_id=assignment.sample_id, topic_id=assignment.topic_id, order=position
         )
     except SampleDocument.DoesNotExist:

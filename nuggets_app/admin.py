@@ -1,8 +1,11 @@
 """Django admin: every model visible and editable by staff."""
 
+from django import forms
 from django.contrib import admin
 
 from nuggets_app import models as m
+from nuggets_app.services.judgments import JudgingError
+from nuggets_app.services.nuggets import nugget_span_check
 
 
 @admin.register(m.Collection)
@@ -96,21 +99,58 @@ class JudgmentAdmin(admin.ModelAdmin):
     raw_id_fields = ["topic", "document"]
 
 
+class NuggetAdminForm(forms.ModelForm):
+    """Offsets checked as the assessor API checks them: inside the document's text,
+    and ``span_text`` equal to the text at ``[start, end)``."""
+
+    class Meta:
+        model = m.Nugget
+        fields = [
+            "topic", "assessor", "document", "start", "end", "span_text", "text",
+            "keywords", "grade", "aspect", "version",
+        ]  # fmt: skip
+
+    def clean(self) -> dict:
+        data = super().clean()
+        parts = [data.get(name) for name in ("document", "start", "end")]
+        if any(part is None for part in parts):
+            return data  # the field errors say what is missing
+        document, start, end = parts
+        try:
+            nugget_span_check(
+                document=document, start=start, end=end,
+                span_text=data.get("span_text", ""),
+            )  # fmt: skip
+        except JudgingError as error:
+            field = error.field if error.field in self.fields else None
+            self.add_error(field, error.message)
+        return data
+
+
 @admin.register(m.Nugget)
 class NuggetAdmin(admin.ModelAdmin):
+    form = NuggetAdminForm
     list_display = [
         "text",
         "topic",
         "document",
         "assessor",
+        "bank",
         "start",
         "end",
         "grade",
         "aspect",
     ]
-    list_filter = ["assessor", "grade"]
+    list_filter = ["assessor", "bank", "grade"]
     search_fields = ["text", "span_text"]
     raw_id_fields = ["topic", "document"]
+
+
+@admin.register(m.NuggetBank)
+class NuggetBankAdmin(admin.ModelAdmin):
+    list_display = ["name", "collection", "format", "source_file", "created_at"]
+    list_filter = ["collection", "format"]
+    search_fields = ["name", "source_file"]
 
 
 @admin.register(m.Qrels)
@@ -125,6 +165,7 @@ class QrelsEntryAdmin(admin.ModelAdmin):
         "qrels",
         "topic",
         "document",
+        "subtopic",
         "relevance",
         "method",
         "inclusion_prob",
@@ -161,3 +202,10 @@ class MatchResultAdmin(admin.ModelAdmin):
     list_display = ["job", "topic", "document", "score", "nugget"]
     list_filter = ["job"]
     raw_id_fields = ["job", "topic", "document", "nugget"]
+
+
+@admin.register(m.TaskRecord)
+class TaskRecordAdmin(admin.ModelAdmin):
+    list_display = ["pk", "kind", "status", "label", "collection", "started_by"]
+    list_filter = ["kind", "status", "collection"]
+    search_fields = ["label"]

@@ -43,16 +43,48 @@ def _finite(values: Sequence[float]) -> list[float]:
     return [v for v in values if not math.isnan(v)]
 
 
+def scatter_labels(
+    xs: Sequence[float], ys: Sequence[float], priority: Sequence[float], *,
+    limit: int = 10, min_gap: float = 0.06,
+) -> list[int]:  # fmt: skip
+    """Which points get a label so that labels do not overlap: the highest
+    ``priority`` first (ties by index), skipping a point closer than ``min_gap`` (as a
+    fraction of the plotted range) to one already labelled, at most ``limit``."""
+
+    def scaled(values: Sequence[float]) -> list[float]:
+        finite = _finite(values)
+        low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
+        span = (high - low) or 1.0
+        return [(v - low) / span for v in values]
+
+    sx, sy = scaled(xs), scaled(ys)
+    chosen: list[int] = []
+    for i in sorted(range(len(xs)), key=lambda i: (-priority[i], i)):
+        if len(chosen) >= limit:
+            break
+        if math.isnan(sx[i]) or math.isnan(sy[i]):
+            continue
+        if all(math.hypot(sx[i] - sx[j], sy[i] - sy[j]) >= min_gap for j in chosen):
+            chosen.append(i)
+    return sorted(chosen)
+
+
 def scatter_plot(
     names: Sequence[str], xs: Sequence[float], ys: Sequence[float], *,
     xlabel: str, ylabel: str, title: str, fmt: str = "svg",
+    priority: Sequence[float] | None = None,
 ) -> bytes:  # fmt: skip
-    """One labelled point per item, with the diagonal y = x."""
+    """One point per item, with the diagonal y = x; labels on the points that
+    :func:`scatter_labels` picks (by ``priority``, default: all equal)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 6))
     ax.scatter(xs, ys, s=18, color=OTHER)
-    for name, x, y in zip(names, xs, ys, strict=True):
-        ax.annotate(name, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+    weights = priority if priority is not None else [0.0] * len(names)
+    for i in scatter_labels(xs, ys, weights):
+        ax.annotate(
+            names[i], (xs[i], ys[i]), fontsize=6, xytext=(3, 3),
+            textcoords="offset points",
+        )  # fmt: skip
     values = _finite([*xs, *ys])
     low = min([0.0, *values])
     high = max([1e-9, *values]) * 1.05
@@ -160,11 +192,12 @@ def comparison_figure(c: Any, fmt: str) -> bytes:
     """Per-run scores under A (x) against B (y)."""
     names = sorted(c.scores_a)
     r = c.ranking
+    moved = {m.run: abs(m.delta) for m in r.moves}
     return scatter_plot(
         names, [c.scores_a[n] for n in names], [c.scores_b[n] for n in names],
         xlabel=f"{c.measure} under qrels A", ylabel=f"{c.measure} under qrels B",
         title=f"Kendall tau {r.kendall_tau:.3f}, tau_AP {r.tau_ap:.3f} ({r.runs} runs)",
-        fmt=fmt,
+        fmt=fmt, priority=[moved.get(n, 0) for n in names],
     )  # fmt: skip
 
 

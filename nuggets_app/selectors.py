@@ -9,12 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db.models import FilteredRelation, Q, QuerySet
 
 from nuggets_app.access import topic_nuggets_visible
 from nuggets_app.ir.agreement import (
@@ -28,7 +30,9 @@ from nuggets_app.models import (
     Collection,
     Document,
     Judgment,
+    MatchJob,
     Nugget,
+    NuggetBank,
     SampleDocument,
 )
 
@@ -152,28 +156,122 @@ def document_segments(
 def topic_matcher(nuggets: Iterable[Nugget]) -> Any:
     """A ``matcher.TopicMatcher`` over nuggets (ids are the primary keys as strings),
     or None when none is usable."""
+    return _matcher_of(tuple((n.pk, n.text, tuple(n.keywords or ())) for n in nuggets))
+
+
+def _matcher_of(specs: tuple[tuple[int, str, tuple[str, ...]], ...]) -> Any:
     from matcher import MatcherError, NuggetSpec, TopicMatcher
 
     try:
-        specs = [
-            NuggetSpec(str(n.pk), n.text, tuple(n.keywords or ())) for n in nuggets
-        ]
-        matcher = TopicMatcher(specs)
+        matcher = TopicMatcher(NuggetSpec(str(pk), text, kw) for pk, text, kw in specs)
     except MatcherError:
         return None
     return matcher if matcher.usable else None
 
 
+class _MatcherCache:
+    """Compiled topic matchers of this process, keyed by the exact nuggets they hold
+    (id and version), least recently used dropped first. Compiling a topic's nuggets
+    costs more than scoring a document, and the same set serves every page view until
+    a nugget of the topic changes."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self.entries: dict[tuple, Any] = {}
+        self.lock = threading.Lock()
+
+    def get(self, rows: list[dict]) -> Any:
+        key = tuple((r["id"], r["version"]) for r in rows)
+        with self.lock:
+            if key in self.entries:
+                matcher = self.entries.pop(key)
+                self.entries[key] = matcher
+                return matcher
+        matcher = _matcher_of(
+            tuple((r["id"], r["text"], tuple(r["keywords"] or ())) for r in rows)
+        )
+        with self.lock:
+            self.entries[key] = matcher
+            while len(self.entries) > self.size:
+                del self.entries[next(iter(self.entries))]
+        return matcher
+
+
+_matchers = _MatcherCache()
+
+
 def nugget_matches(nuggets: list[Nugget], text: str) -> tuple[dict[int, float], list]:
     """Matcher scores of ``nuggets`` in ``text`` (only those above 0), and the spans
     of the best nugget's matched shingles."""
-    matcher = topic_matcher(nuggets)
+    return _scores(topic_matcher(nuggets), text)
+
+
+def _scores(matcher: Any, text: str) -> tuple[dict[int, float], list]:
     if matcher is None:
         return {}, []
     result = matcher.score(text)
     lam = matcher.options.lam
     scores = {int(item.nugget): item.score(lam) for item in result.evidence.nuggets}
     return scores, [tuple(span) for span in result.spans]
+
+
+# The nugget fields the judging page shows, read as plain rows: building model
+# instances for a topic's hundreds of nuggets cost more than the rest of the page.
+NUGGET_FIELDS = (
+    "id", "document_id", "start", "end", "span_text", "text", "keywords", "grade",
+    "aspect", "version", "client_uuid", "assessor_id", "assessor__username",
+    "bank__source_file",
+)  # fmt: skip
+
+
+def _provenance(row: dict) -> str:
+    """Who made the nugget of ``row``: the assessor, or the file it was imported from
+    (as ``Nugget.provenance``)."""
+    if row["bank__source_file"]:
+        return NuggetBank.provenance_of(row["bank__source_file"])
+    return row["assessor__username"] or ""
+
+
+def nugget_row(
+    row: dict, viewer_id: int, score: float | None = None, *, full: bool = True
+) -> dict:
+    """A nugget row (``NUGGET_FIELDS``) as the page's JavaScript sees it; without
+    ``full``, only what the topic's nugget list shows (nuggets of other documents)."""
+    if not full:
+        return {
+            "id": row["id"],
+            "document": row["document_id"],
+            "text": row["text"],
+            "version": row["version"],
+            "assessor": _provenance(row),
+            "mine": row["assessor_id"] == viewer_id,
+            "score": score,
+        }
+    return {
+        "id": row["id"],
+        "document": row["document_id"],
+        "start": row["start"],
+        "end": row["end"],
+        "span_text": row["span_text"],
+        "text": row["text"],
+        "keywords": row["keywords"],
+        "grade": row["grade"],
+        "aspect": row["aspect"],
+        "version": row["version"],
+        "client_uuid": str(row["client_uuid"]),
+        "assessor": _provenance(row),
+        "mine": row["assessor_id"] == viewer_id,
+        "score": score,
+    }
+
+
+def topic_nugget_rows(*, viewer: Any, topic_id: int) -> list[dict]:
+    """The topic's nuggets ``viewer`` may read, oldest first, as rows (one query)."""
+    return list(
+        topic_nuggets_visible(viewer, topic_id)
+        .order_by("created_at", "pk")
+        .values(*NUGGET_FIELDS)
+    )
 
 
 @dataclass
@@ -187,8 +285,9 @@ class JudgePage:
     judged_positions: set[int]
     relevance: int | None
     active_seconds: float
-    own_nuggets: list[Nugget]
-    topic_nuggets: list[Nugget]
+    # The topic's nuggets as the page's JavaScript sees them (``nugget_row``), each
+    # with its matcher score in this document.
+    topic_nuggets: list[dict]
     scores: dict[int, float]
     segments: list[Segment]
 
@@ -221,26 +320,31 @@ def judge_page(
     """The judging page of ``item`` (a queue position of ``assignment``) as ``viewer``
     sees it; 3 queries whatever the number of nuggets."""
     document = item.document
-    queue = list(
+    # The queue with the assessor's judgments in one query (a filtered LEFT JOIN).
+    mine = FilteredRelation(
+        "document__judgments",
+        condition=Q(
+            document__judgments__topic_id=assignment.topic_id,
+            document__judgments__assessor_id=assignment.assessor_id,
+        ),
+    )
+    rows = sorted(
         SampleDocument.objects.filter(
             sample_id=assignment.sample_id, topic_id=assignment.topic_id
-        ).values_list("order", "document_id")
+        )
+        .annotate(mine=mine)
+        .values_list("order", "document_id", "mine__relevance", "mine__active_seconds")
     )
-    queue.sort()
+    queue = [(order, doc_id) for order, doc_id, _, _ in rows]
     judged: dict[int, tuple[int | None, float]] = {
-        doc_id: (rel, secs)
-        for doc_id, rel, secs in Judgment.objects.filter(
-            topic_id=assignment.topic_id, assessor_id=assignment.assessor_id
-        ).values_list("document_id", "relevance", "active_seconds")
+        doc_id: (rel, secs or 0.0) for _, doc_id, rel, secs in rows if secs is not None
     }
-    nuggets = list(
-        topic_nuggets_visible(viewer, assignment.topic_id)
-        .select_related("assessor")
-        .order_by("created_at", "pk")
-    )
+    rows = topic_nugget_rows(viewer=viewer, topic_id=assignment.topic_id)
+    scores, spans = _scores(_matchers.get(rows), document.text)
     # Highlights in the text are the nuggets extracted from this very document.
-    own = [n for n in nuggets if n.document_id == document.pk]
-    scores, spans = nugget_matches(nuggets, document.text)
+    own = [
+        (r["id"], r["start"], r["end"]) for r in rows if r["document_id"] == document.pk
+    ]
     relevance, seconds = judged.get(document.pk, (None, 0.0))
     return JudgePage(
         assignment=assignment,
@@ -250,13 +354,27 @@ def judge_page(
         judged_positions={o for o, d in queue if judged.get(d, (None,))[0] is not None},
         relevance=relevance,
         active_seconds=seconds,
-        own_nuggets=own,
-        topic_nuggets=nuggets,
+        topic_nuggets=[
+            nugget_row(
+                r, viewer.pk, scores.get(r["id"]), full=r["document_id"] == document.pk
+            )
+            for r in rows
+        ],
         scores=scores,
-        segments=document_segments(
-            document.text, [(n.pk, n.start, n.end) for n in own], spans
-        ),
+        segments=document_segments(document.text, own, spans),
     )
+
+
+def topic_term_spans(*, topic: Any, text: str) -> list[list[int]]:
+    """``[start, end)`` of each word of ``text`` that matches a word of the topic's
+    title or description as the matcher sees words: casefolded, stopwords dropped,
+    stemmed ("turbines" marks "turbine"; "the" and "what" mark nothing)."""
+    from matcher import normalize, tokenize
+
+    terms = set(normalize(f"{topic.title} {topic.description}"))
+    if not terms:
+        return []
+    return [[t.start, t.end] for t in tokenize(text) if t.term in terms]
 
 
 def nugget_preview(
@@ -353,7 +471,7 @@ def topic_agreement() -> list[PairAgreement]:
     }
     spans: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
     for topic_id, assessor_id, doc_id, start, end in Nugget.objects.filter(
-        topic_id__in=[t for t in labels if len(labels[t]) > 1]
+        topic_id__in=[t for t in labels if len(labels[t]) > 1], assessor__isnull=False
     ).values_list("topic_id", "assessor_id", "document_id", "start", "end"):
         spans[(topic_id, assessor_id, doc_id)].append((start, end))
     result = []
@@ -407,3 +525,36 @@ def _pair_agreement(
 
 def _qid_key(qid: str) -> tuple[int, int | str]:
     return (0, int(qid)) if qid.isdigit() else (1, qid)
+
+
+def nuggets_kept(qs: QuerySet, job: MatchJob) -> QuerySet:
+    """The nuggets of ``qs`` that the job's nugget filter keeps. An assessor's nuggets
+    and imported banks' nuggets are matched alike."""
+    f = job.nugget_filter or {}
+    if f.get("assessors") or f.get("banks"):
+        qs = qs.filter(
+            Q(assessor_id__in=f.get("assessors") or [])
+            | Q(bank_id__in=f.get("banks") or [])
+        )
+    if f.get("grades"):
+        qs = qs.filter(grade__in=f["grades"])
+    if f.get("aspects"):
+        qs = qs.filter(aspect__in=f["aspects"])
+    return qs
+
+
+def job_nugget_sources(job: MatchJob) -> list[tuple[str, int]]:
+    """Where a matching job's nuggets come from: ``(provenance, count)`` per assessor
+    ("alice") and per imported bank ("imported from FILE"), largest first."""
+    from django.db.models import Count
+
+    qs = nuggets_kept(Nugget.objects.filter(topic__in=job.topics.all()), job)
+    rows = qs.values("assessor__username", "bank__source_file").annotate(n=Count("pk"))
+    sources = []
+    for row in rows:
+        if row["bank__source_file"] is not None:
+            name = row["bank__source_file"].rsplit("/", 1)[-1]
+            sources.append((f"imported from {name}", row["n"]))
+        else:
+            sources.append((row["assessor__username"] or "", row["n"]))
+    return sorted(sources, key=lambda s: (-s[1], s[0]))

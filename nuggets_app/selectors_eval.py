@@ -10,30 +10,42 @@ carry it in a query string:
 - ``inferred:<job id>``: the matcher's decisions under a decision rule (relevant
   documents get the collection's relevant grade, the other scored documents 0);
 - ``merged:<job id>``: inferred, with every human grade overriding the matcher's.
+
+Without a rule, a job's decisions follow :func:`rule_default` (p >= 0.5 for a job with
+a fitted relevance model, else the paper rule at 0.5). Probabilistic qrels (``qid ->
+{docno: p}``) come from a job's model (:func:`job_probability_qrels`) or an imported
+probabilistic file (:func:`stored_probabilities`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from nuggets_app.importers.qrels import PLACEHOLDER_REL
+from django.db.models import Count, Max
+
+from nuggets_app.importers.qrels import PLACEHOLDER_REL, UNJUDGED_REL
 from nuggets_app.ir.prels import TopicPrels, prels_load, prels_parse, topic_key
 from nuggets_app.models import (
     Collection,
     Document,
+    Judgment,
     MatchJob,
     MatchResult,
+    Nugget,
     Qrels,
     QrelsEntry,
     Run,
     RunEntry,
     Sample,
+    Topic,
 )
 from nuggets_app.services.exports import prels_export, qrels_export
-from nuggets_app.services.inference import DecisionRule
+from nuggets_app.services.inference import DecisionRule, rule_default
 from nuggets_app.services.matching import job_nuggets
+from nuggets_app.services.relevance import job_probabilities
 
 QrelsDict = dict[str, dict[str, int]]
+ProbQrels = dict[str, dict[str, float]]
 Scores = dict[str, dict[str, float]]
 JOB_KINDS = ("inferred", "merged")
 
@@ -96,7 +108,7 @@ def qrels_resolve(
         if job.status != MatchJob.Status.DONE:
             raise SourceError(f"{key}: job {job.pk} is {job.status}, not done")
         export = qrels_export(
-            collection=collection, kind=kind, job=job, rule=rule or DecisionRule()
+            collection=collection, kind=kind, job=job, rule=rule or rule_default(job)
         )
         return _export_qrels(export)
     raise SourceError(f"unknown qrels source {key!r}")
@@ -111,25 +123,83 @@ def _export_qrels(export) -> QrelsDict:
 
 
 def stored_qrels(qrels: Qrels) -> QrelsDict:
-    """Imported qrels as ``qid -> {docno: rel}`` (prels placeholders dropped)."""
+    """Imported qrels as ``qid -> {docno: rel}`` (prels placeholders and the unjudged
+    lines of probabilistic qrels dropped; subtopic qrels give a document its best
+    grade over the subtopics, as TREC's ad hoc qrels do)."""
     out: QrelsDict = {}
     rows = QrelsEntry.objects.filter(qrels=qrels).values_list(
-        "topic__qid", "document__docno", "relevance"
+        "topic__qid", "document__docno", "relevance", "probability"
     )
-    for qid, docno, rel in rows.iterator():
-        if rel != PLACEHOLDER_REL:
-            out.setdefault(qid, {})[docno] = rel
+    for qid, docno, rel, p in rows.iterator():
+        if rel == PLACEHOLDER_REL or (p is not None and rel == UNJUDGED_REL):
+            continue
+        topic = out.setdefault(qid, {})
+        topic[docno] = max(rel, topic.get(docno, rel))
     return out
 
 
+def stored_subtopic_qrels(qrels: Qrels) -> dict[str, dict[str, dict[str, int]]]:
+    """Imported subtopic qrels as ``qid -> subtopic -> {docno: rel}``."""
+    if qrels.kind != Qrels.Kind.SUBTOPICS:
+        raise SourceError(f"qrels {qrels.name} are {qrels.kind}, not subtopics")
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    rows = QrelsEntry.objects.filter(qrels=qrels).values_list(
+        "topic__qid", "subtopic", "document__docno", "relevance"
+    )
+    for qid, subtopic, docno, rel in rows.iterator():
+        out.setdefault(qid, {}).setdefault(subtopic, {})[docno] = rel
+    return out
+
+
+def stored_probabilities(qrels: Qrels) -> ProbQrels:
+    """Imported probabilistic qrels as ``qid -> {docno: p}``."""
+    if qrels.kind != Qrels.Kind.PROBABILISTIC:
+        raise SourceError(f"qrels {qrels.name} are {qrels.kind}, not probabilistic")
+    out: ProbQrels = {}
+    rows = QrelsEntry.objects.filter(qrels=qrels).values_list(
+        "topic__qid", "document__docno", "probability"
+    )
+    for qid, docno, p in rows.iterator():
+        out.setdefault(qid, {})[docno] = p
+    return out
+
+
+def job_probability_qrels(job: MatchJob) -> ProbQrels:
+    """``qid -> {docno: p}`` of a job's fitted model, human judgments overriding (1
+    relevant, 0 not); raises SourceError when the job has no fitted model."""
+    columns = job_probabilities(job=job)
+    if not columns:
+        raise SourceError(f"job {job.pk} has no fitted relevance model")
+    qids = dict(Topic.objects.filter(pk__in=list(columns)).values_list("pk", "qid"))
+    docnos = dict(
+        Document.objects.filter(
+            pk__in={d for docs, _ in columns.values() for d in docs.tolist()}
+        ).values_list("pk", "docno")
+    )
+    return {
+        qids[t]: {docnos[d]: v for d, v in zip(docs.tolist(), p.tolist(), strict=True)}
+        for t, (docs, p) in columns.items()
+    }
+
+
 def collection_runs(
-    collection: Collection, names: Iterable[str] | None = None
+    collection: Collection,
+    names: Iterable[str] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Scores]:
-    """``run name -> qid -> {docno: score}`` of the collection's runs, by name."""
-    runs = Run.objects.filter(collection=collection).order_by("name")
+    """``run name -> qid -> {docno: score}`` of the collection's runs, by name;
+    ``progress(runs read, runs)`` after each run."""
+    runs = list(Run.objects.filter(collection=collection).order_by("name"))
     if names is not None:
-        runs = runs.filter(name__in=list(names))
-    return {run.name: run_scores(run) for run in runs}
+        wanted = set(names)
+        runs = [run for run in runs if run.name in wanted]
+    out = {}
+    for done, run in enumerate(runs, 1):
+        out[run.name] = run_scores(run)
+        if progress is not None:
+            progress(done, len(runs))
+    return out
 
 
 def run_scores(run: Run) -> Scores:
@@ -212,3 +282,66 @@ def held_out_labels(
 def flat_judgments(qrels: QrelsDict) -> dict[tuple[str, str], int]:
     """``(qid, docno) -> rel`` (the shape the length-bias functions take)."""
     return {(q, d): rel for q, docs in qrels.items() for d, rel in docs.items()}
+
+
+# --- versions: what the dashboard's kept results are keyed by ---------------------------
+# Each is a few plain values that change whenever the data they stand for changes, read
+# with one small query (never the rows themselves), so checking them costs milliseconds.
+def collection_version(collection: Collection) -> list:
+    """The collection itself: its creation time tells apart a collection re-created
+    under the same id (another database, a test run), its threshold the labels."""
+    return ["collection", collection.pk, str(collection.created_at),
+            collection.relevant_threshold]  # fmt: skip
+
+
+def judgments_version(collection: Collection) -> list:
+    """People's judgments of the collection: count, last id, last change."""
+    stats = Judgment.objects.filter(topic__collection=collection).aggregate(
+        n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
+    )
+    return ["judgments", stats["n"], stats["last"], str(stats["changed"])]
+
+
+def nuggets_version(collection: Collection) -> list:
+    """Nuggets of the collection (the trust page's nugget sources)."""
+    stats = Nugget.objects.filter(topic__collection=collection).aggregate(
+        n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
+    )
+    return ["nuggets", stats["n"], stats["last"], str(stats["changed"])]
+
+
+def documents_version(collection: Collection) -> list:
+    """Documents of the collection (their lengths feed the length-bias tables)."""
+    stats = Document.objects.filter(collection=collection).aggregate(
+        n=Count("pk"), last=Max("pk")
+    )
+    return ["documents", stats["n"], stats["last"]]
+
+
+def runs_version(collection: Collection) -> list:
+    """Every stored run of the collection: id, name and last (re-)import."""
+    runs = Run.objects.filter(collection=collection).order_by("name")
+    return ["runs", *(list(r) for r in runs.values_list("pk", "name", "updated_at"))]
+
+
+def job_version(job: MatchJob) -> list:
+    """A matching job: its results change with its status, lambda and progress."""
+    return ["job", job.pk, job.status, job.lam, job.docs_done, str(job.finished_at)]
+
+
+def source_version(collection: Collection, key: str) -> list:
+    """The version of the qrels source named by ``key`` (module docstring)."""
+    kind, _, ident = key.partition(":")
+    level = collection_version(collection)
+    if kind == "human":
+        return [key, level, judgments_version(collection)]
+    if kind == "qrels":
+        qrels = Qrels.objects.filter(collection=collection, pk=_int(key, ident)).first()
+        if qrels is None:
+            raise SourceError(f"{key}: no qrels {ident} in {collection.name}")
+        return [key, level, str(qrels.updated_at)]
+    if kind in JOB_KINDS:
+        job = source_job(collection, key)
+        human = judgments_version(collection) if kind == "merged" else []
+        return [key, level, job_version(job), human]
+    raise SourceError(f"unknown qrels source {key!r}")

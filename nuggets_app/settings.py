@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 from nuggets_app.env import env_bool, env_int, env_list, env_str
 
@@ -21,13 +22,22 @@ DEBUG = env_bool("DEBUG", False)
 
 
 def _secret_key() -> str:
-    """The SECRET_KEY variable, or a random key generated once and kept in DATA_DIR.
+    """The SECRET_KEY variable; in development (DEBUG on) without it, a random key
+    generated once and kept in DATA_DIR. With DEBUG off a missing key stops the start:
+    a key generated on one machine would differ between web servers and workers, and
+    vanish with a lost DATA_DIR, logging everybody out.
 
     Never a key written in the source: a shared default lets anyone forge sessions.
     """
     key = env_str("SECRET_KEY")
     if key:
         return key
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set it in the environment to 50+ random characters "
+            '(python -c "import secrets; print(secrets.token_urlsafe(50))"), or set '
+            "DEBUG=1 for development, which generates one into DATA_DIR."
+        )
     path = DATA_DIR / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(64))
@@ -38,6 +48,7 @@ def _secret_key() -> str:
 SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+CSRF_FAILURE_VIEW = "assessor_ui.views.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -128,6 +139,8 @@ AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", 15) / 60  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
+# The lockout page in the site's layout: title, how long, and a way back.
+AXES_LOCKOUT_CALLABLE = "assessor_ui.views.errors.lockout"
 
 # --- Internationalisation, static files -------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -193,6 +206,11 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Fetch a message only when a pool process is free (Redis): a worker then holds no
+# message for a chunk it has not started, so when it is SIGKILLed every chunk it held is
+# `running` with a free lock, which the supervisor re-queues within seconds. A message
+# prefetched by a dead worker would wait for the visibility timeout (or the stale rule).
+CELERY_WORKER_DISABLE_PREFETCH = True
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 7200)
@@ -204,7 +222,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "nuggets")
 CELERY_BEAT_SCHEDULE = {
     "match-supervise": {
         "task": "nuggets_app.tasks.match_supervise",
-        "schedule": env_int("MATCH_SUPERVISE_SECONDS", 60),
+        "schedule": env_int("MATCH_SUPERVISE_SECONDS", 15),
     }
 }
 
@@ -218,14 +236,32 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+# With Redis, sessions are read from the cache and written through to the database:
+# one query less on every request of the judging page and its autosaves.
+if REDIS_URL:
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # --- Application ----------------------------------------------------------------------
-# Matching: documents per chunk; how long a running chunk may go without a heartbeat
-# before the supervisor re-queues it; how many attempts before a chunk fails the job.
+# Dashboard results are kept in the cache, keyed by their input versions (changed inputs
+# mean new keys); entries unused this long are dropped. A computation whose progress has
+# not moved for COMPUTED_STALE_SECONDS is taken for dead and restarted.
+COMPUTED_KEEP_SECONDS = 7 * 24 * 3600
+COMPUTED_STALE_SECONDS = 600
+# Matching: documents per chunk; how long a running chunk whose worker is gone (its
+# advisory lock is free) may go without a heartbeat before the supervisor re-queues it;
+# the same for any chunk, lock or not (a hung worker, a lost message); how many
+# attempts before a chunk fails the job.
 MATCH_CHUNK_SIZE = env_int("MATCH_CHUNK_SIZE", 500)
+MATCH_ORPHAN_SECONDS = env_int("MATCH_ORPHAN_SECONDS", 10)
 MATCH_CHUNK_STALE_SECONDS = env_int("MATCH_CHUNK_STALE_SECONDS", 300)
 MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 3)
 IMPORT_BATCH_SIZE = env_int("IMPORT_BATCH_SIZE", 2000)
+# Browser uploads (stored in DATA_DIR/uploads): largest upload, largest uncompressed size
+# of a zip of documents, most files in such a zip, most problems the check lists.
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3)
+UPLOAD_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_MAX_UNCOMPRESSED_BYTES", 8 * 1024**3)
+UPLOAD_MAX_ZIP_FILES = env_int("UPLOAD_MAX_ZIP_FILES", 1_000_000)
+UPLOAD_MAX_PROBLEMS = env_int("UPLOAD_MAX_PROBLEMS", 200)
 IDLE_SECONDS = env_int("IDLE_SECONDS", 60)
 # Judging page: assessors see the nuggets other assessors found for the same topic; the
 # live preview counts a judged document as matched from this matcher score on.

@@ -1,16 +1,29 @@
-"""Root URLconf: the admin, health check, and the browser pages of assessor_ui."""
+"""Root URLconf: the admin, health checks, and the browser pages of assessor_ui."""
 
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 
+from nuggets_app.services.health import health_public, health_report
 
-def healthz(request: HttpRequest) -> HttpResponse:
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """The database and the broker answer (200) or not (503), and which workers answer
+    a ping. Staff see the errors; anyone else only whether each part is ok."""
+    report = health_report()
+    if not (request.user.is_authenticated and request.user.is_staff):
+        report = health_public(report)
+    return JsonResponse(report, status=200 if report["ok"] else 503)
+
+
+def livez(request: HttpRequest) -> HttpResponse:
+    """The web process answers (no database, no broker): a liveness probe."""
     return HttpResponse("ok", content_type="text/plain")
 
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("healthz/live", livez, name="livez"),
     path("", include("assessor_ui.urls")),
 ]

@@ -1,19 +1,23 @@
 """Shared fixtures: the three personas every view test uses, and data paths."""
 
+import os
 from pathlib import Path
 
 import pytest
 
+# The matcher's persistent stem table stays out of the user's cache during tests (the
+# tests of matcher.stems point it at their own files); worker processes inherit this.
+os.environ.setdefault("MATCHER_STEM_TABLE", "off")
+
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
 TEST_DATA = REPO / "tests" / "data"
+# Real public collections, cut to what the tests read (tests/data/public/README.md).
+SHARED_DATA = TEST_DATA / "public"
 
 
 @pytest.fixture
 def shared_data() -> Path:
-    """The real public test collections (see each folder's README)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared test data not found at {SHARED_DATA}")
+    """The real public test collections kept in the repository (see each README)."""
     return SHARED_DATA
 
 
@@ -48,24 +52,6 @@ def assessor_client(client, assessor):
 def staff_client(client, staff):
     client.force_login(staff)
     return client
-
-
-@pytest.fixture(autouse=True)
-def _plain_http_test_settings(settings):
-    """The test client and the live server speak plain HTTP and nobody runs collectstatic:
-    no SSL redirect, no Secure-only cookies, static files without a manifest; and a fast
-    password hasher."""
-    settings.SECURE_SSL_REDIRECT = False
-    settings.SESSION_COOKIE_SECURE = False
-    settings.CSRF_COOKIE_SECURE = False
-    # 1,000,000 PBKDF2 rounds per persona cost seconds per test on a shared 2-core box.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {
-            "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        },
-    }
 
 
 def _hypothesis_profiles() -> None:

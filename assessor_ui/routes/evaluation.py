@@ -17,6 +17,11 @@ urlpatterns = [
         name="evaluation-page",
     ),
     path(
+        "evaluation/<int:pk>/<slug:page>/progress",
+        evaluation.evaluation_progress,
+        name="evaluation-progress",
+    ),
+    path(
         "evaluation/<int:pk>/<slug:page>/csv/<slug:table>",
         evaluation.evaluation_csv,
         name="evaluation-csv",

@@ -12,6 +12,7 @@ urlpatterns = [
     path("jobs/<int:pk>/cancel", jobs.job_cancel, name="job-cancel"),
     path("jobs/<int:pk>/resume", jobs.job_resume, name="job-resume"),
     path("jobs/<int:pk>/rescore", jobs.job_rescore, name="job-rescore"),
+    path("jobs/<int:pk>/fit", jobs.job_fit, name="job-fit"),
     path("jobs/<int:pk>/topics/<int:topic_pk>/", jobs.job_topic, name="job-topic"),
     path(
         "jobs/<int:pk>/topics/<int:topic_pk>/documents/<int:doc_pk>/",

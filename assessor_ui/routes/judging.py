@@ -10,6 +10,11 @@ urlpatterns = [
     path("assess/<int:assignment_id>/", judge.judge_continue, name="judge-continue"),
     path("assess/<int:assignment_id>/<int:position>/", judge.judge, name="judge"),
     path(
+        "assess/<int:assignment_id>/<int:position>/data",
+        judge.judge_data,
+        name="judge-data",
+    ),
+    path(
         "assess/<int:assignment_id>/<int:position>/judgment",
         judge.judgment_save,
         name="judgment-save",

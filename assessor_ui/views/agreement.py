@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import functools
-from collections.abc import Callable
-from typing import Any
-
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from assessor_ui.views.decorators import staff_required
 from nuggets_app import selectors
-
-
-def staff_required(view: Callable) -> Callable:
-    """Anonymous users go to the login page; logged-in non-staff get 403."""
-
-    @login_required
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_staff:
-            raise PermissionDenied("Staff only.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
+from nuggets_app.csvout import csv_writer
 
 
 @staff_required
@@ -37,7 +19,7 @@ def agreement(request: HttpRequest) -> HttpResponse:
     if request.GET.get("format") == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="agreement.csv"'
-        writer = csv.writer(response, lineterminator="\n")
+        writer = csv_writer(response)
         writer.writerow(selectors.PairAgreement.CSV_HEADER)
         for pair in pairs:
             writer.writerow(pair.csv_row())

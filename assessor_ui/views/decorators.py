@@ -24,3 +24,16 @@ def researcher_required(view: Callable) -> Callable:
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def staff_required(view: Callable) -> Callable:
+    """Logged in (else the login page), and staff (else 403)."""
+
+    @login_required
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_staff:
+            raise PermissionDenied("Staff only.")
+        return view(request, *args, **kwargs)
+
+    return wrapper

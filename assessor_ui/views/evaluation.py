@@ -4,7 +4,9 @@ diagnostics of inferred qrels, and verification queues.
 Staff and the researchers group only (others get 403, anonymous users the login
 page). Every page is plain server-rendered HTML; each table has a CSV download and
 each plot an SVG and a PNG download, computed from the same query string as the page
-by the same builder, so the page and its downloads always agree.
+by the same builder, so the page and its downloads always agree. The numbers come from
+``services.dashboards``, computed once per input and kept (``services.computed``);
+while a worker computes them the page shows its progress.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
+from csp.constants import NONE, UNSAFE_INLINE
+from csp.decorators import csp
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -26,8 +31,14 @@ from django.views.decorators.http import require_GET
 from assessor_ui.views.decorators import researcher_required
 from nuggets_app import plots, selectors_eval
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
-from nuggets_app.models import Collection, Run, Sample
-from nuggets_app.services import diagnostics, verification
+from nuggets_app.models import Collection, MatchJob, Run, Sample
+from nuggets_app.services import (
+    computed,
+    dashboards,
+    diagnostics,
+    uncertainty,
+    verification,
+)
 from nuggets_app.services.assignments import AssignmentError
 from nuggets_app.services.inference import DecisionRule
 
@@ -37,7 +48,10 @@ class RuleFields(forms.Form):
     """The decision rule that turns match scores into inferred qrels."""
 
     kind = forms.ChoiceField(
-        choices=[("threshold", "Score threshold"), ("top_n", "Top N per topic")],
+        choices=[("threshold", "Paper rule: score threshold"),
+                 ("probability", "Model: p >= threshold"),
+                 ("expected_f1", "Model: best expected F1"),
+                 ("top_n", "Top N per topic")],
         initial="threshold", label="Rule",
     )  # fmt: skip
     threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.5)
@@ -47,17 +61,24 @@ class RuleFields(forms.Form):
         data = self.cleaned_data
         if data["kind"] == "top_n":
             return DecisionRule(kind="top_n", n=data["n"])
-        return DecisionRule(threshold=data["threshold"])
+        if data["kind"] == "expected_f1":
+            return DecisionRule(kind="expected_f1")
+        return DecisionRule(kind=data["kind"], threshold=data["threshold"])
 
 
 class RunsForm(RuleFields):
     qrels = forms.ChoiceField(label="Qrels")
     measures = forms.CharField(initial=" ".join(DEFAULT_MEASURES))
     sample = forms.ChoiceField(required=False, label="statAP sample")
+    expected = forms.ChoiceField(required=False, label="Expected measures under")
 
     def __init__(self, data, collection: Collection):
         super().__init__(data)
         self.fields["qrels"].choices = selectors_eval.qrels_choices(collection)
+        self.fields["expected"].choices = [("", "none")] + [
+            (str(j.pk), f"p of job {j.pk} {j.name}")
+            for j in uncertainty.model_jobs(collection)
+        ]
         self.fields["sample"].choices = [("", "none")] + [
             (str(s.pk), f"{s.pool.name} / {s.name} ({s.method})")
             for s in selectors_eval.statap_samples(collection)
@@ -80,6 +101,9 @@ class CompareForm(RuleFields):
         super().__init__(data)
         choices = selectors_eval.qrels_choices(collection)
         self.fields["qrels_a"].choices = self.fields["qrels_b"].choices = choices
+        if len(choices) > 1:  # comparing a qrels with itself tells nothing
+            self.fields["qrels_a"].initial = choices[0][0]
+            self.fields["qrels_b"].initial = choices[1][0]
 
     def clean_measure(self) -> str:
         try:
@@ -121,10 +145,22 @@ class VerificationForm(RuleFields):
     job = forms.ChoiceField(label="Matching job")
     relevant = forms.IntegerField(min_value=0, initial=10, label="Inferred relevant")
     nonrelevant = forms.IntegerField(min_value=0, initial=5, label="Inferred non-rel.")
+    uncertain = forms.IntegerField(
+        min_value=0, initial=0, required=False, label="p closest to 0.5"
+    )
     seed = forms.IntegerField(initial=1)
     name = forms.SlugField(required=False, max_length=200)
     assessors = forms.ModelMultipleChoiceField(
-        get_user_model().objects.order_by("username"), required=False
+        get_user_model().objects.filter(is_active=True).order_by("username"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="who judges the sample (each topic goes to 'overlap' of them)",
+    )
+    unassigned = forms.BooleanField(
+        required=False,
+        label="Draw it unassigned",
+        help_text="assign it later with manage.py assign --sample NAME --all "
+        "--assessors ...",
     )
     overlap = forms.IntegerField(min_value=1, initial=1)
 
@@ -132,6 +168,19 @@ class VerificationForm(RuleFields):
         super().__init__(data)
         jobs = selectors_eval.done_jobs(collection)
         self.fields["job"].choices = [(str(j.pk), f"{j.pk} {j.name}") for j in jobs]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not data.get("assessors") and not data.get("unassigned"):
+            self.add_error(
+                "assessors",
+                "choose at least one assessor, or tick 'Draw it unassigned'",
+            )
+        if data.get("assessors") and data.get("unassigned"):
+            self.add_error(
+                "unassigned", "an unassigned sample cannot have assessors too"
+            )
+        return data
 
 
 def _bound(form_class, request: HttpRequest, collection: Collection):
@@ -158,87 +207,86 @@ class PageData:
     tables: dict[str, diagnostics.Table] = field(default_factory=dict)
     figures: dict[str, Callable[[str], bytes]] = field(default_factory=dict)
     error: str = ""
+    # Results still being computed (``computed.Outcome``), shown as progress.
+    computing: list[computed.Outcome] = field(default_factory=list)
+    # Cache key of each kept result a table or figure comes from.
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def use(self, outcome: computed.Outcome) -> None:
+        """Take a kept result's tables, figures and values; or note its progress."""
+        if outcome.status == "failed":
+            raise ValueError(outcome.error)
+        if not outcome.ready:
+            self.computing.append(outcome)
+            return
+        result: dashboards.PageResult = outcome.value
+        self.tables.update(result.tables)
+        self.figures.update(result.figures)
+        self.context.update(result.context)
+        for name in (*result.tables, *result.figures):
+            self.keys[name] = outcome.key
+
+    def kept(self, what: str, name: str, compute: Callable[[], bytes | str]):
+        """A download drawn from a kept result, itself kept beside it (pages without
+        kept results compute it)."""
+        key = self.keys.get(name)
+        return computed.kept(f"{key}:{what}", compute) if key else compute()
 
 
 def _runs_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
-    data, rule = page.form.cleaned_data, page.form.rule()
-    qrels = selectors_eval.qrels_resolve(
-        collection=collection, key=data["qrels"], rule=rule
-    )
-    runs = selectors_eval.collection_runs(collection)
-    results = diagnostics.runs_evaluate(
-        runs=runs, qrels=qrels, measures=data["measures"]
-    )
-    means, topics = diagnostics.evaluation_tables(results)
-    page.tables.update(evaluation=means, evaluation_topics=topics)
+    data = page.form.cleaned_data
+    sample = None
     if data["sample"]:
         sample = get_object_or_404(
             Sample, pk=data["sample"], pool__collection=collection
+        ).pk
+    expected = None
+    if data["expected"]:
+        expected = get_object_or_404(
+            MatchJob, pk=data["expected"], collection=collection
+        ).pk
+    page.use(
+        dashboards.runs_evaluation.get(
+            collection_id=collection.pk, qrels=data["qrels"],
+            rule=dashboards.rule_params(page.form.rule()), measures=data["measures"],
+            sample=sample, expected=expected,
         )
-        statap = diagnostics.runs_statap(
-            runs=runs, prels=selectors_eval.sample_prels(sample)
-        )
-        page.tables.update(
-            statap=diagnostics.statap_table(statap),
-            statap_topics=diagnostics.statap_topics_table(statap),
-        )
+    )  # fmt: skip
 
 
 def _compare_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
-    data, rule = page.form.cleaned_data, page.form.rule()
-    comparison = diagnostics.qrels_compare(
-        runs=selectors_eval.collection_runs(collection),
-        qrels_a=selectors_eval.qrels_resolve(
-            collection=collection, key=data["qrels_a"], rule=rule
-        ),
-        qrels_b=selectors_eval.qrels_resolve(
-            collection=collection, key=data["qrels_b"], rule=rule
-        ),
-        measure=data["measure"],
-    )
-    summary, moves = comparison.tables()
-    page.tables.update(comparison_summary=summary, comparison=moves)
-    page.figures["scatter"] = functools.partial(plots.comparison_figure, comparison)
-    page.context["ranking"] = comparison.ranking
+    data = page.form.cleaned_data
+    page.use(
+        dashboards.qrels_comparison.get(
+            collection_id=collection.pk, qrels_a=data["qrels_a"],
+            qrels_b=data["qrels_b"], rule=dashboards.rule_params(page.form.rule()),
+            measure=data["measure"],
+        )
+    )  # fmt: skip
 
 
 def _trust_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
     data = page.form.cleaned_data
     job = get_object_or_404(collection.match_jobs, pk=data["job"])
-    report = diagnostics.trust_report(
-        collection=collection, job=job, rule=page.form.rule(), human_key=data["human"],
-        bins=data["bins"], length_bins=data["length_bins"],
+    page.context["job"] = job
+    page.use(
+        dashboards.trust_diagnostics.get(
+            collection_id=collection.pk, job=job.pk, human=data["human"],
+            rule=dashboards.rule_params(page.form.rule()), bins=data["bins"],
+            length_bins=data["length_bins"],
+        )
     )  # fmt: skip
-    page.tables.update({t.name: t for t in report.tables()})
-    page.figures.update(
-        matcher_map=functools.partial(plots.matcher_map_figure, report.matcher),
-        histograms=functools.partial(plots.histogram_figure, report.histograms, None),
-        length_bias=functools.partial(plots.length_bias_figure, report.lengths),
-    )
-    page.context.update(report=report, job=job)
     extra = page.context["histogram_form"]
     if extra.is_valid() and extra.cleaned_data["run"]:
-        _run_histograms(page, collection, extra.cleaned_data, data["bins"])
-
-
-def _run_histograms(page: PageData, collection: Collection, data: dict, bins: int):
-    """DO/HSA of a stored run's scores against a qrels source (all judged docs)."""
-    run = get_object_or_404(Run, collection=collection, name=data["run"])
-    qrels = selectors_eval.qrels_resolve(collection=collection, key=data["run_qrels"])
-    labels = diagnostics.binary_labels(qrels, level=collection.relevant_threshold)
-    analysis = diagnostics.histogram_analysis(
-        scores=selectors_eval.run_scores(run), labels=labels, bins=bins
-    )
-    summary, counts = analysis.tables()
-    page.tables["run_do_hsa"] = diagnostics.Table(
-        "run_do_hsa", summary.columns, summary.rows
-    )
-    page.tables["run_histograms"] = diagnostics.Table(
-        "run_histograms", counts.columns, counts.rows
-    )
-    page.figures["run_histograms"] = functools.partial(
-        plots.histogram_figure, analysis, None
-    )
+        run = get_object_or_404(
+            Run, collection=collection, name=extra.cleaned_data["run"]
+        )
+        page.use(
+            dashboards.run_histograms.get(
+                collection_id=collection.pk, run=run.name,
+                qrels=extra.cleaned_data["run_qrels"], bins=data["bins"],
+            )
+        )  # fmt: skip
 
 
 def _verification_page(
@@ -246,13 +294,17 @@ def _verification_page(
 ) -> None:
     samples = Sample.objects.filter(
         pool__collection=collection, method=Sample.Method.VERIFICATION
-    ).select_related("pool").order_by("-pk")  # fmt: skip
+    ).select_related("pool").annotate(
+        assessors=Count("assignments__assessor", distinct=True)
+    ).order_by("-pk")  # fmt: skip
     page.context["samples"] = samples
     chosen = request.GET.get("sample", "")
     if chosen:
         sample = get_object_or_404(samples, pk=int(chosen) if chosen.isdigit() else 0)
         report = verification.verification_report(sample=sample)
         page.tables["verification"] = report.table()
+        if report.calibration:
+            page.tables["calibration"] = report.calibration_table()
         page.figures["agreement"] = report.figure
         page.context.update(report=report, sample=sample)
 
@@ -287,24 +339,77 @@ def _build(request: HttpRequest, pk: int, name: str) -> tuple[Collection, PageDa
         if not page.form.is_valid():
             return collection, page
     try:
+        page.context["scorings"] = _scorings(collection, page.form)
         builder(request, collection, page)
     except ValueError as error:  # SourceError, VerificationError, bad ir input
         page.error = str(error)
         page.tables.clear()
         page.figures.clear()
+        page.computing.clear()
     return collection, page
 
 
+def _scorings(collection: Collection, form: forms.Form) -> list[str]:
+    """Which scoring of each job the page's inferred or merged qrels come from (a
+    re-scoring replaces the scores, so the page says which ones it used)."""
+    if not form.is_bound or not form.is_valid():
+        return []
+    keys = [form.cleaned_data.get(n) or "" for n in ("qrels", "qrels_a", "qrels_b")]
+    jobs = {}
+    for key in keys:
+        job = selectors_eval.source_job(collection, key)
+        if job is not None:
+            jobs[job.pk] = job
+    if form.cleaned_data.get("job"):
+        job = collection.match_jobs.filter(pk=form.cleaned_data["job"]).first()
+        if job is not None:
+            jobs[job.pk] = job
+    return [job.scoring_text() for _, job in sorted(jobs.items())]
+
+
+class _Cells:
+    """A table's rows as text for the page (4 decimals; n/a for NaN), formatted only
+    when a template iterates them: large tables are offered as CSV, only counted."""
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self):
+        for row in self._rows:
+            yield [_cell(v) for v in row]
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return "n/a" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
 def _display(table: diagnostics.Table, csv_url: str) -> dict:
-    """A table's cells as text for the page (4 decimals; n/a for NaN)."""
-
-    def cell(value: object) -> str:
-        if isinstance(value, float):
-            return "n/a" if math.isnan(value) else f"{value:.4f}"
-        return str(value)
-
-    rows = [[cell(v) for v in row] for row in table.rows]
+    """A table for the page: name, columns, rows as text, its CSV link."""
+    rows = _Cells(table.rows)
     return {"name": table.name, "columns": table.columns, "rows": rows, "csv": csv_url}
+
+
+def _progress(data: PageData) -> dict | None:
+    """Progress of the page's results still being computed (None when all are kept)."""
+    if not data.computing:
+        return None
+    return {
+        "status": "running",
+        "done": sum(o.done for o in data.computing),
+        "total": sum(o.total for o in data.computing),
+    }
+
+
+def _computing_response() -> HttpResponse:
+    response = HttpResponse("Still computing; try again in a few seconds.\n",
+                            status=503, content_type="text/plain; charset=utf-8")  # fmt: skip
+    response["Retry-After"] = "5"
+    return response
 
 
 # --- views --------------------------------------------------------------------------------
@@ -330,8 +435,19 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
     figures = {name: f"{base}plot/{name}" for name in data.figures}
     context = {"collection": collection, "page": page, "form": data.form,
                "tables": tables, "figures": figures, "query": query,
-               "error": data.error, **data.context}  # fmt: skip
+               "error": data.error, "computing": _progress(data),
+               "progress_url": f"{base}progress?{query}", **data.context}  # fmt: skip
     return render(request, PAGES[page][2], context)
+
+
+@researcher_required
+@require_GET
+def evaluation_progress(request: HttpRequest, pk: int, page: str) -> JsonResponse:
+    """Whether the page's results are kept yet (the page polls it while computing)."""
+    _collection, data = _build(request, pk, page)
+    if data.error:
+        return JsonResponse({"status": "failed", "error": data.error})
+    return JsonResponse(_progress(data) or {"status": "done"})
 
 
 @researcher_required
@@ -341,16 +457,33 @@ def evaluation_csv(
 ) -> HttpResponse:
     collection, data = _build(request, pk, page)
     if table not in data.tables:
+        if data.computing:
+            return _computing_response()
         return HttpResponse(data.error or "No such table.\n", status=404,
                             content_type="text/plain; charset=utf-8")  # fmt: skip
-    response = HttpResponse(data.tables[table].csv_text(), content_type="text/csv")
+    text = data.kept(f"csv:{table}", table, data.tables[table].csv_text)
+    response = HttpResponse(text, content_type="text/csv")
     filename = f"{collection.name}-{table}.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
+# A figure opened on its own is a document of its own: matplotlib styles its SVG with
+# a <style> element and style attributes, which the site's nonce policy blocks. The
+# figure holds no script, so its policy allows inline styles and nothing else.
+FIGURE_CSP = {
+    "default-src": [NONE],
+    "style-src": [UNSAFE_INLINE],
+    "img-src": ["data:"],
+    "base-uri": [NONE],
+    "form-action": [NONE],
+    "frame-ancestors": [NONE],
+}
+
+
 @researcher_required
 @require_GET
+@csp(FIGURE_CSP)
 def evaluation_plot(
     request: HttpRequest, pk: int, page: str, plot: str, fmt: str
 ) -> HttpResponse:
@@ -358,8 +491,12 @@ def evaluation_plot(
         raise Http404("No such format.")
     _collection, data = _build(request, pk, page)
     if plot not in data.figures:
+        if data.computing:
+            return _computing_response()
         raise Http404("No such plot.")
-    response = HttpResponse(data.figures[plot](fmt), content_type=plots.FORMATS[fmt])
+    figure = functools.partial(data.figures[plot], fmt)
+    body = data.kept(f"plot:{plot}.{fmt}", plot, figure)
+    response = HttpResponse(body, content_type=plots.FORMATS[fmt])
     if request.GET.get("download"):
         response["Content-Disposition"] = f'attachment; filename="{plot}.{fmt}"'
     return response
@@ -377,12 +514,24 @@ def verification_create(request: HttpRequest, pk: int) -> HttpResponse:
                 rule=form.rule(), relevant=data["relevant"],
                 nonrelevant=data["nonrelevant"], seed=data["seed"],
                 assessors=list(data["assessors"]), name=data["name"],
-                overlap=data["overlap"],
+                overlap=data["overlap"], uncertain=data["uncertain"] or 0,
             )  # fmt: skip
         except (verification.VerificationError, AssignmentError) as error:
             form.add_error(None, str(error))
         else:
-            messages.info(request, f"Verification sample {sample.name} drawn.")
+            if data["assessors"]:
+                names = ", ".join(u.get_username() for u in data["assessors"])
+                messages.info(
+                    request,
+                    f"Verification sample {sample.name} drawn and assigned to {names}.",
+                )
+            else:
+                messages.info(
+                    request,
+                    f"Verification sample {sample.name} drawn, unassigned: nobody "
+                    f"judges it until you run manage.py assign --sample {sample.name} "
+                    "--all --assessors ...",
+                )
             url = reverse("evaluation-page", args=[pk, "verification"])
             return redirect(f"{url}?sample={sample.pk}")
     context = {"collection": collection, "page": "verification", "form": form}

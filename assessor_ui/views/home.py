@@ -3,6 +3,7 @@
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 
 from nuggets_app.access import is_researcher
 
@@ -14,3 +15,10 @@ def home(request: HttpRequest) -> HttpResponse:
         # Assessors have one place to work: their topics.
         return redirect("assessor-home")
     return render(request, "assessor_ui/home.html", {"researcher": researcher})
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico`` for pages that name no icon (the admin, downloads)."""
+    response = redirect(static("assessor_ui/favicon.ico"), permanent=True)
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

@@ -8,20 +8,26 @@ import re
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.contrib.auth import get_user_model
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.views.decorators import researcher_required
-from nuggets_app.models import Collection, MatchJob, MatchResult, Pool, Sample, Topic
-from nuggets_app.services import exports, inference, matching
+from assessor_ui.views.errors import error_page
+from assessor_ui.views.job_charts import chart_reliability
+from nuggets_app import selectors
+from nuggets_app.models import Collection, MatchJob, MatchResult, Pool, Sample
+from nuggets_app.services import diversity, exports, inference, matching, relevance
+from nuggets_app.services.topics import UnknownTopics, topics_find
 
 EXPORT_KINDS = (
     "human",
     "inferred",
     "merged",
     "provenance",
+    "probabilistic",
     "scores",
     "prels",
     "passages",
@@ -30,21 +36,53 @@ EXPORT_KINDS = (
 
 class LaunchForm(forms.Form):
     collection = forms.ModelChoiceField(Collection.objects.all())
-    source = forms.ChoiceField(choices=MatchJob.Source.choices)
-    pool = forms.ModelChoiceField(Pool.objects.all(), required=False)
+    source = forms.ChoiceField(
+        choices=MatchJob.Source.choices,
+        help_text="which documents are scored for each topic",
+    )
+    pool = forms.ModelChoiceField(
+        Pool.objects.select_related("collection"), required=False
+    )
     sample = forms.ModelChoiceField(
         Sample.objects.select_related("pool"), required=False
     )
     topics = forms.CharField(
         required=False, help_text="qids separated by spaces; empty: all"
     )
-    k = forms.IntegerField(min_value=1, max_value=10, initial=3)
-    lam = forms.FloatField(min_value=1e-9, max_value=1.0, initial=0.5, label="Lambda")
+    k = forms.IntegerField(
+        min_value=1, max_value=10, initial=3, label="k",
+        help_text="shingle size: a nugget matches through every run of k consecutive "
+        "words (word order ignored); 1 matches single words, larger k asks for "
+        "phrases",
+    )  # fmt: skip
+    lam = forms.FloatField(
+        min_value=1e-9, max_value=1.0, initial=0.5, label="Lambda",
+        help_text="in (0, 1]: how much a shingle's words may be spread out; a shingle "
+        "whose k words lie within S document words scores lambda^((S-k)/k), so 1 "
+        "ignores the spread and small values want the words side by side. Re-scoring "
+        "with another lambda later reads no document again",
+    )  # fmt: skip
     stem = forms.ChoiceField(choices=[("porter", "Porter"), ("none", "none")])
     stopwords = forms.ChoiceField(choices=[("default", "default"), ("none", "none")])
-    grades = forms.CharField(required=False, help_text="nugget grades, e.g. 1 2")
-    aspects = forms.CharField(required=False, help_text="nugget aspects, one per line")
+    grades = forms.CharField(
+        required=False, help_text="only nuggets of these grades, e.g. 1 2; empty: all"
+    )
+    aspects = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="only nuggets of these aspects, one per line (commas also "
+        "separate); empty: all",
+    )
     name = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The only choice is chosen already (a fresh install has one collection).
+        for name in ("collection", "pool", "sample"):
+            field = self.fields[name]
+            only = list(field.queryset[:2])
+            if len(only) == 1:
+                field.initial = only[0].pk
 
     def clean_grades(self) -> list[int]:
         text = self.cleaned_data["grades"]
@@ -52,10 +90,35 @@ class LaunchForm(forms.Form):
             raise forms.ValidationError("grades are integers separated by spaces")
         return [int(g) for g in text.split()]
 
+    def clean_aspects(self) -> list[str]:
+        return aspects_parse(self.cleaned_data["aspects"])
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("collection") is not None and "topics" in data:
+            try:
+                data["topic_list"] = topics_find(
+                    collection=data["collection"], qids=data["topics"].split()
+                )
+            except UnknownTopics as exc:
+                self.add_error("topics", str(exc))
+        return data
+
+
+def aspects_parse(text: str) -> list[str]:
+    """Aspect names one per line or separated by commas, each once, blanks dropped."""
+    names = (a.strip() for line in text.splitlines() for a in line.split(","))
+    return list(dict.fromkeys(a for a in names if a))
+
 
 class RuleForm(forms.Form):
     kind = forms.ChoiceField(
-        choices=[("threshold", "Score threshold"), ("top_n", "Top N per topic")],
+        choices=[
+            ("probability", "Model: p >= threshold"),
+            ("expected_f1", "Model: best expected F1"),
+            ("top_n", "Top N per topic"),
+            ("threshold", "Paper rule: score >= threshold"),
+        ],
         initial="threshold",
     )
     threshold = forms.FloatField(
@@ -63,12 +126,26 @@ class RuleForm(forms.Form):
     )
     n = forms.IntegerField(min_value=1, initial=100, required=False, label="N")
 
+    def __init__(self, *args, job: MatchJob | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.default = (
+            inference.rule_default(job) if job is not None else inference.DecisionRule()
+        )
+        self.fields["kind"].initial = self.default.kind
+
     def rule(self) -> inference.DecisionRule:
+        if not self.is_bound:
+            return self.default
         data = self.cleaned_data if self.is_valid() else {}
-        if data.get("kind") == "top_n":
+        kind = data.get("kind") or self.default.kind
+        if kind == "top_n":
             return inference.DecisionRule(kind="top_n", n=data.get("n") or 100)
+        if kind == "expected_f1":
+            return inference.DecisionRule(kind="expected_f1")
         threshold = data.get("threshold")
-        return inference.DecisionRule(threshold=0.5 if threshold is None else threshold)
+        return inference.DecisionRule(
+            kind=kind, threshold=0.5 if threshold is None else threshold
+        )
 
 
 @researcher_required
@@ -83,21 +160,19 @@ def job_launch(request: HttpRequest) -> HttpResponse:
     form = LaunchForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        topics = Topic.objects.filter(collection=data["collection"])
-        if data["topics"].split():
-            topics = topics.filter(qid__in=data["topics"].split())
         try:
             job = matching.match_job_launch(
-                collection=data["collection"], topics=list(topics), source=data["source"],
-                pool=data["pool"], sample=data["sample"],
-                nugget_filter={"grades": data["grades"],
-                               "aspects": data["aspects"].splitlines()},
+                collection=data["collection"], topics=data["topic_list"],
+                source=data["source"], pool=data["pool"], sample=data["sample"],
+                nugget_filter={"grades": data["grades"], "aspects": data["aspects"]},
                 k=data["k"], lam=data["lam"], stem=data["stem"],
                 stopwords=data["stopwords"], created_by=request.user, name=data["name"],
             )  # fmt: skip
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
         else:
+            for warning in inference.launch_warnings(job):
+                messages.warning(request, warning)
             return redirect("job-detail", pk=job.pk)
     return render(request, "assessor_ui/jobs/launch.html", {"form": form})
 
@@ -110,13 +185,60 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "job": job,
         "progress": matching.match_job_progress(job),
         "topics": job.topics.order_by("qid"),
+        "nugget_sources": selectors.job_nugget_sources(job),
         "failed_chunks": job.chunks.filter(status="failed").select_related("topic")[
             :20
         ],
-        "kinds": EXPORT_KINDS,
-        "rule_form": RuleForm(request.GET or None),
+        "kinds": job_export_kinds(job),
+        "rule_form": RuleForm(request.GET or None, job=job),
+        "nugget_filter": nugget_filter_text(job),
+        "warnings": inference.launch_warnings(job),
+        "model": relevance.job_inference(job),
+        "reliability": _reliability(job),
     }
     return render(request, "assessor_ui/jobs/detail.html", context)
+
+
+def job_export_kinds(job: MatchJob) -> list[str]:
+    """The downloads that apply to the job: prels only come from a sample."""
+    return [k for k in EXPORT_KINDS if k != "prels" or job.sample_id is not None]
+
+
+def nugget_filter_text(job: MatchJob) -> str:
+    """The job's nugget filter in words: "grades 1, 2; aspects output, cost"."""
+    parts = []
+    spec = job.nugget_filter or {}
+    if spec.get("assessors"):
+        users = get_user_model().objects.filter(pk__in=spec["assessors"])
+        names = sorted(u.get_username() for u in users)
+        parts.append(f"assessors {', '.join(names)}")
+    if spec.get("grades"):
+        parts.append(f"grades {', '.join(str(g) for g in spec['grades'])}")
+    if spec.get("aspects"):
+        parts.append(f"aspects {', '.join(spec['aspects'])}")
+    return "; ".join(parts)
+
+
+def _reliability(job: MatchJob) -> dict | None:
+    info = relevance.job_inference(job)
+    return chart_reliability((info.fit_info or {}).get("reliability") if info else None)
+
+
+@researcher_required
+@require_POST
+def job_fit(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(MatchJob, pk=pk)
+    try:
+        summary = relevance.job_model_fit(job=job)
+    except relevance.RelevanceModelError as exc:
+        messages.error(request, f"Not fitted: {exc}")
+    else:
+        messages.info(
+            request,
+            f"Fitted on {summary.judged} judged documents ({summary.relevant} "
+            f"relevant); p of {summary.documents} documents in {summary.seconds:.2f} s.",
+        )
+    return redirect("job-detail", pk=pk)
 
 
 @researcher_required
@@ -129,7 +251,12 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
 @researcher_required
 @require_POST
 def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    job = matching.match_job_cancel(job=get_object_or_404(MatchJob, pk=pk))
+    job = get_object_or_404(MatchJob, pk=pk)
+    if job.status not in matching.ACTIVE:
+        status = job.get_status_display().lower()
+        messages.info(request, f"Job {job.pk} is {status} already: nothing to cancel.")
+        return redirect("job-detail", pk=job.pk)
+    job = matching.match_job_cancel(job=job)
     messages.info(request, f"Job {job.pk} is {job.get_status_display().lower()}.")
     return redirect("job-detail", pk=job.pk)
 
@@ -137,7 +264,12 @@ def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
-    ids = matching.match_job_resume(job=get_object_or_404(MatchJob, pk=pk))
+    job = get_object_or_404(MatchJob, pk=pk)
+    if not matching.match_job_progress(job)["can_resume"]:
+        status = job.get_status_display().lower()
+        messages.info(request, f"Job {job.pk} is {status}: nothing to re-run.")
+        return redirect("job-detail", pk=pk)
+    ids = matching.match_job_resume(job=job)
     messages.info(request, f"Re-queued {len(ids)} chunks.")
     return redirect("job-detail", pk=pk)
 
@@ -153,8 +285,12 @@ def job_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     except (ValueError, matching.MatchJobError) as exc:
         messages.error(request, f"Not re-scored: {exc}")
     else:
+        earlier = job.scoring_history()[-2]
         messages.info(
-            request, f"Re-scored {summary.results} results ({summary.changed} changed)."
+            request,
+            f"Re-scored {summary.results} results ({summary.changed} changed): pages "
+            f"and exports now use {job.scoring_text()}; anything computed before used "
+            f"{earlier}.",
         )
     return redirect("job-detail", pk=pk)
 
@@ -164,19 +300,25 @@ def job_rescore(request: HttpRequest, pk: int) -> HttpResponse:
 def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
     topic = get_object_or_404(job.topics, pk=topic_pk)
-    rule_form = RuleForm(request.GET or None)
+    rule_form = RuleForm(request.GET or None, job=job)
     suggestion = ""
     if request.GET.get("suggest") == "f1":
         rule_form, suggestion = _suggested_rule_form(job, topic)
     rule = rule_form.rule()
+    try:
+        decided = inference.rule_apply(job=job, rule=rule, topics=[topic])
+    except ValueError as exc:
+        messages.error(request, f"{exc}; showing the paper rule instead.")
+        rule = inference.DecisionRule()
+        decided = inference.rule_apply(job=job, rule=rule, topics=[topic])
+    undecided = topic.pk in {t.pk for t in inference.rule_undecided(job, rule)}
     groups = inference.topic_scores(job, topic)
-    histogram = inference.score_histograms(groups)
-    curve = inference.tp_fp_curve(groups)
+    model = relevance.topic_model_view(job=job, topic=topic)
     estimates = inference.rule_estimate(job=job, rule=rule, topics=[topic])
-    top = (
-        MatchResult.objects.filter(job=job, topic=topic, score__gt=0)
-        .select_related("document", "nugget")
-        .order_by("-score", "document_id")[:25]
+    inferred = (
+        []
+        if undecided
+        else [d for d, keep in decided.get(topic.pk, {}).items() if keep]
     )
     context = {
         "job": job,
@@ -184,13 +326,51 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "rule_form": rule_form,
         "rule": rule,
         "suggestion": suggestion,
+        "undecided": undecided,
         "estimate": estimates.get(topic.qid, inference.RuleEstimate()),
-        "histogram": chart_histogram(histogram),
-        "curve": chart_curve(curve),
+        "histogram": chart_histogram(inference.score_histograms(groups)),
+        "curve": chart_curve(inference.tp_fp_curve(groups)),
         "groups": {name: len(pairs) for name, pairs in groups.items()},
-        "top": top,
+        "inferred_count": len(inferred),
+        "top": _top_inferred(job, topic, inferred, model.p_by_doc),
+        "model": model,
+        "by_p": _by_p(job, topic, model),
+        "reliability": _reliability(job),
+        "aspects": diversity.topic_aspects(job=job, topic=topic),
     }
     return render(request, "assessor_ui/jobs/topic.html", context)
+
+
+def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> list:
+    """The 25 best of the documents the rule infers relevant (by p, else score)."""
+    rows = list(
+        MatchResult.objects.filter(
+            job=job, topic=topic, document_id__in=inferred
+        ).select_related("document", "nugget")
+    )
+    for row in rows:
+        row.p = p_by_doc.get(row.document_id) if p_by_doc else None
+    rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))
+    return rows[:25]
+
+
+def _by_p(job, topic, model) -> list[dict]:
+    """Unjudged documents by p, with their best nugget's matched spans as evidence."""
+    if not model.unjudged:
+        return []
+    results = {
+        r.document_id: r
+        for r in MatchResult.objects.filter(
+            job=job, topic=topic, document_id__in=[d for d, _ in model.unjudged]
+        ).select_related("document", "nugget")
+    }
+    out = []
+    for doc_id, p in model.unjudged:
+        result = results[doc_id]
+        text = result.document.text
+        spans = [text[s:e] for s, e in (result.spans or [])[:3]]
+        out.append({"result": result, "p": p, "spans": spans})
+    return out
 
 
 def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
@@ -199,7 +379,7 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
     try:
         fitted = inference.rule_fit(job=job, scope="per-topic")
     except ValueError as exc:
-        return RuleForm(), f"No threshold can be suggested: {exc}."
+        return RuleForm(job=job), f"No threshold can be suggested: {exc}."
     threshold = fitted.per_topic.get(topic.qid, fitted.threshold)
     where = (
         "this topic's"
@@ -210,7 +390,7 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
         f"Suggested threshold {threshold:.6g}: best F1 on {where} held-out judged "
         "documents (nugget sources scored without their own nuggets)."
     )
-    return RuleForm({"kind": "threshold", "threshold": threshold}), note
+    return RuleForm({"kind": "threshold", "threshold": threshold}, job=job), note
 
 
 @researcher_required
@@ -220,7 +400,9 @@ def job_document(
 ) -> HttpResponse:
     job = get_object_or_404(MatchJob, pk=pk)
     result = get_object_or_404(
-        MatchResult.objects.select_related("document", "topic", "nugget"),
+        MatchResult.objects.select_related(
+            "document", "topic", "nugget", "nugget__assessor", "nugget__bank"
+        ),
         job=job, topic_id=topic_pk, document_id=doc_pk,
     )  # fmt: skip
     spans = result.spans or matching.result_spans(result)
@@ -236,8 +418,11 @@ def job_document(
 @require_GET
 def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
-    rule = RuleForm(request.GET or None).rule()
+    rule = RuleForm(request.GET or None, job=job).rule()
     try:
+        if kind == "probabilistic":
+            export = exports.probabilistic_export(job=job, topics=job.topics.all())
+            return _download(export.text(), f"job-{job.pk}.prob.qrels")
         if kind in ("human", "inferred", "merged", "provenance"):
             qrels_kind = "merged" if kind == "provenance" else kind
             export = exports.qrels_export(
@@ -255,7 +440,10 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
             )
         if kind == "prels":
             if job.sample is None:
-                raise exports.ExportError("prels need a job over a sample")
+                raise exports.ExportError(
+                    f"prels come from a sample; job {job.pk} ran over "
+                    f"{job.get_source_display().lower()}, so it has none"
+                )
             export = exports.prels_export(sample=job.sample)
             return _download(export.text(), f"job-{job.pk}.prels")
         if kind == "passages":
@@ -263,11 +451,12 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
                 collection=job.collection, topics=job.topics.all()
             )
             return _download(export.text(), f"job-{job.pk}.passages")
-    except exports.ExportError as exc:
-        return HttpResponse(
-            f"{exc}\n", status=409, content_type="text/plain; charset=utf-8"
-        )
-    raise PermissionDenied("Unknown export.")
+    except (exports.ExportError, ValueError) as exc:
+        return error_page(
+            request, status=409, title="Nothing to download", message=str(exc),
+            back=reverse("job-detail", args=[job.pk]), back_label=f"Back to job {job.pk}",
+        )  # fmt: skip
+    raise Http404(f"No export named {kind!r}.")
 
 
 def _download(text: str, filename: str) -> HttpResponse:
@@ -309,8 +498,26 @@ def chart_histogram(hist: dict) -> dict:
         for b in range(bins)
     ]  # fmt: skip
     legend = [(label, COLOURS[name]) for name, label in SERIES]
+    inner_h = CHART_H - 2 * PAD
+    x_ticks = [{"at": round(PAD + b * group_w, 1), "label": f"{hist['edges'][b]:.1f}"}
+               for b in range(0, bins + 1, max(1, bins // 5))]  # fmt: skip
+    y_ticks = [{"at": round(CHART_H - PAD - inner_h * v / top, 1), "label": str(v)}
+               for v in sorted({0, top // 2, top})]  # fmt: skip
     return {"bars": bars, "rows": rows, "width": CHART_W, "height": CHART_H, "top": top,
-            "series": SERIES, "legend": legend, "axis_y": CHART_H - PAD}  # fmt: skip
+            "series": SERIES, "legend": legend, "axis_y": CHART_H - PAD,
+            **_axes(x_ticks, y_ticks, "Min-span score", "Documents")}  # fmt: skip
+
+
+def _axes(x_ticks: list, y_ticks: list, x_label: str, y_label: str) -> dict:
+    """Tick marks, tick labels and axis titles of a chart drawn in CHART_W x CHART_H
+    with PAD on every side."""
+    return {
+        "pad": PAD,
+        "x_ticks": [{**t, "y": CHART_H - PAD + 14} for t in x_ticks],
+        "y_ticks": [{**t, "x": PAD - 6} for t in y_ticks],
+        "x_label": {"x": CHART_W / 2, "y": CHART_H - 3, "text": x_label},
+        "y_label": {"x": 9, "y": CHART_H / 2, "text": y_label},
+    }
 
 
 def chart_curve(curve: list[tuple[float, int, int]]) -> dict:
@@ -323,8 +530,14 @@ def chart_curve(curve: list[tuple[float, int, int]]) -> dict:
         f"{PAD + inner_w * fp / max_fp:.1f},{CHART_H - PAD - inner_h * tp / max_tp:.1f}"
         for fp, tp in points
     )
+    x_ticks = [{"at": round(PAD + inner_w * v / max_fp, 1), "label": str(v)}
+               for v in sorted({0, max_fp // 2, max_fp})]  # fmt: skip
+    y_ticks = [{"at": round(CHART_H - PAD - inner_h * v / max_tp, 1), "label": str(v)}
+               for v in sorted({0, max_tp // 2, max_tp})]  # fmt: skip
     return {"points": svg, "rows": curve, "max_tp": max_tp, "max_fp": max_fp,
-            "width": CHART_W, "height": CHART_H, "pad": PAD, "axis_y": CHART_H - PAD}  # fmt: skip
+            "width": CHART_W, "height": CHART_H, "axis_y": CHART_H - PAD,
+            **_axes(x_ticks, y_ticks, "Judged non-relevant found",
+                    "Judged relevant found")}  # fmt: skip
 
 
 def text_segments(text: str, spans: list) -> list[tuple[str, bool]]:

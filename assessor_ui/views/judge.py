@@ -13,7 +13,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    JsonResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -59,15 +65,30 @@ def keymap_for(grades: list[dict]) -> list[dict]:
 
 
 def json_login_required(view: Callable) -> Callable:
-    """``login_required`` for JSON endpoints: 401 JSON instead of a redirect."""
+    """``login_required`` for JSON endpoints: 401 JSON instead of a redirect, and every
+    refusal as ``{"error", "field"}`` JSON (a 404 for another assessor's object, 405
+    for a wrong method), never Django's HTML error pages."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
             return JsonResponse(
-                {"error": "Your session has ended: log in again."}, status=401
+                {"error": "Your session has ended: log in again.", "field": None},
+                status=401,
             )
-        return view(request, *args, **kwargs)
+        try:
+            response = view(request, *args, **kwargs)
+        except Http404 as exc:
+            message = str(exc) or "Not found."
+            return JsonResponse({"error": message, "field": None}, status=404)
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = response["Allow"]
+            return JsonResponse(
+                {"error": f"Method {request.method} not allowed: use {allowed}.",
+                 "field": None},
+                status=405, headers={"Allow": allowed},
+            )  # fmt: skip
+        return response
 
     return wrapper
 
@@ -95,7 +116,7 @@ def nugget_json(nugget: Nugget, viewer: Any, score: float | None = None) -> dict
         "aspect": nugget.aspect,
         "version": nugget.version,
         "client_uuid": str(nugget.client_uuid),
-        "assessor": nugget.assessor.get_username(),
+        "assessor": nugget.provenance(),
         "mine": nugget.assessor_id == viewer.pk,
         "score": score,
     }
@@ -126,20 +147,16 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
     topic: Topic = assignment.topic
     grades = topic.collection.grades
     readonly = assignment.assessor_id != request.user.pk
-    nuggets = [
-        nugget_json(n, request.user, page.scores.get(n.pk)) for n in page.topic_nuggets
-    ]
     config = {
         "assignment": assignment.pk,
-        "position": page.position,
-        "document": page.document.pk,
         "readonly": readonly,
         "idleSeconds": settings.IDLE_SECONDS,
         "grades": grades,
-        "relevance": page.relevance,
         "keymap": keymap_for(grades),
-        "terms": _topic_terms(topic),
-        "urls": _urls(assignment.pk, page),
+        "positions": page.positions,
+        "judged": sorted(page.judged_positions),
+        "urls": _page_urls(assignment.pk),
+        "doc": _document_state(page),
     }
     context = {
         "page": page,
@@ -147,47 +164,70 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "grades": grades,
         "readonly": readonly,
         "keymap": config["keymap"],
-        "nuggets": nuggets,
+        "nuggets": page.topic_nuggets,
         "config": config,
-        # Sanitized again at render time: the stored copy is never trusted as safe.
-        "html": sanitize_html(page.document.html) if page.document.html else "",
+        "html": config["doc"]["html"],
     }
     return render(request, "assessor_ui/judge/page.html", context)
 
 
-def _urls(assignment_id: int, page: selectors.JudgePage) -> dict[str, str | None]:
-    def at(position: int | None) -> str | None:
-        if position is None:
-            return None
-        return reverse("judge", args=[assignment_id, position])
+@json_login_required
+@require_GET
+def judge_data(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+    """One queue position as JSON, for the page to show without a full load: the same
+    reads as the page; the text as segments (the page puts them in as text, never as
+    markup), the original HTML sanitized for the sandboxed frame."""
+    assignment = access.assignment_for(request.user, assignment_id)
+    item = access.queue_item_for(assignment, position)
+    page = selectors.judge_page(assignment=assignment, item=item, viewer=request.user)
+    doc = _document_state(page)
+    doc["segments"] = [
+        [s.start, s.text, s.nuggets, s.match, s.invisible, s.code]
+        for s in page.segments
+    ]
+    doc["nuggets"] = page.topic_nuggets
+    doc["judged"] = sorted(page.judged_positions)
+    return JsonResponse(doc)
 
-    here = [assignment_id, page.position]
+
+# A position placeholder in URL templates the page fills in (no queue is this long).
+POSITION_MARK = 2_000_000_000
+
+
+def _page_urls(assignment_id: int) -> dict[str, str]:
+    mark = [assignment_id, POSITION_MARK]
     return {
-        "judgment": reverse("judgment-save", args=here),
-        "time": reverse("time-save", args=here),
-        "nuggets": reverse("nugget-create", args=here),
+        "page": reverse("judge", args=mark),
+        "data": reverse("judge-data", args=mark),
+        "judgment": reverse("judgment-save", args=mark),
+        "time": reverse("time-save", args=mark),
+        "nuggets": reverse("nugget-create", args=mark),
         "nugget": reverse("nugget-edit", args=[0]),
         "nuggetDelete": reverse("nugget-delete", args=[0]),
         "preview": reverse("nugget-preview", args=[assignment_id]),
         "csrf": reverse("csrf-refresh"),
         "login": reverse("login"),
-        "previous": at(page.previous_position),
-        "next": at(page.next_position),
-        "nextUnjudged": at(page.next_unjudged_position),
         "home": reverse("assessor-home"),
+        "mark": str(POSITION_MARK),
     }
 
 
-def _topic_terms(topic: Topic) -> list[str]:
-    """Distinct lower-cased words of the topic statement, for the term highlighter."""
-    import re
-
-    text = f"{topic.title} {topic.description}".lower()
-    seen: list[str] = []
-    for word in re.findall(r"[^\W_]{3,}", text):
-        if word not in seen:
-            seen.append(word)
-    return seen[:50]
+def _document_state(page: selectors.JudgePage) -> dict[str, Any]:
+    """What changes from one queue position to the next."""
+    document = page.document
+    return {
+        "position": page.position,
+        "document": document.pk,
+        "docno": document.docno,
+        "title": document.title,
+        "relevance": page.relevance,
+        "scores": {str(k): v for k, v in page.scores.items()},
+        "terms": selectors.topic_term_spans(
+            topic=page.assignment.topic, text=document.text
+        ),
+        # Sanitized again at render time: the stored copy is never trusted as safe.
+        "html": sanitize_html(document.html) if document.html else "",
+    }
 
 
 @json_login_required
@@ -197,7 +237,7 @@ def judgment_save(
 ) -> HttpResponse:
     """Record a relevance grade (empty = skipped) plus active time since last report."""
     assignment = access.own_assignment_for(request.user, assignment_id)
-    item = access.queue_item_for(assignment, position)
+    item = access.queue_item_for(assignment, position, text=False)
     form = JudgmentForm(request.POST)
     if not form.is_valid():
         return form_error(form)
@@ -221,7 +261,7 @@ def judgment_save(
 def time_save(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
     """A heartbeat: idle-aware active seconds since the last report."""
     assignment = access.own_assignment_for(request.user, assignment_id)
-    item = access.queue_item_for(assignment, position)
+    item = access.queue_item_for(assignment, position, text=False)
     form = TimeForm(request.POST)
     if not form.is_valid():
         return form_error(form)

@@ -1,32 +1,41 @@
 #!/bin/sh
-# Reproduces docs/results: every shared collection with qrels, statAP samples of 5%, 10%
-# and 20% of the mean pool size per topic, seeds 1 and 2, pool depth 100.
+# Reproduces docs/results: every shared collection with qrels, statAP samples of
+# $SIZES percent of the mean pool size per topic (default 10, 5 and 20), seeds $SEEDS
+# (default 1 to 5), pool depth 100, the relevance model's inference.
 # Usage (from the repository root): sh docs/results/run_all.sh [collection ...]
-# Each collection gets its own embedded SQLite database under $WORK.
+#   SIZES="10" SEEDS="1 2 3" sh docs/results/run_all.sh cranfield
+# Each collection gets its own embedded SQLite database under $WORK, imported once.
 set -e
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
 OUT=${OUT:-docs/results/reports}
 PY=${PY:-.venv/bin/python}
+SIZES=${SIZES:-"10 5 20"}
+SEEDS=${SEEDS:-"1 2 3 4 5"}
 COLLECTIONS=${*:-"adi cranfield medline cisi cacm lisa npl-vaswani"}
 for c in $COLLECTIONS; do
   export DATA_DIR="$WORK/$c" DEBUG=1
   mkdir -p "$DATA_DIR"
-  $PY manage.py migrate -v0
-  $PY manage.py import_collection --name "$c" "$DATA/$c/docs.jsonl.gz"
-  $PY manage.py import_topics --collection "$c" "$DATA/$c/topics.jsonl"
   if [ "$c" = cranfield ]; then
     RUNS="--runs $DATA/cranfield/runs"   # the 36 real runs
   else
     RUNS=""
-    $PY manage.py make_runs --collection "$c" --out "$WORK/$c/runs" --depth 1000
   fi
-  for size in 5 10 20; do
-    for seed in 1 2; do
+  if [ ! -f "$DATA_DIR/imported" ]; then
+    $PY manage.py migrate -v0
+    $PY manage.py import_collection --name "$c" "$DATA/$c/docs.jsonl.gz"
+    $PY manage.py import_topics --collection "$c" "$DATA/$c/topics.jsonl"
+    if [ "$c" != cranfield ]; then
+      $PY manage.py make_runs --collection "$c" --out "$WORK/$c/runs" --depth 1000
+    fi
+    touch "$DATA_DIR/imported"
+  fi
+  for size in $SIZES; do
+    for seed in $SEEDS; do
       # shellcheck disable=SC2086
       $PY manage.py simulate --collection "$c" --qrels "$DATA/$c/qrels.txt" $RUNS \
         --depth 100 --sample-size "$size%" --seed "$seed" \
-        --out "$OUT/$c/size$size-seed$seed" 2>>"$WORK/$c/simulate.log"
+        --out "$OUT/$c/size$size-seed$seed" 2>>"$WORK/$c/simulate.log" >/dev/null
     done
   done
 done

@@ -1,10 +1,23 @@
-"""Relevance files: TREC qrels ``qid iter docno rel`` and prels ``qid docno rel method iprob``.
+"""Relevance files: TREC qrels ``qid iter docno rel``, prels ``qid docno rel method iprob``
+and probabilistic qrels ``qid docno rel p pi source``.
 
 prels are the Million Query / statAP format: ``method`` is the selection method code and
 ``iprob`` the inclusion probability, in (0, 1] (``NA`` when unknown). The relevance grade is
 an ASCII integer in -127..127 (trec_eval's range); in prels ``-999`` marks a placeholder row
 whose probability is not checked. Repeated identical lines are read once; repeated pairs
 that disagree are an error. ``kind="auto"`` decides by the column count of the first line.
+
+Probabilistic qrels (``prob``, what ``export_qrels --kind probabilistic`` writes): ``rel``
+is the human grade, or -1 when nobody judged the document; ``p`` the probability of
+relevance in [0, 1]; ``pi`` the inclusion probability in (0, 1], or -1 when unknown;
+``source`` is ``human`` (then rel >= 0) or ``model`` (then rel = -1).
+
+Subtopic qrels (``subtopics``, the TREC diversity format that ``export_qrels --kind
+subtopics`` writes): ``qid subtopic docno rel``, one line per (topic, subtopic,
+document). They have four columns like plain qrels, so they are never auto-detected:
+ask for them by kind. A subtopic of ``0`` or ``Q0`` is refused as ambiguous (it is the
+iteration column of plain qrels); a repeated (qid, subtopic, docno) with another grade
+is an error.
 """
 
 from __future__ import annotations
@@ -28,12 +41,21 @@ from .textio import ReadStats, iter_lines
 
 QRELS_COLUMNS = "qid iter docno rel"
 PRELS_COLUMNS = "qid docno rel method inclusion_prob"
+PROB_COLUMNS = "qid docno rel p pi source"
+SUBTOPIC_COLUMNS = "qid subtopic docno rel"
+MAX_SUBTOPIC = 200
+ITERATION_VALUES = ("0", "Q0")
 PLACEHOLDER_REL = -999
-KINDS = ("auto", "qrels", "prels")
+UNJUDGED_REL = -1
+KINDS = ("auto", "qrels", "prels", "prob", "subtopics")
+_WIDTHS = {"qrels": (4, QRELS_COLUMNS), "prels": (5, PRELS_COLUMNS),
+           "prob": (6, PROB_COLUMNS), "subtopics": (4, SUBTOPIC_COLUMNS)}  # fmt: skip
 
 
 class QrelsLine(NamedTuple):
-    """One judgment; ``method`` and ``inclusion_prob`` are None for plain qrels."""
+    """One judgment; ``method`` and ``inclusion_prob`` are None for plain qrels,
+    ``probability`` is set for probabilistic qrels only, ``subtopic`` for subtopic
+    qrels only."""
 
     line: int
     qid: str
@@ -41,6 +63,8 @@ class QrelsLine(NamedTuple):
     rel: int
     method: int | None
     inclusion_prob: float | None
+    probability: float | None = None
+    subtopic: str | None = None
 
 
 def _rel(path: str | Path, line: int, value: str, *, prels: bool) -> int:
@@ -88,10 +112,71 @@ def _parse_prels_columns(path: str | Path, line: int, columns: list[str]) -> Qre
     )
 
 
+def _parse_prob_columns(path: str | Path, line: int, columns: list[str]) -> QrelsLine:
+    qid, docno, rel_text, p_text, pi_text, source = columns
+    rel = parse_int(path, line, rel_text, "relevance", low=-127, high=127)
+    p = parse_float(path, line, p_text, "probability")
+    if not 0.0 <= p <= 1.0:
+        raise ImportFormatError(
+            path, line, "probability outside [0, 1]", expected="0 <= p <= 1", got=p_text
+        )
+    pi = parse_float(path, line, pi_text, "inclusion probability")
+    if pi != -1 and not 0.0 < pi <= 1.0:
+        raise ImportFormatError(
+            path,
+            line,
+            "inclusion probability outside (0, 1]",
+            expected="0 < pi <= 1, or -1",
+            got=pi_text,
+        )
+    if source not in ("human", "model"):
+        raise ImportFormatError(
+            path, line, "unknown source", expected="human or model", got=source
+        )
+    if (source == "human") != (rel != UNJUDGED_REL) or (source == "human" and rel < 0):
+        raise ImportFormatError(
+            path,
+            line,
+            f"relevance {rel} does not fit source {source}",
+            expected="human with a grade >= 0, or model with -1",
+            got=" ".join(columns),
+        )
+    return QrelsLine(
+        line,
+        check_id(path, line, qid, "qid", max_length=MAX_QID),
+        check_id(path, line, docno, "docno", max_length=MAX_DOCNO),
+        rel,
+        None,
+        None if pi == -1 else pi,
+        p,
+    )
+
+
+def _parse_subtopic_columns(
+    path: str | Path, line: int, columns: list[str]
+) -> QrelsLine:
+    qid, subtopic, docno, rel = columns
+    if subtopic in ITERATION_VALUES:
+        raise ImportFormatError(
+            path,
+            line,
+            f"ambiguous subtopic {subtopic!r}: it reads as the iteration column of "
+            "plain qrels (import those with --kind qrels)",
+            expected=f"'{SUBTOPIC_COLUMNS}' with a subtopic id other than 0 or Q0",
+            got=" ".join(columns),
+        )
+    # The columns of plain qrels with the subtopic where the iteration stands.
+    plain = _parse_qrels_columns(path, line, [qid, "0", docno, rel])
+    return plain._replace(
+        subtopic=check_id(path, line, subtopic, "subtopic", max_length=MAX_SUBTOPIC)
+    )
+
+
 def parse_qrels_line(path: str | Path, line: int, text: str, kind: str) -> QrelsLine:
-    """Parse one non-blank line of a ``qrels`` or ``prels`` file."""
+    """Parse one non-blank line of a ``qrels``, ``prels``, ``prob`` or ``subtopics``
+    file."""
     columns = split_columns(path, line, text)
-    width, layout = (4, QRELS_COLUMNS) if kind == "qrels" else (5, PRELS_COLUMNS)
+    width, layout = _WIDTHS[kind]
     if len(columns) != width:
         raise ImportFormatError(
             path,
@@ -102,6 +187,10 @@ def parse_qrels_line(path: str | Path, line: int, text: str, kind: str) -> Qrels
         )
     if kind == "qrels":
         return _parse_qrels_columns(path, line, columns)
+    if kind == "prob":
+        return _parse_prob_columns(path, line, columns)
+    if kind == "subtopics":
+        return _parse_subtopic_columns(path, line, columns)
     return _parse_prels_columns(path, line, columns)
 
 
@@ -111,11 +200,16 @@ def _detect(path: str | Path, line: int, text: str) -> str:
         return "qrels"
     if width == 5:
         return "prels"
+    if width == 6:
+        return "prob"
     raise ImportFormatError(
         path,
         line,
         f"cannot tell qrels from prels: {width} columns",
-        expected=f"4 columns '{QRELS_COLUMNS}' or 5 columns '{PRELS_COLUMNS}'",
+        expected=(
+            f"4 columns '{QRELS_COLUMNS}', 5 columns '{PRELS_COLUMNS}' or 6 columns "
+            f"'{PROB_COLUMNS}'"
+        ),
         got=text,
     )
 
@@ -128,26 +222,35 @@ def parse_qrels(
     sink: ErrorSink | None = None,
     stats: ReadStats | None = None,
 ) -> Iterator[QrelsLine]:
-    """Yield the judgments of a qrels or prels file (gzip when the name ends in ``.gz``)."""
+    """Yield the judgments of a qrels, prels, probabilistic or subtopic qrels file
+    (gzip when the name ends in ``.gz``)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    seen: dict[tuple[str, str], tuple[int, int | None, float | None]] = {}
+    seen: dict[
+        tuple[str, str, str | None], tuple[int, int | None, float | None, float | None]
+    ] = {}
 
     def parse(line: int, text: str) -> QrelsLine | None:
         nonlocal kind
         if kind == "auto":
             kind = _detect(path, line, text)
         record = parse_qrels_line(path, line, text, kind)
-        key = (record.qid, record.docno)
-        value = (record.rel, record.method, record.inclusion_prob)
+        key = (record.qid, record.docno, record.subtopic)
+        value = (record.rel, record.method, record.inclusion_prob, record.probability)
         earlier = seen.get(key)
         if earlier == value:
             return None
         if earlier is not None:
+            what = f"qid {record.qid!r}, docno {record.docno!r}"
+            if record.subtopic is not None:
+                what = (
+                    f"qid {record.qid!r}, subtopic {record.subtopic!r}, "
+                    f"docno {record.docno!r}"
+                )
             raise ImportFormatError(
                 path,
                 line,
-                f"conflicting judgments for qid {record.qid!r}, docno {record.docno!r}",
+                f"conflicting judgments for {what}",
                 expected=f"the same as before (rel {earlier[0]})",
                 got=text.rstrip("\r"),
             )
@@ -161,12 +264,13 @@ def parse_qrels(
         sink=sink,
         stats=stats,
         empty="empty file: no judgments",
-        expected=f"lines '{QRELS_COLUMNS}'",
+        expected=f"lines '{_WIDTHS.get(kind, (4, QRELS_COLUMNS))[1]}'",
     )
 
 
 def detect_kind(path: str | Path, *, encoding: str = "utf-8") -> str:
-    """``qrels`` or ``prels``, from the column count of the first data line."""
+    """``qrels``, ``prels`` or ``prob``, from the column count of the first data
+    line."""
     for line, text in iter_lines(path, encoding=encoding):
         if not is_skippable(text):
             return _detect(path, line, text)

@@ -23,6 +23,7 @@ relevant held-out documents, or whose best F is 0, keeps the global threshold.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -157,3 +158,46 @@ def fit_spec_parse(text: str) -> tuple[float, str]:
     if not (beta > 0 and beta != float("inf")) or scope not in SCOPES:
         raise FitError(f"fit: expected fB or fB:per-topic (e.g. f1), got {text!r}")
     return beta, scope
+
+
+# --- Expected F1 under probabilities ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExpectedF1Fit:
+    """The probability threshold with the best expected F1, and what it infers."""
+
+    threshold: float
+    expected_f1: float
+    inferred: int
+    expected_tp: float
+    expected_relevant: float
+
+
+def expected_f1_threshold(probabilities: Iterable[float]) -> ExpectedF1Fit:
+    """The threshold ``t`` maximising expected F1 when every document with ``p >= t``
+    is called relevant, under the model's own probabilities.
+
+    With ``S`` the documents called relevant, expected F1 is taken as the ratio of
+    expectations ``2 Σ_{S} p / (|S| + Σ_all p)`` (the usual approximation; exact when
+    the number of relevant documents is fixed). Only sets of the form ``p >= t`` are
+    considered (they are the best for every size); tied probabilities enter together;
+    ties in F1 go to the higher threshold. With no positive probability the threshold
+    is 1.0 and nothing with ``p < 1`` is inferred.
+    """
+    values = sorted((min(max(float(p), 0.0), 1.0) for p in probabilities), reverse=True)
+    total = math.fsum(values)
+    best = ExpectedF1Fit(1.0, 0.0, 0, 0.0, total)
+    if total <= 0:
+        return best
+    cumulative = 0.0
+    for i, p in enumerate(values):
+        cumulative += p
+        if p <= 0:
+            break
+        if i + 1 < len(values) and values[i + 1] == p:
+            continue
+        f1 = 2.0 * cumulative / (i + 1 + total)
+        if f1 > best.expected_f1:
+            best = ExpectedF1Fit(p, f1, i + 1, cumulative, total)
+    return best

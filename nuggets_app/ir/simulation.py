@@ -109,8 +109,9 @@ def _window_score(
     weight: float,
 ) -> float:
     distinct = set(terms)
+    # Added in sorted order: a sum in set order would depend on the hash seed.
     return len(distinct & topic) + weight * sum(
-        support.get(t, 0.0) for t in distinct - topic
+        support.get(t, 0.0) for t in sorted(distinct - topic)
     )
 
 

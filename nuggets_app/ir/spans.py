@@ -43,3 +43,17 @@ def intersect_chars(a: Iterable[Span], b: Iterable[Span]) -> int:
         else:
             j += 1
     return total
+
+
+def span_reanchor(text: str, span_text: str, near: int) -> int | None:
+    """Where ``span_text`` starts in ``text``: the occurrence nearest to the old start
+    ``near`` (the earlier one on a tie), or None when the text no longer contains it."""
+    if not span_text:
+        return None
+    best: int | None = None
+    at = text.find(span_text)
+    while at != -1:
+        if best is None or abs(at - near) < abs(best - near):
+            best = at
+        at = text.find(span_text, at + 1)
+    return best

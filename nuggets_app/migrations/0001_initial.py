@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,368 +16,896 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Collection',
+            name="Collection",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('grades', models.JSONField(default=nuggets_app.models.collections.default_grades)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.SlugField(max_length=100, unique=True)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "grades",
+                    models.JSONField(
+                        default=nuggets_app.models.collections.default_grades
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('docno', models.CharField(max_length=200)),
-                ('title', models.TextField(blank=True)),
-                ('text', models.TextField(blank=True)),
-                ('html', models.TextField(blank=True)),
-                ('length_words', models.PositiveIntegerField(default=0)),
-                ('length_chars', models.PositiveIntegerField(default=0)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='nuggets_app.collection')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("docno", models.CharField(max_length=200)),
+                ("title", models.TextField(blank=True)),
+                ("text", models.TextField(blank=True)),
+                ("html", models.TextField(blank=True)),
+                ("length_words", models.PositiveIntegerField(default=0)),
+                ("length_chars", models.PositiveIntegerField(default=0)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to="nuggets_app.collection",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['collection_id', 'docno'],
+                "ordering": ["collection_id", "docno"],
             },
         ),
         migrations.CreateModel(
-            name='Qrels',
+            name="Qrels",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('qrels', 'TREC qrels'), ('prels', 'prels (with inclusion probabilities)')], default='qrels', max_length=8)),
-                ('source_file', models.CharField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qrels', to='nuggets_app.collection')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("qrels", "TREC qrels"),
+                            ("prels", "prels (with inclusion probabilities)"),
+                        ],
+                        default="qrels",
+                        max_length=8,
+                    ),
+                ),
+                ("source_file", models.CharField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="qrels",
+                        to="nuggets_app.collection",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'qrels',
-                'ordering': ['collection_id', 'name'],
+                "verbose_name_plural": "qrels",
+                "ordering": ["collection_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='The run tag (sixth column).', max_length=200)),
-                ('source_file', models.CharField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='nuggets_app.collection')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="The run tag (sixth column).", max_length=200
+                    ),
+                ),
+                ("source_file", models.CharField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="nuggets_app.collection",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['collection_id', 'name'],
+                "ordering": ["collection_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Pool',
+            name="Pool",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('depth', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pools', to='nuggets_app.collection')),
-                ('runs', models.ManyToManyField(related_name='pools', to='nuggets_app.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("depth", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pools",
+                        to="nuggets_app.collection",
+                    ),
+                ),
+                (
+                    "runs",
+                    models.ManyToManyField(related_name="pools", to="nuggets_app.run"),
+                ),
             ],
             options={
-                'ordering': ['collection_id', 'name'],
+                "ordering": ["collection_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Sample',
+            name="Sample",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('method', models.CharField(choices=[('statap', 'statAP (AP-prior, with replacement)'), ('uniform', 'Uniform (without replacement)'), ('depth', 'Depth (best-ranked first)')], max_length=16)),
-                ('size', models.PositiveIntegerField(help_text='Distinct documents per topic.')),
-                ('seed', models.BigIntegerField()),
-                ('per_run_quota', models.BooleanField(default=False)),
-                ('draws', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='samples', to='nuggets_app.pool')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "method",
+                    models.CharField(
+                        choices=[
+                            ("statap", "statAP (AP-prior, with replacement)"),
+                            ("uniform", "Uniform (without replacement)"),
+                            ("depth", "Depth (best-ranked first)"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "size",
+                    models.PositiveIntegerField(
+                        help_text="Distinct documents per topic."
+                    ),
+                ),
+                ("seed", models.BigIntegerField()),
+                ("per_run_quota", models.BooleanField(default=False)),
+                ("draws", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="samples",
+                        to="nuggets_app.pool",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pool_id', 'name'],
+                "ordering": ["pool_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='MatchJob',
+            name="MatchJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('source', models.CharField(choices=[('pool', 'Pool'), ('sample', 'Sample'), ('collection', 'Whole collection')], default='pool', max_length=16)),
-                ('nugget_filter', models.JSONField(blank=True, default=dict)),
-                ('k', models.PositiveSmallIntegerField(default=3)),
-                ('lam', models.FloatField(default=0.5)),
-                ('stem', models.CharField(default='porter', max_length=16)),
-                ('stopwords', models.CharField(default='default', max_length=16)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=16)),
-                ('error', models.TextField(blank=True)),
-                ('chunks_total', models.PositiveIntegerField(default=0)),
-                ('chunks_done', models.PositiveIntegerField(default=0)),
-                ('docs_total', models.PositiveIntegerField(default=0)),
-                ('docs_done', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='match_jobs', to='nuggets_app.collection')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('pool', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='nuggets_app.pool')),
-                ('sample', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='nuggets_app.sample')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(blank=True, max_length=200)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("pool", "Pool"),
+                            ("sample", "Sample"),
+                            ("collection", "Whole collection"),
+                        ],
+                        default="pool",
+                        max_length=16,
+                    ),
+                ),
+                ("nugget_filter", models.JSONField(blank=True, default=dict)),
+                ("k", models.PositiveSmallIntegerField(default=3)),
+                ("lam", models.FloatField(default=0.5)),
+                ("stem", models.CharField(default="porter", max_length=16)),
+                ("stopwords", models.CharField(default="default", max_length=16)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("chunks_total", models.PositiveIntegerField(default=0)),
+                ("chunks_done", models.PositiveIntegerField(default=0)),
+                ("docs_total", models.PositiveIntegerField(default=0)),
+                ("docs_done", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="match_jobs",
+                        to="nuggets_app.collection",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="nuggets_app.pool",
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="nuggets_app.sample",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Topic',
+            name="Topic",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('qid', models.CharField(max_length=64)),
-                ('title', models.TextField(blank=True)),
-                ('description', models.TextField(blank=True)),
-                ('narrative', models.TextField(blank=True)),
-                ('aspects', models.JSONField(blank=True, default=list)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='topics', to='nuggets_app.collection')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("qid", models.CharField(max_length=64)),
+                ("title", models.TextField(blank=True)),
+                ("description", models.TextField(blank=True)),
+                ("narrative", models.TextField(blank=True)),
+                ("aspects", models.JSONField(blank=True, default=list)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="topics",
+                        to="nuggets_app.collection",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['collection_id', 'qid'],
+                "ordering": ["collection_id", "qid"],
             },
         ),
         migrations.CreateModel(
-            name='SampleDocument',
+            name="SampleDocument",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('inclusion_prob', models.FloatField()),
-                ('order', models.PositiveIntegerField()),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.document')),
-                ('sample', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='nuggets_app.sample')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("inclusion_prob", models.FloatField()),
+                ("order", models.PositiveIntegerField()),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to="nuggets_app.sample",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sample_id', 'topic_id', 'order'],
+                "ordering": ["sample_id", "topic_id", "order"],
             },
         ),
         migrations.CreateModel(
-            name='RunEntry',
+            name="RunEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rank', models.PositiveIntegerField()),
-                ('score', models.FloatField()),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.document')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='nuggets_app.run')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("rank", models.PositiveIntegerField()),
+                ("score", models.FloatField()),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="nuggets_app.run",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='QrelsEntry',
+            name="QrelsEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('relevance', models.SmallIntegerField()),
-                ('method', models.SmallIntegerField(blank=True, null=True)),
-                ('inclusion_prob', models.FloatField(blank=True, null=True)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.document')),
-                ('qrels', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='nuggets_app.qrels')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("relevance", models.SmallIntegerField()),
+                ("method", models.SmallIntegerField(blank=True, null=True)),
+                ("inclusion_prob", models.FloatField(blank=True, null=True)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "qrels",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="nuggets_app.qrels",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'qrels entries',
+                "verbose_name_plural": "qrels entries",
             },
         ),
         migrations.CreateModel(
-            name='PoolDocument',
+            name="PoolDocument",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('best_rank', models.PositiveIntegerField()),
-                ('num_runs', models.PositiveIntegerField()),
-                ('prior', models.FloatField(default=0.0)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.document')),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='nuggets_app.pool')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("best_rank", models.PositiveIntegerField()),
+                ("num_runs", models.PositiveIntegerField()),
+                ("prior", models.FloatField(default=0.0)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to="nuggets_app.pool",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Nugget',
+            name="Nugget",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('span_text', models.TextField()),
-                ('text', models.TextField()),
-                ('keywords', models.JSONField(blank=True, default=list)),
-                ('grade', models.SmallIntegerField(blank=True, null=True)),
-                ('aspect', models.CharField(blank=True, max_length=200)),
-                ('client_uuid', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assessor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='nuggets', to=settings.AUTH_USER_MODEL)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='nuggets', to='nuggets_app.document')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='nuggets', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                ("span_text", models.TextField()),
+                ("text", models.TextField()),
+                ("keywords", models.JSONField(blank=True, default=list)),
+                ("grade", models.SmallIntegerField(blank=True, null=True)),
+                ("aspect", models.CharField(blank=True, max_length=200)),
+                (
+                    "client_uuid",
+                    models.UUIDField(default=uuid.uuid4, editable=False, unique=True),
+                ),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assessor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="nuggets",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="nuggets",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="nuggets",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['topic_id', 'document_id', 'start'],
+                "ordering": ["topic_id", "document_id", "start"],
             },
         ),
         migrations.CreateModel(
-            name='MatchResult',
+            name="MatchResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.FloatField()),
-                ('spans', models.JSONField(blank=True, default=list)),
-                ('shingle_spans', models.JSONField(blank=True, default=dict)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.document')),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='results', to='nuggets_app.matchjob')),
-                ('nugget', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='nuggets_app.nugget')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("score", models.FloatField()),
+                ("spans", models.JSONField(blank=True, default=list)),
+                ("shingle_spans", models.JSONField(blank=True, default=dict)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="results",
+                        to="nuggets_app.matchjob",
+                    ),
+                ),
+                (
+                    "nugget",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="nuggets_app.nugget",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='matchjob',
-            name='topics',
-            field=models.ManyToManyField(related_name='match_jobs', to='nuggets_app.topic'),
+            model_name="matchjob",
+            name="topics",
+            field=models.ManyToManyField(
+                related_name="match_jobs", to="nuggets_app.topic"
+            ),
         ),
         migrations.CreateModel(
-            name='MatchChunk',
+            name="MatchChunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('document_ids', models.JSONField(default=list)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=16)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='nuggets_app.matchjob')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("index", models.PositiveIntegerField()),
+                ("document_ids", models.JSONField(default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chunks",
+                        to="nuggets_app.matchjob",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['job_id', 'topic_id', 'index'],
+                "ordering": ["job_id", "topic_id", "index"],
             },
         ),
         migrations.CreateModel(
-            name='Judgment',
+            name="Judgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('relevance', models.SmallIntegerField(blank=True, help_text='Empty = skipped.', null=True)),
-                ('active_seconds', models.FloatField(default=0.0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assessor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judgments', to=settings.AUTH_USER_MODEL)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judgments', to='nuggets_app.document')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judgments', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                (
+                    "relevance",
+                    models.SmallIntegerField(
+                        blank=True, help_text="Empty = skipped.", null=True
+                    ),
+                ),
+                ("active_seconds", models.FloatField(default=0.0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assessor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="judgments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="judgments",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="judgments",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['topic_id', 'document_id', 'assessor_id'],
+                "ordering": ["topic_id", "document_id", "assessor_id"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('assessor', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL)),
-                ('sample', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='nuggets_app.sample')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "assessor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="nuggets_app.sample",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sample_id', 'topic__qid', 'assessor_id'],
+                "ordering": ["sample_id", "topic__qid", "assessor_id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.UniqueConstraint(fields=('collection', 'docno'), name='unique_docno_per_collection'),
+            model_name="document",
+            constraint=models.UniqueConstraint(
+                fields=("collection", "docno"), name="unique_docno_per_collection"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qrels',
-            constraint=models.UniqueConstraint(fields=('collection', 'name'), name='unique_qrels_name'),
+            model_name="qrels",
+            constraint=models.UniqueConstraint(
+                fields=("collection", "name"), name="unique_qrels_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='run',
-            constraint=models.UniqueConstraint(fields=('collection', 'name'), name='unique_run_name'),
+            model_name="run",
+            constraint=models.UniqueConstraint(
+                fields=("collection", "name"), name="unique_run_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pool',
-            constraint=models.UniqueConstraint(fields=('collection', 'name'), name='unique_pool_name'),
+            model_name="pool",
+            constraint=models.UniqueConstraint(
+                fields=("collection", "name"), name="unique_pool_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sample',
-            constraint=models.UniqueConstraint(fields=('pool', 'name'), name='unique_sample_name'),
+            model_name="sample",
+            constraint=models.UniqueConstraint(
+                fields=("pool", "name"), name="unique_sample_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='topic',
-            constraint=models.UniqueConstraint(fields=('collection', 'qid'), name='unique_qid_per_collection'),
+            model_name="topic",
+            constraint=models.UniqueConstraint(
+                fields=("collection", "qid"), name="unique_qid_per_collection"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sampledocument',
-            constraint=models.UniqueConstraint(fields=('sample', 'topic', 'document'), name='unique_sample_doc'),
+            model_name="sampledocument",
+            constraint=models.UniqueConstraint(
+                fields=("sample", "topic", "document"), name="unique_sample_doc"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sampledocument',
-            constraint=models.UniqueConstraint(fields=('sample', 'topic', 'order'), name='unique_sample_order'),
+            model_name="sampledocument",
+            constraint=models.UniqueConstraint(
+                fields=("sample", "topic", "order"), name="unique_sample_order"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sampledocument',
-            constraint=models.CheckConstraint(condition=models.Q(('inclusion_prob__gt', 0), ('inclusion_prob__lte', 1)), name='inclusion_prob_in_0_1'),
+            model_name="sampledocument",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("inclusion_prob__gt", 0), ("inclusion_prob__lte", 1)
+                ),
+                name="inclusion_prob_in_0_1",
+            ),
         ),
         migrations.AddIndex(
-            model_name='runentry',
-            index=models.Index(fields=['run', 'topic', 'rank'], name='runentry_rank_idx'),
+            model_name="runentry",
+            index=models.Index(
+                fields=["run", "topic", "rank"], name="runentry_rank_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='runentry',
-            constraint=models.UniqueConstraint(fields=('run', 'topic', 'document'), name='unique_run_entry'),
+            model_name="runentry",
+            constraint=models.UniqueConstraint(
+                fields=("run", "topic", "document"), name="unique_run_entry"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qrelsentry',
-            constraint=models.UniqueConstraint(fields=('qrels', 'topic', 'document'), name='unique_qrels_entry'),
+            model_name="qrelsentry",
+            constraint=models.UniqueConstraint(
+                fields=("qrels", "topic", "document"), name="unique_qrels_entry"
+            ),
         ),
         migrations.AddIndex(
-            model_name='pooldocument',
-            index=models.Index(fields=['pool', 'topic'], name='pooldoc_topic_idx'),
+            model_name="pooldocument",
+            index=models.Index(fields=["pool", "topic"], name="pooldoc_topic_idx"),
         ),
         migrations.AddConstraint(
-            model_name='pooldocument',
-            constraint=models.UniqueConstraint(fields=('pool', 'topic', 'document'), name='unique_pool_doc'),
+            model_name="pooldocument",
+            constraint=models.UniqueConstraint(
+                fields=("pool", "topic", "document"), name="unique_pool_doc"
+            ),
         ),
         migrations.AddIndex(
-            model_name='nugget',
-            index=models.Index(fields=['topic', 'assessor'], name='nugget_topic_idx'),
+            model_name="nugget",
+            index=models.Index(fields=["topic", "assessor"], name="nugget_topic_idx"),
         ),
         migrations.AddConstraint(
-            model_name='nugget',
-            constraint=models.CheckConstraint(condition=models.Q(('end__gt', models.F('start'))), name='nugget_span_not_empty'),
+            model_name="nugget",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("end__gt", models.F("start"))),
+                name="nugget_span_not_empty",
+            ),
         ),
         migrations.AddIndex(
-            model_name='matchresult',
-            index=models.Index(fields=['job', 'topic', '-score'], name='result_score_idx'),
+            model_name="matchresult",
+            index=models.Index(
+                fields=["job", "topic", "-score"], name="result_score_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='matchresult',
-            constraint=models.UniqueConstraint(fields=('job', 'topic', 'document'), name='unique_match_result'),
+            model_name="matchresult",
+            constraint=models.UniqueConstraint(
+                fields=("job", "topic", "document"), name="unique_match_result"
+            ),
         ),
         migrations.AddIndex(
-            model_name='matchchunk',
-            index=models.Index(fields=['job', 'status'], name='chunk_status_idx'),
+            model_name="matchchunk",
+            index=models.Index(fields=["job", "status"], name="chunk_status_idx"),
         ),
         migrations.AddConstraint(
-            model_name='matchchunk',
-            constraint=models.UniqueConstraint(fields=('job', 'topic', 'index'), name='unique_chunk'),
+            model_name="matchchunk",
+            constraint=models.UniqueConstraint(
+                fields=("job", "topic", "index"), name="unique_chunk"
+            ),
         ),
         migrations.AddIndex(
-            model_name='judgment',
-            index=models.Index(fields=['assessor', 'topic'], name='judgment_assessor_idx'),
+            model_name="judgment",
+            index=models.Index(
+                fields=["assessor", "topic"], name="judgment_assessor_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.UniqueConstraint(fields=('topic', 'document', 'assessor'), name='one_judgment_per_assessor'),
+            model_name="judgment",
+            constraint=models.UniqueConstraint(
+                fields=("topic", "document", "assessor"),
+                name="one_judgment_per_assessor",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('sample', 'topic', 'assessor'), name='unique_assignment'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                fields=("sample", "topic", "assessor"), name="unique_assignment"
+            ),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('nuggets_app', '0001_initial'),
+        ("nuggets_app", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='matchchunk',
-            name='packed_evidence',
+            model_name="matchchunk",
+            name="packed_evidence",
             field=models.BinaryField(blank=True, null=True),
         ),
     ]

@@ -4,15 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('nuggets_app', '0002_chunk_packed_evidence'),
+        ("nuggets_app", "0002_chunk_packed_evidence"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='sample',
-            name='method',
-            field=models.CharField(choices=[('statap', 'statAP (AP-prior, with replacement)'), ('uniform', 'Uniform (without replacement)'), ('depth', 'Depth (best-ranked first)'), ('verification', 'Verification (stratified by inferred label)')], max_length=16),
+            model_name="sample",
+            name="method",
+            field=models.CharField(
+                choices=[
+                    ("statap", "statAP (AP-prior, with replacement)"),
+                    ("uniform", "Uniform (without replacement)"),
+                    ("depth", "Depth (best-ranked first)"),
+                    ("verification", "Verification (stratified by inferred label)"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

@@ -4,14 +4,13 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('nuggets_app', '0003_sample_method_verification'),
+        ("nuggets_app", "0003_sample_method_verification"),
     ]
 
     operations = [
         migrations.RemoveField(
-            model_name='matchresult',
-            name='shingle_spans',
+            model_name="matchresult",
+            name="shingle_spans",
         ),
     ]

@@ -2,23 +2,26 @@
 
 from .collections import Collection, Document
 from .judgments import Assignment, Judgment
-from .matching import MatchChunk, MatchJob, MatchResult
-from .nuggets import Nugget
+from .matching import JobInference, MatchChunk, MatchJob, MatchResult
+from .nuggets import Nugget, NuggetBank
 from .pools import Pool, PoolDocument
 from .qrels import Qrels, QrelsEntry
 from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
+from .tasks import TaskRecord
 from .topics import Topic
 
 __all__ = [
     "Assignment",
     "Collection",
     "Document",
+    "JobInference",
     "Judgment",
     "MatchChunk",
     "MatchJob",
     "MatchResult",
     "Nugget",
+    "NuggetBank",
     "Pool",
     "PoolDocument",
     "Qrels",
@@ -27,5 +30,6 @@ __all__ = [
     "RunEntry",
     "Sample",
     "SampleDocument",
+    "TaskRecord",
     "Topic",
 ]

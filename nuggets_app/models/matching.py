@@ -38,6 +38,9 @@ class MatchJob(models.Model):
     nugget_filter = models.JSONField(default=dict, blank=True)
     k = models.PositiveSmallIntegerField(default=3)
     lam = models.FloatField(default=0.5)
+    # Each re-scoring, oldest first: {"lam", "previous_lam", "at" (ISO UTC), "changed"}.
+    # Scoring 1 is the run itself; scoring n + 1 follows the n-th re-scoring.
+    rescorings = models.JSONField(default=list, blank=True)
     stem = models.CharField(max_length=16, default="porter")
     stopwords = models.CharField(max_length=16, default="default")
     status = models.CharField(
@@ -60,6 +63,36 @@ class MatchJob(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"job {self.pk}"
+
+    @property
+    def scoring(self) -> int:
+        """Which scoring the results hold now (1 until the first re-scoring)."""
+        return 1 + len(self.rescorings or [])
+
+    def scoring_text(self) -> str:
+        """ "job 3 scoring 2 (lambda 0.3, re-scored 2026-11-23 01:59 UTC)": which scores an
+        evaluation or export used."""
+        if self.rescorings:
+            when = f"re-scored {_when(self.rescorings[-1]['at'])}"
+        elif self.finished_at:
+            when = f"run {self.finished_at:%Y-%m-%d %H:%M} UTC"
+        else:
+            when = "not finished"
+        return f"job {self.pk} scoring {self.scoring} (lambda {self.lam:g}, {when})"
+
+    def scoring_history(self) -> list[str]:
+        """Every scoring, oldest first, in words."""
+        lams = [r["previous_lam"] for r in self.rescorings or []] + [self.lam]
+        whens = [f"{self.finished_at:%Y-%m-%d %H:%M} UTC" if self.finished_at else "-"]
+        whens += [_when(r["at"]) for r in self.rescorings or []]
+        return [
+            f"scoring {n}: lambda {lam:g}, {when}"
+            for n, (lam, when) in enumerate(zip(lams, whens, strict=True), start=1)
+        ]
+
+
+def _when(iso: str) -> str:
+    return iso[:16].replace("T", " ") + " UTC"
 
 
 class MatchChunk(models.Model):
@@ -84,6 +117,9 @@ class MatchChunk(models.Model):
     # The chunk's evidence packed as numpy arrays (shingle S and k per matched nugget),
     # so a whole job is re-scored for a new lambda without parsing per-result JSON.
     packed_evidence = models.BinaryField(null=True, blank=True, editable=False)
+    # The raw relevance-model features of the chunk's documents, packed (document ids
+    # and a documents x features float64 matrix), so refits never read text again.
+    packed_features = models.BinaryField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["job_id", "topic_id", "index"]
@@ -121,3 +157,28 @@ class MatchResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} {self.topic_id} {self.document_id} {self.score:.4f}"
+
+
+class JobInference(models.Model):
+    """A job's relevance model: the BM25 corpus statistics its chunks share, the
+    fitted model, and its probability of relevance for every (topic, document)."""
+
+    job = models.OneToOneField(
+        MatchJob, on_delete=models.CASCADE, related_name="inference"
+    )
+    # Corpus statistics over the documents of the job (computed once, by the first
+    # chunk to run, so every chunk's features agree).
+    stats = models.JSONField(null=True, blank=True)
+    feature_names = models.JSONField(default=list, blank=True)
+    # The fitted model (RelevanceModel.to_json) and what the fit saw.
+    model = models.JSONField(null=True, blank=True)
+    fit_info = models.JSONField(default=dict, blank=True)
+    # Packed arrays: topic ids, document ids, model probability (human judgments are
+    # applied on read, so a new judgment overrides without a refit).
+    probabilities = models.BinaryField(null=True, blank=True, editable=False)
+    fitted_at = models.DateTimeField(null=True, blank=True)
+    fit_seconds = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"inference of job {self.job_id}"

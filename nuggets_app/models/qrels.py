@@ -10,14 +10,18 @@ class Qrels(models.Model):
     class Kind(models.TextChoices):
         QRELS = "qrels", "TREC qrels"
         PRELS = "prels", "prels (with inclusion probabilities)"
+        PROBABILISTIC = "prob", "probabilistic (a probability per pooled document)"
+        SUBTOPICS = "subtopics", "subtopic (diversity) qrels"
 
     collection = models.ForeignKey(
         Collection, on_delete=models.CASCADE, related_name="qrels"
     )
     name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.QRELS)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.QRELS)
     source_file = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every (re-)import: the version the dashboard's kept results are keyed by.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "qrels"
@@ -40,12 +44,18 @@ class QrelsEntry(models.Model):
     # prels only: selection method code and inclusion probability.
     method = models.SmallIntegerField(null=True, blank=True)
     inclusion_prob = models.FloatField(null=True, blank=True)
+    # probabilistic qrels only: probability of relevance (relevance -1: unjudged).
+    probability = models.FloatField(null=True, blank=True)
+    # subtopic qrels only: the subtopic (aspect) the document covers; blank otherwise,
+    # so that plain qrels keep one entry per (topic, document).
+    subtopic = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         verbose_name_plural = "qrels entries"
         constraints = [
             models.UniqueConstraint(
-                fields=["qrels", "topic", "document"], name="unique_qrels_entry"
+                fields=["qrels", "topic", "document", "subtopic"],
+                name="unique_qrels_entry",
             )
         ]
 

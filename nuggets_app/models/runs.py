@@ -13,6 +13,8 @@ class Run(models.Model):
     name = models.CharField(max_length=200, help_text="The run tag (sixth column).")
     source_file = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every (re-)import: the version the dashboard's kept results are keyed by.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["collection_id", "name"]
@@ -35,6 +37,7 @@ class RunEntry(models.Model):
     score = models.FloatField()
 
     class Meta:
+        verbose_name_plural = "run entries"
         constraints = [
             models.UniqueConstraint(
                 fields=["run", "topic", "document"], name="unique_run_entry"

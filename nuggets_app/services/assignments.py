@@ -94,3 +94,45 @@ def assignment_create(
             sample=sample, topic__in=chosen
         ).select_related("topic", "assessor")
         return [a for a in current if (a.topic_id, a.assessor_id) in wanted]
+
+
+def assignment_reassign(
+    *, assignments: Sequence[Assignment], assessor: AbstractBaseUser
+) -> list[Assignment]:
+    """Give unfinished ``assignments`` to ``assessor`` instead of their current one.
+
+    A finished assignment (every queued document judged by its assessor) is refused.
+    The judgments and nuggets already made stay with the person who made them; the new
+    assessor judges the whole queue. An assignment the new assessor already has for the
+    same sample and topic is kept as it is. All in one transaction.
+    """
+    from nuggets_app.models import Judgment
+
+    moved: list[Assignment] = []
+    with transaction.atomic():
+        for assignment in assignments:
+            queue = SampleDocument.objects.filter(
+                sample_id=assignment.sample_id, topic_id=assignment.topic_id
+            ).values("document_id")
+            judged = Judgment.objects.filter(
+                topic_id=assignment.topic_id,
+                assessor_id=assignment.assessor_id,
+                document_id__in=queue,
+                relevance__isnull=False,
+            ).count()
+            if judged >= queue.count():
+                raise AssignmentError(
+                    f"topic {assignment.topic.qid} of {assignment.assessor} is finished"
+                )
+            if assignment.assessor_id == assessor.pk:
+                raise AssignmentError(
+                    f"topic {assignment.topic.qid} is already {assessor}'s"
+                )
+            new, _ = Assignment.objects.get_or_create(
+                sample_id=assignment.sample_id,
+                topic_id=assignment.topic_id,
+                assessor=assessor,
+            )
+            assignment.delete()
+            moved.append(new)
+    return moved

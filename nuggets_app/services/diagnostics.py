@@ -18,14 +18,14 @@ page, its CSV download and ``manage.py diagnose`` show the same numbers:
 
 from __future__ import annotations
 
-import csv
 import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nuggets_app import plots, selectors_eval
+from nuggets_app.csvout import csv_writer
 from nuggets_app.ir.histograms import DEFAULT_BINS, ScoreHistograms, do_hsa
 from nuggets_app.ir.lengthbias import (
     LengthBin,
@@ -47,6 +47,7 @@ from nuggets_app.services.inference import DecisionRule
 
 QrelsDict = dict[str, dict[str, int]]
 Scores = Mapping[str, Mapping[str, float]]
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,10 @@ class Table:
     rows: list[tuple]
 
     def csv_text(self) -> str:
-        """CSV with a header; floats at full precision (``repr``), NaN as ``NaN``."""
+        """CSV with a header; floats at full precision (``repr``), NaN as ``NaN``; cells
+        a spreadsheet would run as formulas are neutralised (``nuggets_app.csvout``)."""
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        writer = csv_writer(out)
         writer.writerow(self.columns)
         writer.writerows([csv_value(v) for v in row] for row in self.rows)
         return out.getvalue()
@@ -88,24 +90,29 @@ def _mean(values: Iterable[float]) -> float:
 
 # --- evaluation of runs -----------------------------------------------------------------
 def runs_evaluate(
-    *, runs: Mapping[str, Scores], qrels: QrelsDict, measures: Sequence[str] = ()
-) -> dict[str, RunEvaluation]:
-    """Every run evaluated with ir_measures (default measures when none are given)."""
+    *, runs: Mapping[str, Scores], qrels: QrelsDict, measures: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> dict[str, RunEvaluation]:  # fmt: skip
+    """Every run evaluated with ir_measures (default measures when none are given);
+    ``progress(runs done, runs)`` after each run."""
     chosen = tuple(measures) or DEFAULT_MEASURES
-    return {
-        name: run_evaluate(qrels, scores, measures=chosen)
-        for name, scores in runs.items()
-    }
+    out = {}
+    for done, (name, scores) in enumerate(runs.items(), 1):
+        out[name] = run_evaluate(qrels, scores, measures=chosen)
+        if progress is not None:
+            progress(done, len(runs))
+    return out
 
 
 def evaluation_tables(results: Mapping[str, RunEvaluation]) -> tuple[Table, Table]:
-    """The means (one row per run) and the per-topic values (long format)."""
+    """The means (one row per run, with trec_eval's ``num_q``: the number of topics
+    averaged over) and the per-topic values (long format)."""
     measures = next(iter(results.values())).measures if results else ()
     means = Table(
         "evaluation",
-        ("run", *measures),
+        ("run", *measures, "num_q"),
         [
-            (name, *(ev.mean.get(m, math.nan) for m in measures))
+            (name, *(ev.mean.get(m, math.nan) for m in measures), len(ev.per_topic))
             for name, ev in results.items()
         ],
     )
@@ -122,12 +129,16 @@ def evaluation_tables(results: Mapping[str, RunEvaluation]) -> tuple[Table, Tabl
 
 
 def runs_statap(
-    *, runs: Mapping[str, Scores], prels: Mapping[str, TopicPrels]
-) -> dict[str, StatapResult]:
-    """statAP of every run against a sample's prels."""
-    return {
-        name: statap_evaluate(prels, scores, name=name) for name, scores in runs.items()
-    }
+    *, runs: Mapping[str, Scores], prels: Mapping[str, TopicPrels],
+    progress: Progress | None = None,
+) -> dict[str, StatapResult]:  # fmt: skip
+    """statAP of every run against a sample's prels; ``progress`` after each run."""
+    out = {}
+    for done, (name, scores) in enumerate(runs.items(), 1):
+        out[name] = statap_evaluate(prels, scores, name=name)
+        if progress is not None:
+            progress(done, len(runs))
+    return out
 
 
 def statap_table(results: Mapping[str, StatapResult]) -> Table:
@@ -187,11 +198,18 @@ class QrelsComparison:
 
 def qrels_compare(
     *, runs: Mapping[str, Scores], qrels_a: QrelsDict, qrels_b: QrelsDict,
-    measure: str = "AP",
+    measure: str = "AP", progress: Progress | None = None,
 ) -> QrelsComparison:  # fmt: skip
-    """Score every run with ``measure`` (mean over topics) under A and B, and compare."""
-    a = {n: run_evaluate(qrels_a, s, measures=[measure]) for n, s in runs.items()}
-    b = {n: run_evaluate(qrels_b, s, measures=[measure]) for n, s in runs.items()}
+    """Score every run with ``measure`` (mean over topics) under A and B, and compare;
+    ``progress(evaluations done, 2 x runs)`` after each evaluation."""
+
+    def half(first: int) -> Progress | None:
+        if progress is None:
+            return None
+        return lambda done, n: progress(first * n + done, 2 * n)
+
+    a = runs_evaluate(runs=runs, qrels=qrels_a, measures=[measure], progress=half(0))
+    b = runs_evaluate(runs=runs, qrels=qrels_b, measures=[measure], progress=half(1))
     scores_a = {n: next(iter(ev.mean.values()), math.nan) for n, ev in a.items()}
     scores_b = {n: next(iter(ev.mean.values()), math.nan) for n, ev in b.items()}
     return QrelsComparison(

@@ -4,6 +4,9 @@
   decision rule), or merged (human grades always override inferred ones); each with a
   provenance sidecar (JSON: job, parameters, rule, counts, and per line whether a
   person or the matcher decided, with the matching nugget);
+- probabilistic qrels (``qid docno rel p pi source``): every document of a job with
+  its probability of relevance (human grade and p = 1/0 where judged), with a sidecar
+  naming the model (:func:`probabilistic_export`);
 - scores (``qid docno score nugget``): every result of a job;
 - prels (``qid docno rel method inclusion_prob``): a sample's judged documents, for
   statAP (method 1 = drawn by the sampler, 0 = judged with certainty by design);
@@ -25,6 +28,7 @@ from typing import Any
 from nuggets_app.models import (
     Collection,
     Document,
+    JobInference,
     Judgment,
     MatchJob,
     MatchResult,
@@ -33,9 +37,17 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.services.inference import DecisionRule, human_grades, rule_apply
+from nuggets_app.services.inference import (
+    DecisionRule,
+    human_grades,
+    rule_apply,
+    rule_on_model,
+    rule_undecided,
+)
+from nuggets_app.services.relevance import job_probabilities
 
 QRELS_KINDS = ("human", "inferred", "merged")
+PROBABILISTIC_COLUMNS = "qid docno rel p pi source"
 
 
 class ExportError(ValueError):
@@ -80,6 +92,14 @@ def _line_key(row: tuple) -> tuple:
 
 
 # --- qrels ------------------------------------------------------------------------------
+def job_check_done(job: MatchJob, collection: Collection) -> None:
+    """``ExportError`` unless ``job`` is a finished job of ``collection``."""
+    if job.collection_id != collection.pk:
+        raise ExportError(f"job {job.pk} is not a job of {collection.name}")
+    if job.status != MatchJob.Status.DONE:
+        raise ExportError(f"job {job.pk} is {job.status}, not done")
+
+
 def qrels_export(
     *,
     collection: Collection,
@@ -96,10 +116,7 @@ def qrels_export(
     if kind != "human":
         if job is None or rule is None:
             raise ExportError(f"{kind} qrels need a matching job and a decision rule")
-        if job.collection_id != collection.pk:
-            raise ExportError(f"job {job.pk} is not a job of {collection.name}")
-        if job.status != MatchJob.Status.DONE:
-            raise ExportError(f"job {job.pk} is {job.status}, not done")
+        job_check_done(job, collection)
     topic_qs = Topic.objects.filter(collection=collection)
     if topics is not None:
         topic_qs = topic_qs.filter(pk__in=[t.pk for t in topics])
@@ -107,8 +124,13 @@ def qrels_export(
         topic_qs = topic_qs.filter(match_jobs=job)
     qids = dict(topic_qs.values_list("pk", "qid"))
     records: dict[tuple[int, int], dict[str, Any]] = {}
+    undecided: list[str] = []
     if kind in ("inferred", "merged"):
-        records.update(_inferred_records(job, rule, collection, qids))
+        undecided = sorted(
+            (t.qid for t in rule_undecided(job, rule) if t.pk in qids), key=qid_key
+        )
+        decided = {t: q for t, q in qids.items() if q not in undecided}
+        records.update(_inferred_records(job, rule, collection, decided))
     if kind in ("human", "merged"):
         records.update(_human_records(qids))
     docnos = dict(
@@ -128,10 +150,54 @@ def qrels_export(
         "relevant_threshold": collection.relevant_threshold,
         "job": _job_info(job) if kind != "human" else None,
         "rule": rule.as_dict() if rule is not None and kind != "human" else None,
+        "undecided_topics": undecided,
+        "warnings": _undecided_warnings(undecided),
+        "model": _model_info(job)
+        if kind != "human" and rule_uses_p(job, rule)
+        else None,
         "counts": _counts(rows, collection.relevant_threshold),
         "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
     }
     return Export(lines=lines, provenance=provenance)
+
+
+def _undecided_warnings(qids: list[str]) -> list[str]:
+    if not qids:
+        return []
+    return [
+        f"topics {', '.join(qids)} have no nuggets: the paper rule cannot decide "
+        "them, so their unjudged documents are left out (only human judgments)"
+    ]
+
+
+def rule_uses_p(job: MatchJob | None, rule: DecisionRule | None) -> bool:
+    """Whether the export's decisions come from the job's relevance model."""
+    return job is not None and rule is not None and rule_on_model(job, rule)
+
+
+def _model_info(job: MatchJob) -> dict[str, Any] | None:
+    """The model behind probabilities: features, coefficients, calibration."""
+    info = JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+    if info is None or info.model is None:
+        return None
+    model = info.model
+    return {
+        "name": "logistic regression on per-topic z-scored features, Platt-calibrated",
+        "features": model.get("feature_names", info.feature_names),
+        "coefficients": dict(
+            zip(model.get("feature_names", []), model.get("coef", []), strict=False)
+        ),
+        "intercept": model.get("intercept"),
+        "calibration": model.get("calibration"),
+        "fitted_at": info.fitted_at.isoformat() if info.fitted_at else None,
+        "fit": {k: v for k, v in info.fit_info.items() if k in ("judged", "relevant")},
+        "reliability": {
+            k: v
+            for k, v in (info.fit_info.get("reliability") or {}).items()
+            if k in ("n", "brier", "ece")
+        },
+        "json": model,
+    }
 
 
 def _human_records(qids: dict[int, str]) -> dict[tuple[int, int], dict[str, Any]]:
@@ -167,18 +233,108 @@ def _inferred_records(
             job=job, topic_id__in=list(qids)
         ).values_list("topic_id", "document_id", "score", "nugget_id")
     }
+    model_p: dict[tuple[int, int], float] = {}
+    if rule_on_model(job, rule):
+        for topic_id, (docs, p) in job_probabilities(
+            job=job, override=False, topics=qids
+        ).items():
+            model_p.update(
+                ((topic_id, d), v)
+                for d, v in zip(docs.tolist(), p.tolist(), strict=True)
+            )
     grade = collection.relevant_threshold
     out = {}
     for topic_id, decided in decisions.items():
         for doc_id, relevant in decided.items():
             score, nugget = scores[(topic_id, doc_id)]
-            out[(topic_id, doc_id)] = {
+            rec: dict[str, Any] = {
                 "rel": grade if relevant else 0,
-                "source": "matcher",
+                "source": "model" if model_p else "matcher",
                 "score": score,
                 "nugget": nugget,
             }
+            if model_p:
+                rec["p"] = model_p.get((topic_id, doc_id))
+            out[(topic_id, doc_id)] = rec
     return out
+
+
+def probabilistic_export(
+    *, job: MatchJob, topics: Iterable[Topic] | None = None
+) -> Export:
+    """Probabilistic qrels, one line per (topic, document) of the job:
+    ``qid docno rel p pi source`` with ``rel`` the human grade (-1 when unjudged),
+    ``p`` the probability of relevance (1 or 0 where a person judged, the model's
+    elsewhere), ``pi`` the inclusion probability of the job's sample (-1 when the job
+    is not over a sample or the document was not drawn) and ``source`` human or
+    model; with a sidecar naming the model, its features, coefficients and
+    calibration."""
+    if job.status != MatchJob.Status.DONE:
+        raise ExportError(f"job {job.pk} is {job.status}, not done")
+    topic_qs = Topic.objects.filter(match_jobs=job)
+    if topics is not None:
+        topic_qs = topic_qs.filter(pk__in=[t.pk for t in topics])
+    qids = dict(topic_qs.values_list("pk", "qid"))
+    columns = job_probabilities(job=job, override=False, topics=qids)
+    if not columns:
+        raise ExportError(
+            f"job {job.pk} has no fitted relevance model (fit it first: "
+            f"manage.py match --fit {job.pk})"
+        )
+    threshold = job.collection.relevant_threshold
+    grades = human_grades(qids)
+    inclusion: dict[tuple[int, int], float] = {}
+    if job.sample_id is not None:
+        inclusion = {
+            (t, d): p
+            for t, d, p in SampleDocument.objects.filter(
+                sample_id=job.sample_id, topic_id__in=list(qids)
+            ).values_list("topic_id", "document_id", "inclusion_prob")
+        }
+    docnos = dict(
+        Document.objects.filter(
+            pk__in={d for docs, _ in columns.values() for d in docs.tolist()}
+        ).values_list("pk", "docno")
+    )
+    rows = []
+    for topic_id, (docs, p) in columns.items():
+        for doc_id, model_p in zip(docs.tolist(), p.tolist(), strict=True):
+            grade = grades.get((topic_id, doc_id))
+            if grade is None:
+                rel, value, source = -1, model_p, "model"
+            else:
+                rel, value, source = grade, float(grade >= threshold), "human"
+            pi = inclusion.get((topic_id, doc_id), -1)
+            rows.append((qids[topic_id], docnos[doc_id], rel, value, pi, source))
+    rows.sort(key=_line_key)
+    lines = [
+        f"{q} {d} {rel} {value!r} {pi!r} {source}"
+        for q, d, rel, value, pi, source in rows
+    ]
+    by_source = {"human": 0, "model": 0}
+    for row in rows:
+        by_source[row[5]] += 1
+    provenance = {
+        "format": "probabilistic-qrels",
+        "columns": PROBABILISTIC_COLUMNS,
+        "collection": job.collection.name,
+        "relevant_threshold": threshold,
+        "job": _job_info(job),
+        "model": _model_info(job),
+        "undecided_topics": [],
+        "counts": {
+            "lines": len(rows),
+            "topics": len({r[0] for r in rows}),
+            **by_source,
+            "expected_relevant": sum(r[3] for r in rows),
+        },
+        "notes": (
+            "rel is the highest human grade, -1 when nobody judged the document; "
+            "p is 1 or 0 where a person judged (human judgments override), else the "
+            "model's probability of relevance; pi is -1 when unknown"
+        ),
+    }
+    return Export(lines=lines, provenance=provenance)
 
 
 def _job_info(job: MatchJob | None) -> dict[str, Any] | None:
@@ -192,6 +348,8 @@ def _job_info(job: MatchJob | None) -> dict[str, Any] | None:
         "sample": job.sample.name if job.sample_id else None,
         "k": job.k,
         "lam": job.lam,
+        "scoring": job.scoring,
+        "scoring_text": job.scoring_text(),
         "stem": job.stem,
         "stopwords": job.stopwords,
         "nugget_filter": job.nugget_filter,
@@ -208,6 +366,7 @@ def _counts(rows: list[tuple], threshold: int) -> dict[str, Any]:
         "relevant": sum(rec["rel"] >= threshold for _, _, rec in rows),
         "person": by_source.get("person", 0),
         "matcher": by_source.get("matcher", 0),
+        **({"model": by_source["model"]} if "model" in by_source else {}),
     }
 
 
@@ -268,7 +427,8 @@ def passages_export(
 ) -> Export:
     """``qid docno start length`` for every distinct nugget source span (character
     offsets into the canonical text)."""
-    qs = Nugget.objects.filter(topic__collection=collection)
+    # Imported nuggets without a source document have no span to export.
+    qs = Nugget.objects.filter(topic__collection=collection, document__isnull=False)
     if topics is not None:
         qs = qs.filter(topic__in=list(topics))
     spans = {

@@ -17,6 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.validators import validate_slug
 from django.db import connection, transaction
+from django.db.models import Q
 
 from nuggets_app.importers import (
     ErrorSink,
@@ -31,9 +32,11 @@ from nuggets_app.importers.bulk import insert_rows
 from nuggets_app.importers.errors import report
 from nuggets_app.importers.qrels import detect_kind
 from nuggets_app.importers.textio import ReadStats
+from nuggets_app.ir.spans import span_reanchor
 from nuggets_app.models import (
     Collection,
     Document,
+    Nugget,
     Qrels,
     QrelsEntry,
     Run,
@@ -57,6 +60,7 @@ class ImportSummary:
     updated: int
     replaced_chars: int = 0
     seconds: float = 0.0
+    reanchored: int = 0
 
     def describe(self) -> str:
         """One line for people: counts, target and time."""
@@ -66,7 +70,14 @@ class ImportSummary:
         )
         if self.replaced_chars:
             line += f"; {self.replaced_chars} undecodable bytes replaced by U+FFFD"
+        if self.reanchored:
+            line += f"; {self.reanchored} nuggets re-anchored to the new text"
         return line
+
+
+CHANGED_TEXT = ("refuse", "reanchor")
+"""What a re-import does with a document whose text changes while it carries
+judgments or nuggets: refuse the file, or move each nugget to its span text."""
 
 
 def _batch_size() -> int:
@@ -129,6 +140,7 @@ def collection_import(
     encoding: str = "utf-8",
     encoding_errors: str = "strict",
     max_errors: int = 1,
+    changed_text: str = "refuse",
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Import the documents of ``path`` into collection ``name`` (created if missing).
@@ -136,8 +148,16 @@ def collection_import(
     Documents are upserted by docno, so re-importing the same file changes nothing.
     Raises :class:`ImportFormatError` (the first ``max_errors`` problems) and saves nothing
     when any document is bad; ValueError for a bad name, format or encoding.
+
+    A document that carries judgments or nuggets keeps its text unless
+    ``changed_text="reanchor"``: then each of its nuggets moves to the occurrence of its
+    span text nearest to where it was. Otherwise, or when a nugget's span text is gone
+    from the new text, ValueError names the documents (or nuggets) and nothing is saved:
+    no offset ever points at text other than its span.
     """
     validate_slug(name)
+    if changed_text not in CHANGED_TEXT:
+        raise ValueError(f"changed_text must be one of {CHANGED_TEXT}")
     started = time.perf_counter()
     sink = ErrorSink(max_errors)
     stats = ReadStats()
@@ -149,7 +169,8 @@ def collection_import(
         sink=sink,
         stats=stats,
     )
-    count, created = _load_documents(name, records, sink, progress)
+    guard = _TextGuard(changed_text)
+    count, created = _load_documents(name, records, sink, progress, guard)
     return ImportSummary(
         str(path),
         "documents",
@@ -159,6 +180,7 @@ def collection_import(
         count - created,
         stats.replaced,
         time.perf_counter() - started,
+        guard.reanchored,
     )
 
 
@@ -172,7 +194,7 @@ def ir_datasets_import(
     started = time.perf_counter()
     sink = ErrorSink(1)
     count, created = _load_documents(
-        name, parse_ir_datasets(dataset_id), sink, progress
+        name, parse_ir_datasets(dataset_id), sink, progress, _TextGuard("refuse")
     )
     return ImportSummary(
         f"ir_datasets:{dataset_id}",
@@ -187,7 +209,11 @@ def ir_datasets_import(
 
 
 def _load_documents(
-    name: str, records: Iterable, sink: ErrorSink, progress: Progress | None
+    name: str,
+    records: Iterable,
+    sink: ErrorSink,
+    progress: Progress | None,
+    guard: _TextGuard,
 ) -> tuple[int, int]:
     """Upsert ``records`` into collection ``name`` in one transaction: (count, created)."""
     count = 0
@@ -198,17 +224,86 @@ def _load_documents(
         for record in records:
             batch.append(_document_row(collection, record))
             if len(batch) >= _batch_size():
+                guard.check(collection, batch)
                 _upsert_documents(batch)
                 count += len(batch)
                 _tick(progress, len(batch))
                 batch = []
         if batch:
+            guard.check(collection, batch)
             _upsert_documents(batch)
             count += len(batch)
             _tick(progress, len(batch))
         sink.check()
+        guard.finish(collection.name)
         created = collection.documents.count() - before
     return count, created
+
+
+class _TextGuard:
+    """Keeps judged documents' offsets true across a re-import (see CHANGED_TEXT)."""
+
+    SHOWN = 10
+
+    def __init__(self, policy: str):
+        self.policy = policy
+        self.changed: list[str] = []  # docnos whose judged text would change
+        self.lost: list[str] = []  # nuggets whose span text is gone
+        self.reanchored = 0
+
+    def check(self, collection: Collection, rows: list[tuple]) -> None:
+        """Before a batch is written: find its judged documents whose text changes,
+        and re-anchor their nuggets (or note them for refusal)."""
+        new_text = {row[1]: row[3] for row in rows}
+        judged = (
+            Document.objects.filter(collection=collection, docno__in=list(new_text))
+            .filter(Q(nuggets__isnull=False) | Q(judgments__isnull=False))
+            .distinct()
+            .values_list("pk", "docno", "text")
+        )
+        changed = {pk: docno for pk, docno, text in judged if new_text[docno] != text}
+        if not changed:
+            return
+        self.changed += sorted(changed.values())
+        if self.policy != "reanchor":
+            return
+        moved = []
+        for nugget in Nugget.objects.filter(document_id__in=list(changed)):
+            text = new_text[changed[nugget.document_id]]
+            start = span_reanchor(text, nugget.span_text, nugget.start)
+            if start is None:
+                self.lost.append(
+                    f"nugget {nugget.pk} of document {changed[nugget.document_id]} "
+                    f"({nugget.span_text[:40]!r})"
+                )
+                continue
+            if start != nugget.start:
+                nugget.start, nugget.end = start, start + len(nugget.span_text)
+                moved.append(nugget)
+        Nugget.objects.bulk_update(moved, ["start", "end"], batch_size=500)
+        self.reanchored += len(moved)
+
+    def finish(self, name: str) -> None:
+        """After the last batch: refuse the whole file when offsets would break."""
+        if self.policy == "refuse" and self.changed:
+            raise ValueError(
+                f"{len(self.changed)} document(s) of {name!r} that carry judgments or "
+                f"nuggets would change text ({_some(self.changed, self.SHOWN)}); "
+                "nothing was imported. Re-import with --changed-text reanchor to move "
+                "each nugget to its span text in the new text, or import into a new "
+                "collection name."
+            )
+        if self.lost:
+            raise ValueError(
+                f"{len(self.lost)} nugget(s) cannot be re-anchored: their span text is "
+                f"not in the new text ({_some(self.lost, self.SHOWN)}); nothing was "
+                "imported."
+            )
+
+
+def _some(items: list[str], shown: int) -> str:
+    more = f", and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
 
 
 def topics_import(
@@ -341,7 +436,7 @@ def _run_import_file(
         if not created:
             run.entries.all().delete()
             run.source_file = str(path)
-            run.save(update_fields=["source_file"])
+            run.save(update_fields=["source_file", "updated_at"])
         rows = [
             (run.pk, topics[line.qid], documents[line.docno], line.rank, line.score)
             for line in rank_by_score(lines)
@@ -399,9 +494,10 @@ def qrels_import(
     max_errors: int = 1,
     progress: Progress | None = None,
 ) -> ImportSummary:
-    """Import a qrels or prels file as the qrels ``name`` of ``collection``.
+    """Import a qrels, prels, probabilistic or subtopic qrels file as the qrels
+    ``name`` of ``collection`` (subtopic qrels only with ``kind="subtopics"``).
 
-    A qrels of the same name has its entries replaced. Unknown topics or documents are
+    A qrels of the same name has its entries replaced, all or nothing. Unknown topics or documents are
     errors naming file and line.
     """
     collection = _collection(collection)
@@ -422,7 +518,7 @@ def qrels_import(
             qrels.entries.all().delete()
             qrels.kind = kind
             qrels.source_file = str(path)
-            qrels.save(update_fields=["kind", "source_file"])
+            qrels.save(update_fields=["kind", "source_file", "updated_at"])
         rows = [
             (
                 qrels.pk,
@@ -431,12 +527,23 @@ def qrels_import(
                 line.rel,
                 line.method,
                 line.inclusion_prob,
+                line.probability,
+                line.subtopic or "",
             )
             for line in lines
         ]
         insert_rows(
             QrelsEntry,
-            ("qrels", "topic", "document", "relevance", "method", "inclusion_prob"),
+            (
+                "qrels",
+                "topic",
+                "document",
+                "relevance",
+                "method",
+                "inclusion_prob",
+                "probability",
+                "subtopic",
+            ),
             rows,
             page_size=_batch_size(),
         )

@@ -137,6 +137,25 @@ def _entry_scores(a: dict[str, np.ndarray], lam: float, decay: dict[int, float])
     return totals / a["entry_shingles"]
 
 
+def evidence_nugget_scores(blob: bytes, lam: float) -> dict[int, dict[int, float]]:
+    """{document id: {nugget id: score}} of every matched (document, nugget) entry of a
+    packed chunk (a nugget absent for a document scores 0 there)."""
+    a = evidence_unpack(blob)
+    out: dict[int, dict[int, float]] = {}
+    if len(a["entry_doc"]) == 0:
+        return out
+    scores = _entry_scores(a, lam, {})
+    docs = a["docs"].tolist()
+    for doc_index, nugget, score in zip(
+        a["entry_doc"].tolist(),
+        a["entry_nugget"].tolist(),
+        scores.tolist(),
+        strict=True,
+    ):
+        out.setdefault(int(docs[doc_index]), {})[int(nugget)] = float(score)
+    return out
+
+
 def evidence_scores_without(
     blob: bytes, lam: float, excluded: dict[int, set[int]]
 ) -> dict[int, float]:
@@ -157,13 +176,27 @@ def evidence_scores_without(
 
 
 # --- decision rules ---------------------------------------------------------------------
+RULE_KINDS = ("threshold", "top_n", "probability", "expected_f1")
+# Rules on the model's probability of relevance (the job needs a fitted model).
+MODEL_RULES = ("probability", "expected_f1")
+
+
 @dataclass(frozen=True)
 class DecisionRule:
     """Which matched documents are inferred relevant.
 
-    ``threshold``: score >= the topic's threshold (``per_topic`` by qid, else the
-    global ``threshold``); ``top_n``: the ``n`` best-scoring documents of each topic
-    with a positive score (ties broken by document id, for determinism).
+    ``threshold`` (the paper rule): min-span score >= the topic's threshold
+    (``per_topic`` by qid, else the global ``threshold``); ``top_n``: the ``n`` best
+    documents of each topic (by the model's probability when the job has a fitted
+    model, else by score, with a positive score; ties broken by document id);
+    ``probability``: the model's p >= ``threshold`` (default 0.5); ``expected_f1``:
+    p >= the topic's threshold that maximises the expected F1 under the model's
+    probabilities.
+
+    Rules on the score need nuggets: under ``threshold`` and score-ranked ``top_n`` a
+    topic without nuggets cannot be decided (:func:`rule_undecided`); exports and
+    verification leave its unjudged documents out, never a silent "all
+    non-relevant".
     """
 
     kind: str = "threshold"
@@ -172,18 +205,33 @@ class DecisionRule:
     n: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind not in ("threshold", "top_n"):
-            raise ValueError(f"rule kind must be threshold or top_n, got {self.kind!r}")
+        if self.kind not in RULE_KINDS:
+            raise ValueError(
+                f"rule kind must be one of {', '.join(RULE_KINDS)}, got {self.kind!r}"
+            )
         if self.kind == "top_n" and self.n < 1:
             raise ValueError(f"top-N needs N >= 1, got {self.n}")
         values = [self.threshold, *self.per_topic.values()]
         if any(not math.isfinite(v) for v in values):
             raise ValueError("thresholds must be finite numbers")
+        if self.kind == "probability" and not 0 <= self.threshold <= 1:
+            raise ValueError(
+                f"a probability threshold is in [0, 1], got {self.threshold}"
+            )
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether the rule reads the model's probabilities (always for p rules)."""
+        return self.kind in MODEL_RULES
 
     def as_dict(self) -> dict[str, Any]:
         """The rule as plain JSON (for provenance sidecars)."""
         if self.kind == "top_n":
             return {"kind": "top_n", "n": self.n}
+        if self.kind == "expected_f1":
+            return {"kind": "expected_f1"}
+        if self.kind == "probability":
+            return {"kind": "probability", "threshold": self.threshold}
         return {
             "kind": "threshold",
             "threshold": self.threshold,
@@ -194,40 +242,146 @@ class DecisionRule:
         """A short human label."""
         if self.kind == "top_n":
             return f"top {self.n} per topic"
+        if self.kind == "probability":
+            return f"p >= {self.threshold:g}"
+        if self.kind == "expected_f1":
+            return "p >= the threshold of best expected F1"
         extra = f", {len(self.per_topic)} per-topic" if self.per_topic else ""
-        return f"score >= {self.threshold:g}{extra}"
+        return f"paper rule: score >= {self.threshold:g}{extra}"
+
+
+RULE_SPECS = "p:X, expected-f1, top:N or paper:X"
+
+
+def rule_from_spec(text: str) -> DecisionRule:
+    """A rule from its command-line spelling: ``p:X`` (p >= X), ``expected-f1``,
+    ``top:N`` and ``paper:X`` (min-span score >= X; ``threshold:X`` too)."""
+    kind, _, value = text.strip().partition(":")
+    try:
+        if kind == "p":
+            return DecisionRule(kind="probability", threshold=float(value or 0.5))
+        if kind == "expected-f1" and not value:
+            return DecisionRule(kind="expected_f1")
+        if kind == "top":
+            return DecisionRule(kind="top_n", n=int(value))
+        if kind in ("paper", "threshold"):
+            return DecisionRule(kind="threshold", threshold=float(value or 0.5))
+    except ValueError as exc:
+        raise ValueError(f"rule {text!r}: {exc}") from None
+    raise ValueError(f"rule {text!r}: expected {RULE_SPECS}")
+
+
+def job_has_model(job: MatchJob) -> bool:
+    """Whether the job has fitted probabilities of relevance."""
+    from nuggets_app.models import JobInference
+
+    return JobInference.objects.filter(job=job, probabilities__isnull=False).exists()
+
+
+def rule_default(job: MatchJob) -> DecisionRule:
+    """p >= 0.5 for a job with a fitted model, else the paper rule at 0.5."""
+    if job_has_model(job):
+        return DecisionRule(kind="probability", threshold=0.5)
+    return DecisionRule(kind="threshold", threshold=0.5)
+
+
+def topics_without_nuggets(job: MatchJob) -> list[Topic]:
+    """The job's topics that have no nugget under its nugget filter, by qid."""
+    from nuggets_app.services.matching.base import job_nuggets
+
+    return [
+        t
+        for t in sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
+        if not job_nuggets(job, t.pk).exists()
+    ]
+
+
+def launch_warnings(job: MatchJob) -> list[str]:
+    """What a researcher should know about a job's topics before trusting it."""
+    missing = [t.qid for t in topics_without_nuggets(job)]
+    if not missing:
+        return []
+    return [
+        f"topics {', '.join(missing)} have no nuggets: the paper rule cannot decide "
+        "them (their unjudged documents stay out of inferred and merged qrels); the "
+        "relevance model gives them probabilities from the topic statement, relevance "
+        "feedback and prevalence only"
+    ]
+
+
+def rule_on_model(job: MatchJob, rule: DecisionRule) -> bool:
+    """Whether the rule ranks by the model's p (else by the min-span score)."""
+    return rule.uses_model or (rule.kind == "top_n" and job_has_model(job))
+
+
+def rule_undecided(job: MatchJob, rule: DecisionRule) -> list[Topic]:
+    """The job's topics the rule cannot decide: those without nuggets, under a rule
+    on the min-span score (every score is 0 there, which says nothing)."""
+    if rule_on_model(job, rule):
+        return []
+    return topics_without_nuggets(job)
 
 
 def rule_apply(
     *, job: MatchJob, rule: DecisionRule, topics: Iterable[Topic] | None = None
 ) -> dict[int, dict[int, bool]]:
     """{topic id: {document id: inferred relevant?}} for every result of the job."""
-    qs = MatchResult.objects.filter(job=job)
-    if topics is not None:
-        qs = qs.filter(topic__in=list(topics))
-    rows = np.array(
-        list(qs.values_list("topic_id", "document_id", "score")), dtype=float
-    )
+    from nuggets_app.services.relevance import job_probabilities
+
+    wanted = None if topics is None else {t.pk for t in topics}
     qids = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    if rule_on_model(job, rule):
+        columns = job_probabilities(job=job, override=False)
+        if not columns:
+            raise ValueError(
+                f"rule {rule.describe()!r} needs the job's model; job {job.pk} has "
+                "no fitted probabilities (fit it first)"
+            )
+    else:
+        columns = _score_columns(job)
     out: dict[int, dict[int, bool]] = {}
-    if rows.size == 0:
-        return out
-    for topic_id in np.unique(rows[:, 0]).astype(int).tolist():
-        part = rows[rows[:, 0] == topic_id]
-        docs = part[:, 1].astype(np.int64)
-        scores = part[:, 2]
-        keep = _rule_mask(rule, qids.get(topic_id, ""), docs, scores)
+    for topic_id, (docs, values) in columns.items():
+        if wanted is not None and topic_id not in wanted:
+            continue
+        keep = _rule_mask(rule, qids.get(topic_id, ""), docs, values)
         out[topic_id] = dict(zip(docs.tolist(), keep.tolist(), strict=True))
     return out
 
 
-def _rule_mask(rule: DecisionRule, qid: str, docs: np.ndarray, scores: np.ndarray):
-    if rule.kind == "threshold":
-        return scores >= rule.per_topic.get(qid, rule.threshold)
-    order = np.lexsort((docs, -scores))
+def _score_columns(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, min-span scores)} of the job's results."""
+    rows = np.array(
+        list(
+            MatchResult.objects.filter(job=job).values_list(
+                "topic_id", "document_id", "score"
+            )
+        ),
+        dtype=float,
+    )
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if rows.size == 0:
+        return out
+    order = np.argsort(rows[:, 0], kind="stable")
+    rows = rows[order]
+    topic_ids, starts = np.unique(rows[:, 0], return_index=True)
+    bounds = [*starts.tolist(), len(rows)]
+    for i, topic_id in enumerate(topic_ids.astype(int).tolist()):
+        part = rows[bounds[i] : bounds[i + 1]]
+        out[topic_id] = (part[:, 1].astype(np.int64), part[:, 2])
+    return out
+
+
+def _rule_mask(rule: DecisionRule, qid: str, docs: np.ndarray, values: np.ndarray):
+    if rule.kind in ("threshold", "probability"):
+        return values >= rule.per_topic.get(qid, rule.threshold)
+    if rule.kind == "expected_f1":
+        from nuggets_app.ir.rules import expected_f1_threshold
+
+        return values >= expected_f1_threshold(values.tolist()).threshold
+    order = np.lexsort((docs, -values))
     keep = np.zeros(len(docs), dtype=bool)
     chosen = order[: rule.n]
-    keep[chosen] = scores[chosen] > 0
+    keep[chosen] = values[chosen] > 0
     return keep
 
 

@@ -5,10 +5,16 @@ Offsets index the document's canonical text (``Document.text``) in code points:
 idempotent on ``client_uuid`` (a retried POST returns the first row); edits carry the
 ``version`` the client last saw, and a stale version is a conflict, never a silent
 overwrite.
+
+A span is trimmed of whitespace at both ends before it is stored. What remains must be
+information, not a stray click: at least ``MIN_SPAN_CHARS`` characters and
+``MIN_SPAN_WORDS`` word tokens (runs of letters or digits, as the matcher tokenizes).
+An assessor cannot make the same span of a document a nugget twice.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -27,6 +33,9 @@ from nuggets_app.services.judgments import (
 MAX_TEXT_CHARS = 5000
 MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 100
+MIN_SPAN_CHARS = 3
+MIN_SPAN_WORDS = 2
+_WORD_RE = re.compile(r"[^\W_]+")
 
 
 class NuggetConflict(JudgingError):
@@ -43,6 +52,12 @@ class SpanMismatch(JudgingError):
     """The client's span text differs from the canonical text at its offsets."""
 
     status = 422
+
+
+class DuplicateNugget(JudgingError):
+    """The assessor already made a nugget of exactly this span of the document."""
+
+    status = 409
 
 
 def _clean_text(text: str) -> str:
@@ -80,7 +95,13 @@ def _clean_aspect(topic: Topic, aspect: str) -> str:
     return aspect
 
 
-def _span_check(document: Document, start: int, end: int, span_text: str | None) -> str:
+def nugget_span_check(
+    *, document: Document, start: int, end: int, span_text: str | None
+) -> tuple[int, int]:
+    """The span ``[start, end)`` trimmed of whitespace at both ends. ``JudgingError``
+    when it is outside the text or too short to be information, ``SpanMismatch`` (422)
+    when ``span_text`` differs from the text. The assessor API and the admin form both
+    check spans with it."""
     if not 0 <= start < end <= len(document.text):
         raise JudgingError(
             f"span [{start}, {end}) is not inside the text (0..{len(document.text)})",
@@ -92,7 +113,28 @@ def _span_check(document: Document, start: int, end: int, span_text: str | None)
             f"span text {span_text[:40]!r} differs from the document at [{start}, {end})",
             field="span_text",
         )
-    return actual
+    trimmed = actual.strip()
+    if len(trimmed) < MIN_SPAN_CHARS or len(_WORD_RE.findall(trimmed)) < MIN_SPAN_WORDS:
+        raise JudgingError(
+            f"selection {trimmed[:40]!r} is too short for a nugget: select at least "
+            f"{MIN_SPAN_WORDS} words",
+            field="span_text",
+        )
+    start += len(actual) - len(actual.lstrip())
+    return start, start + len(trimmed)
+
+
+def _duplicate_check(
+    *, assessor: Any, topic: Topic, document: Document, start: int, end: int
+) -> None:
+    same = Nugget.objects.filter(
+        assessor=assessor, topic=topic, document=document, start=start, end=end
+    ).first()
+    if same is not None:
+        raise DuplicateNugget(
+            f"you already made a nugget of this span (nugget {same.pk})",
+            field="span_text",
+        )
 
 
 def nugget_save(
@@ -113,12 +155,16 @@ def nugget_save(
 
     A second call with the same ``client_uuid`` returns the existing nugget unchanged
     (``created`` False). ``span_text``, when given, must equal the canonical text at
-    the offsets (``SpanMismatch`` otherwise: the client's offsets drifted).
+    the offsets (``SpanMismatch`` otherwise: the client's offsets drifted). The
+    stored span is trimmed of whitespace; a span too short to be information or one
+    the assessor already made a nugget of is refused (``DuplicateNugget``).
     """
     existing = Nugget.objects.filter(client_uuid=client_uuid).first()
     if existing is not None:
         return _replayed(existing, assessor), False
-    actual = _span_check(document, start, end, span_text)
+    start, end = nugget_span_check(
+        document=document, start=start, end=end, span_text=span_text
+    )
     fields = {
         "text": _clean_text(text),
         "keywords": _clean_keywords(keywords),
@@ -129,13 +175,16 @@ def nugget_save(
     try:
         with transaction.atomic():
             assignment_check(assessor=assessor, topic=topic, document=document)
+            _duplicate_check(
+                assessor=assessor, topic=topic, document=document, start=start, end=end
+            )
             nugget = Nugget.objects.create(
                 topic=topic,
                 document=document,
                 assessor=assessor,
                 start=start,
                 end=end,
-                span_text=actual,
+                span_text=document.text[start:end],
                 client_uuid=client_uuid,
                 **fields,
             )

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from matcher import MatchOptions, normalize
 from nuggets_app.ir import retrieval
+from nuggets_app.ir.rules import expected_f1_threshold
 from nuggets_app.ir.simulation import ExtractionOptions, nuggets_extract, rule_parse
 from nuggets_app.models import (
     Assignment,
@@ -34,6 +37,7 @@ from nuggets_app.models import (
     MatchJob,
     MatchResult,
     Nugget,
+    NuggetBank,
     Pool,
     PoolDocument,
     Run,
@@ -44,6 +48,7 @@ from nuggets_app.models import (
 from nuggets_app.services.inference import DecisionRule, rule_apply, rule_fit
 from nuggets_app.services.matching import match_chunk_run, match_job_launch
 from nuggets_app.services.pools import pool_build
+from nuggets_app.services.relevance_model import relevance_model_run
 from nuggets_app.services.samples import sample_draw
 from nuggets_app.services.suite_runs import (
     document_texts,
@@ -53,6 +58,7 @@ from nuggets_app.services.suite_runs import (
 )
 
 SIMULATED_ASSESSOR = "simulated-assessor"
+INFERENCES = ("model", "paper")
 Progress = Callable[[str], None]
 Labels = dict[str, dict[str, int]]
 Scores = dict[str, dict[str, float]]
@@ -78,6 +84,13 @@ class SimulationConfig:
     relevance_level: int = 1
     assessor: str = SIMULATED_ASSESSOR
     expansion_terms: int = 20
+    # "model": the relevance model's probabilities; "paper": the matcher score + rule.
+    inference: str = "model"
+    # "simulated": nuggets cut from the judged relevant documents by the heuristic of
+    # nuggets_app.ir.simulation; "human": the nuggets of a nugget bank whose source
+    # span lies in a judged relevant document (e.g. the TREC TS assessors' matches).
+    nuggets: str = "simulated"
+    nugget_bank: str | None = None
 
 
 @dataclass
@@ -99,6 +112,13 @@ class SimulationData:
     baseline: Scores
     doc_words: dict[str, int]
     timings: dict[str, float] = field(default_factory=dict)
+    # The relevance model's probability of every pooled document ("model" inference).
+    probabilities: Scores | None = None
+    model: dict[str, Any] | None = None
+
+    def inference_scores(self) -> Scores:
+        """What the inference ranks the pool by: probabilities, else matcher scores."""
+        return self.probabilities if self.probabilities is not None else self.scores
 
     def merged(self) -> Labels:
         """Binary verdict on every pooled document: the human label where judged,
@@ -252,6 +272,76 @@ def _extract(
     return counts, with_keywords
 
 
+def _human_bank(collection: Collection, name: str | None) -> NuggetBank:
+    banks = NuggetBank.objects.filter(collection=collection)
+    if name is not None:
+        banks = banks.filter(name=name)
+    else:
+        banks = banks.filter(nuggets__document__isnull=False).distinct()
+    found = list(banks[:2])
+    if len(found) != 1:
+        what = f"named {name!r}" if name else "with source spans"
+        raise SimulationError(
+            f"--nuggets human needs exactly one nugget bank {what} in collection "
+            f"{collection.name} (found {len(found)}); import one with import_nuggets"
+        )
+    return found[0]
+
+
+def _extract_human(
+    collection: Collection,
+    human: Labels,
+    assessor,
+    config: SimulationConfig,
+) -> tuple[dict[str, int], int]:
+    """The simulated assessor's nuggets from people's: every nugget of the bank whose
+    source span lies in a judged relevant document of its topic, once per topic and
+    nugget (its first source by docno and offset). The nugget keeps the person's
+    text, span, grade and keywords; (nuggets per qid, with keywords)."""
+    bank = _human_bank(collection, config.nugget_bank)
+    relevant = {
+        (qid, docno)
+        for qid, labels in human.items()
+        for docno, grade in labels.items()
+        if grade >= config.relevance_level
+    }
+    rows: list[Nugget] = []
+    seen: set[tuple[str, str]] = set()
+    counts: dict[str, int] = dict.fromkeys(human, 0)
+    with_keywords = 0
+    source = (
+        bank.nuggets.filter(document__isnull=False)
+        .select_related("topic", "document")
+        .order_by("topic__qid", "document__docno", "start", "pk")
+    )
+    for nugget in source.iterator(chunk_size=2000):
+        qid = nugget.topic.qid
+        key = (qid, nugget.source_id or nugget.text)
+        if (qid, nugget.document.docno) not in relevant or key in seen:
+            continue
+        seen.add(key)
+        counts[qid] = counts.get(qid, 0) + 1
+        with_keywords += bool(nugget.keywords)
+        rows.append(
+            Nugget(
+                topic=nugget.topic,
+                assessor=assessor,
+                document=nugget.document,
+                start=nugget.start,
+                end=nugget.end,
+                span_text=nugget.span_text,
+                text=nugget.text,
+                keywords=list(nugget.keywords),
+                grade=nugget.grade,
+                aspect=nugget.aspect,
+                source_id=nugget.source_id,
+                client_uuid=uuid.uuid4(),
+            )
+        )
+    Nugget.objects.bulk_create(rows, batch_size=1000)
+    return counts, with_keywords
+
+
 @contextlib.contextmanager
 def _inline_tasks() -> Iterator[None]:
     """Run the job's chunk tasks in this process, whatever broker is configured."""
@@ -339,6 +429,35 @@ def _job_outcome(
     return scores, inferred
 
 
+def model_inferred(
+    probabilities: Scores, human: Labels, rule: str
+) -> dict[str, set[str]]:
+    """The unjudged pooled documents the rule calls relevant from their probabilities:
+    ``threshold:X`` is ``p >= X``, ``top:N`` the N most probable per topic, ``fit:...``
+    the threshold with the best expected F1 over all topics under the model's own
+    probabilities (:func:`nuggets_app.ir.rules.expected_f1_threshold`)."""
+    kind, value = rule_parse(rule)
+    unjudged = {
+        q: {d: p for d, p in docs.items() if d not in human.get(q, {})}
+        for q, docs in probabilities.items()
+    }
+    if kind in ("fit", "fit-per-topic"):
+        value = expected_f1_threshold(
+            p for docs in unjudged.values() for p in docs.values()
+        ).threshold
+        kind = "threshold"
+    inferred: dict[str, set[str]] = {}
+    for qid, docs in unjudged.items():
+        if kind == "top":
+            ranked = sorted(docs, key=lambda d: (-docs[d], d))[: int(value)]
+            chosen = {d for d in ranked if docs[d] > 0}
+        else:
+            chosen = {d for d, p in docs.items() if p >= value and p > 0}
+        if chosen:
+            inferred[qid] = chosen
+    return inferred
+
+
 def _pool_docnos(pool: Pool) -> dict[str, list[str]]:
     pooled: dict[str, list[str]] = {}
     rows = PoolDocument.objects.filter(pool=pool).values_list(
@@ -402,6 +521,10 @@ def simulation_run(
     if not runs:
         raise SimulationError(f"collection {collection.name} has no runs to pool")
     rule_parse(config.rule)  # rejects a bad rule before any work
+    if config.inference not in INFERENCES:
+        raise SimulationError(
+            f"inference must be one of {', '.join(INFERENCES)}, got {config.inference!r}"
+        )
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -418,15 +541,34 @@ def simulation_run(
     lap("pool and sample")
     assessor = _assessor(config.assessor)
     human = _judge(sample, truth, assessor)
-    nuggets, keyword_nuggets = _extract(collection, human, assessor, config)
+    extract = _extract_human if config.nuggets == "human" else _extract
+    nuggets, keyword_nuggets = extract(collection, human, assessor, config)
     lap("judging and nugget extraction")
     job = _match(
         collection, pool, [q for q, n in nuggets.items() if n], assessor, config
     )
-    rule = decision_rule(config.rule, job=job, config=config)
-    say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
-    scores, inferred = _job_outcome(job, rule)
-    lap("matching")
+    probabilities: Scores | None = None
+    model: dict[str, Any] | None = None
+    if config.inference == "paper":
+        rule = decision_rule(config.rule, job=job, config=config)
+        say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
+        scores, inferred = _job_outcome(job, rule)
+        lap("matching")
+    else:
+        scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
+        lap("matching")
+        prediction = relevance_model_run(
+            collection_id=collection.pk,
+            job=job,
+            pool=pooled,
+            labels=human,
+            inclusion=_sample_probs(sample),
+            relevance_level=config.relevance_level,
+        )
+        probabilities = prediction.probabilities
+        model = json.loads(prediction.model.to_json())
+        inferred = model_inferred(probabilities, human, config.rule)
+        lap("relevance model")
     baseline = _baseline(collection, pooled, human, config)
     lap("baseline")
     return SimulationData(
@@ -445,4 +587,6 @@ def simulation_run(
         baseline=baseline,
         doc_words=_doc_words(collection),
         timings=timings,
+        probabilities=probabilities,
+        model=model,
     )

@@ -140,8 +140,27 @@ def report_markdown(report: Mapping[str, Any], plots: Sequence[str]) -> str:
                 report["baseline_map_with_judgments"],
             ],
             *[[k, v] for k, v in inference.items()],
+            [
+                "inference MAP over the unjudged pool documents",
+                report.get("map_unjudged"),
+            ],
+            [
+                "baseline MAP over the unjudged pool documents",
+                report.get("baseline_map_unjudged"),
+            ],
+            ["sum of p over the unjudged", report.get("expected_relevant")],
+            ["relevant among the unjudged", report.get("true_relevant_unjudged")],
         ],
     )
+    if report.get("calibration"):
+        lines += ["", "Calibration of the unjudged pool documents:", ""]
+        lines += _table(
+            ["p from", "p to", "documents", "mean p", "share relevant"],
+            [
+                [b["bin_low"], b["bin_high"], b["n"], b["mean_p"], b["observed"]]
+                for b in report["calibration"]
+            ],
+        )
     lines += ["", "## System rankings", ""]
     tau, tau_ap = report["tau"], report["tau_ap"]
     lines += _table(
@@ -152,7 +171,7 @@ def report_markdown(report: Mapping[str, Any], plots: Sequence[str]) -> str:
     runs = sorted(scores["full"], key=lambda r: -scores["full"][r])
     lines += ["", f"Per run ({len(runs)} runs):", ""]
     lines += _table(
-        ["run", "MAP full", "MAP sample", "MAP sample+inferred", "statMAP"],
+        ["run", "MAP full", "MAP sample", "MAP sample+inferred", "statMAP", "mean EAP"],
         [
             [
                 r,
@@ -160,6 +179,7 @@ def report_markdown(report: Mapping[str, Any], plots: Sequence[str]) -> str:
                 scores["sample_only"][r],
                 scores["sample_plus_inferred"][r],
                 scores["statap"][r],
+                scores.get("eap", {}).get(r),
             ]
             for r in runs
         ],

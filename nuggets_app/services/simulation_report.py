@@ -12,7 +12,17 @@ Definitions (binary relevance: grade >= the relevance level):
   against the full qrels (``merged_*``: the whole pool, human labels first);
 * ``tau``: Kendall's tau-b between the pooled runs' MAP under the full qrels and their
   MAP under (a) the sample judgments alone, (b) sample plus inferred qrels (human labels
-  override), (c) statMAP on the sample (algorithms.md section 2).
+  override), (c) statMAP on the sample (algorithms.md section 2), (d) ``eap``: mean
+  expected AP under probabilistic qrels (human label where judged, the relevance
+  model's probability elsewhere; :mod:`nuggets_app.ir.expected`);
+* ``map_unjudged`` / ``baseline_map_unjudged``: MAP over the *unjudged* pooled documents
+  only (``R`` = the relevant ones among them) of the inference's ranking (the model's
+  probability, or the matcher score with ``--inference paper``) / of BM25 with
+  relevance feedback;
+* ``expected_relevant``: the sum of the probabilities of the unjudged pooled documents
+  (the model's estimate of how many of them are relevant), against
+  ``true_relevant_unjudged``; ``calibration``: per probability bin of width 0.1, the
+  unjudged documents in it, their mean probability and the observed share relevant.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from nuggets_app.ir.expected import qrels_probabilities, run_expected
 from nuggets_app.ir.lengthbias import length_bias_table, length_samples, length_tests
 from nuggets_app.ir.measures import run_evaluate, scored_ranking_map
 from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
@@ -36,6 +47,7 @@ from nuggets_app.services.simulation import SimulationData
 Labels = dict[str, dict[str, int]]
 # Length bins of the collection (equal numbers of documents) for the bias table.
 LENGTH_BINS = 5
+CALIBRATION_BINS = 10
 
 
 def _binary(labels: Mapping[str, Mapping[str, int]], level: int) -> Labels:
@@ -156,6 +168,66 @@ def _map(qrels: Labels, run: Mapping[str, Mapping[str, float]]) -> float:
     return run_evaluate(qrels, run, measures=["AP"]).mean.get("AP", math.nan)
 
 
+def _probabilities(data: SimulationData) -> dict[str, dict[str, float]]:
+    """The model's probabilities, or 1 for an inferred document and 0 otherwise."""
+    if data.probabilities is not None:
+        return {q: dict(docs) for q, docs in data.probabilities.items()}
+    return {
+        q: {d: float(d in data.inferred.get(q, set())) for d in docs}
+        for q, docs in data.pool.items()
+    }
+
+
+def _unjudged_quality(data: SimulationData, truth: Labels) -> dict[str, Any]:
+    """MAP over the unjudged pooled documents, the expected and true relevant counts
+    among them, and the calibration table."""
+    unjudged = _unjudged(data)
+    labels = {
+        q: {d: truth.get(q, {}).get(d, 0) for d in docs} for q, docs in unjudged.items()
+    }
+    _, inference_map = scored_ranking_map(data.inference_scores(), labels)
+    _, baseline_map = scored_ranking_map(data.baseline, labels)
+    true_count = sum(sum(v.values()) for v in labels.values())
+    out: dict[str, Any] = {
+        "map_unjudged": inference_map,
+        "baseline_map_unjudged": baseline_map,
+        "true_relevant_unjudged": true_count,
+        "expected_relevant": math.nan,
+        "calibration": [],
+    }
+    if data.probabilities is None:
+        return out
+    pairs = [
+        (data.probabilities.get(q, {}).get(d, 0.0), rel)
+        for q, docs in labels.items()
+        for d, rel in docs.items()
+    ]
+    out["expected_relevant"] = math.fsum(p for p, _ in pairs)
+    bins = []
+    for index in range(CALIBRATION_BINS):
+        low, high = index / CALIBRATION_BINS, (index + 1) / CALIBRATION_BINS
+        inside = [
+            (p, r)
+            for p, r in pairs
+            if low <= p < high or (index == CALIBRATION_BINS - 1 and p == high)
+        ]
+        bins.append(
+            {
+                "bin_low": low,
+                "bin_high": high,
+                "n": len(inside),
+                "mean_p": statistics.fmean(p for p, _ in inside)
+                if inside
+                else math.nan,
+                "observed": statistics.fmean(r for _, r in inside)
+                if inside
+                else math.nan,
+            }
+        )
+    out["calibration"] = bins
+    return out
+
+
 def _systems(data: SimulationData, truth: Labels, human: Labels) -> dict[str, Any]:
     topics = set(data.pool)
     inferred = {q: dict.fromkeys(docs, 1) for q, docs in data.inferred.items()}
@@ -165,12 +237,16 @@ def _systems(data: SimulationData, truth: Labels, human: Labels) -> dict[str, An
         "sample_plus_inferred": qrels_merge(human, inferred),
     }
     prels = _prels(data, human)
-    scores: dict[str, dict[str, float]] = {name: {} for name in [*qrels, "statap"]}
+    probs = qrels_probabilities(human, _probabilities(data))
+    scores: dict[str, dict[str, float]] = {
+        name: {} for name in [*qrels, "statap", "eap"]
+    }
     for name, run in sorted(data.runs.items()):
         run = {q: docs for q, docs in run.items() if q in topics}
         for variant, labels in qrels.items():
             scores[variant][name] = _map(labels, run)
         scores["statap"][name] = statap_evaluate(prels, run).summary.stat_map
+        scores["eap"][name] = run_expected(probs, run, measures=["EAP"]).mean["EAP"]
     full = scores["full"]
     order = sorted(full, key=lambda r: (-full[r], r))
     tau = {v: kendall_tau(full, scores[v]) for v in scores if v != "full"}
@@ -181,6 +257,90 @@ def _systems(data: SimulationData, truth: Labels, human: Labels) -> dict[str, An
         if v != "full"
     }
     return {"runs": len(full), "tau": tau, "tau_ap": tau_ap, "map": scores}
+
+
+PAPER_THRESHOLD = 0.5
+
+
+def _tau_both(scores: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    full = scores["full"]
+    order = sorted(full, key=lambda r: (-full[r], r))
+    return {
+        "tau": {v: kendall_tau(full, scores[v]) for v in scores if v != "full"},
+        "tau_ap": {
+            v: tau_ap_symmetric(
+                order, sorted(scores[v], key=lambda r: (-scores[v][r], r))
+            )
+            for v in scores
+            if v != "full"
+        },
+    }
+
+
+def _systems_graded(data: SimulationData) -> dict[str, Any]:
+    """System rankings beyond MAP: nDCG@10 with graded gains (the qrels grades) under
+    the full qrels, the graded sample judgments alone, the sample plus the inferred
+    documents (gain = the relevance level), the sample plus the paper's rule (matcher
+    score >= 0.5, whatever the inference), and expected nDCG@10 under the model's
+    probabilities (binary gains; model inference only); and MAP (binary, as in
+    ``tau``) under the paper's rule. Tau and tau_AP against the full qrels."""
+    topics = set(data.pool)
+    level = data.config.relevance_level
+    judged = {q: set(docs) for q, docs in data.human.items()}
+    inferred = {q: dict.fromkeys(docs, level) for q, docs in data.inferred.items()}
+    paper = {
+        q: {
+            d: level
+            for d, s in docs.items()
+            if s >= PAPER_THRESHOLD and s > 0 and d not in judged.get(q, set())
+        }
+        for q, docs in data.scores.items()
+    }
+    qrels = {
+        "full": {q: v for q, v in data.truth.items() if q in topics},
+        "sample_only": data.human,
+        "sample_plus_inferred": qrels_merge(data.human, inferred),
+        "paper_rule": qrels_merge(data.human, paper),
+    }
+    binary_full = _binary(qrels["full"], level)
+    binary_paper = _binary(qrels["paper_rule"], level)
+    ndcg: dict[str, dict[str, float]] = {name: {} for name in qrels}
+    ap: dict[str, dict[str, float]] = {"full": {}, "paper_rule": {}}
+    probs = None
+    if data.probabilities is not None:
+        probs = qrels_probabilities(_binary(data.human, level), _probabilities(data))
+        ndcg["endcg"] = {}
+    for name, run in sorted(data.runs.items()):
+        run = {q: docs for q, docs in run.items() if q in topics}
+        for variant, labels in qrels.items():
+            result = run_evaluate(labels, run, measures=["nDCG@10"])
+            ndcg[variant][name] = result.mean.get("nDCG@10", math.nan)
+        ap["full"][name] = _map(binary_full, run)
+        ap["paper_rule"][name] = _map(binary_paper, run)
+        if probs is not None:
+            expected = run_expected(probs, run, measures=["EnDCG@10"])
+            ndcg["endcg"][name] = expected.mean["EnDCG@10"]
+    return {
+        "ndcg10": {**_tau_both(ndcg), "scores": ndcg},
+        "map_paper_rule": {**_tau_both(ap), "scores": ap["paper_rule"]},
+        "paper_rule_inferred": sum(len(v) for v in paper.values()),
+    }
+
+
+def _text_coverage(data: SimulationData) -> dict[str, int]:
+    """Pooled and judged documents without text (placeholders: nothing can match
+    them; the simulated assessor judges them from the qrels like any other)."""
+    empty = {d for d, words in data.doc_words.items() if words == 0}
+    return {
+        "pooled": sum(len(docs) for docs in data.pool.values()),
+        "pooled_without_text": sum(
+            1 for docs in data.pool.values() for d in docs if d in empty
+        ),
+        "judged": sum(len(docs) for docs in data.sample.values()),
+        "judged_without_text": sum(
+            1 for docs in data.sample.values() for d in docs if d in empty
+        ),
+    }
 
 
 def _length_bias(data: SimulationData, truth: Labels, human: Labels) -> dict[str, Any]:
@@ -235,6 +395,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
     _, matcher_j = scored_ranking_map(_with_judgments(data.scores, human), labels)
     _, baseline_j = scored_ranking_map(_with_judgments(data.baseline, human), labels)
     systems = _systems(data, truth, human)
+    unjudged = _unjudged_quality(data, truth)
     config = data.config
     return {
         "collection": data.collection,
@@ -244,6 +405,8 @@ def report_build(data: SimulationData) -> dict[str, Any]:
             "sample_fraction": config.sample_fraction,
             "seed": config.seed,
             "rule": config.rule,
+            "inference": config.inference,
+            "nuggets": config.nuggets,
             "k": config.k,
             "lam": config.lam,
             "relevance_level": level,
@@ -260,14 +423,18 @@ def report_build(data: SimulationData) -> dict[str, Any]:
         "baseline_map_with_judgments": baseline_j,
         "precision": inference["precision"],
         "recall": inference["recall"],
+        **unjudged,
         "tau": systems["tau"],
         "tau_ap": systems["tau_ap"],
+        "model": data.model,
         "effort": effort,
         "inference": inference,
         "threshold_curve": _threshold_curve(data, truth),
         "curves": _curves(data, truth),
         "systems": systems,
         "length_bias": _length_bias(data, truth, human),
+        "systems_graded": _systems_graded(data),
+        "text_coverage": _text_coverage(data),
         "timings": data.timings,
     }
 

@@ -12,6 +12,12 @@ The drawn documents form a ``verification`` sample of the job's pool, queued in 
 seeded shuffled order (the assessor cannot tell the strata apart), and are assigned to
 assessors, so the ordinary judging pages serve them.
 
+With a fitted relevance model, ``uncertain`` asks for a third stratum per topic: the
+``uncertain`` unjudged documents whose p is closest to 0.5 (ties by docno), taken out
+of the two others and judged in full (fraction 1), where the model knows least. Every
+drawn document keeps its p, and the report says how calibrated p was on the judged
+drawn documents (mean p, observed rate of relevance, Brier score), per stratum label.
+
 Report: agreement = share of judged drawn documents whose human label (highest grade,
 relevant if ``>= collection.relevant_threshold``) equals the inferred one. Per stratum
 ``p_h = a_h / m_h`` (``m_h`` judged, ``a_h`` agreeing). A group of strata (a label over
@@ -33,7 +39,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
@@ -51,9 +57,15 @@ from nuggets_app.models import (
 )
 from nuggets_app.services.assignments import assignment_create
 from nuggets_app.services.diagnostics import Table
-from nuggets_app.services.inference import DecisionRule, human_grades, rule_apply
+from nuggets_app.services.inference import (
+    DecisionRule,
+    human_grades,
+    rule_apply,
+    rule_undecided,
+)
 
 STRATA = ("relevant", "nonrelevant")
+UNCERTAIN = "uncertain"
 Z_95 = 1.959963984540054
 
 
@@ -106,9 +118,14 @@ def verification_plan(
 def verification_population(
     *, job: MatchJob, rule: DecisionRule
 ) -> dict[str, dict[str, bool]]:
-    """``qid -> {docno: inferred relevant}`` for the job's unjudged pool documents."""
+    """``qid -> {docno: inferred relevant}`` for the job's unjudged pool documents
+    (a topic the rule cannot decide, e.g. one without nuggets under the paper rule,
+    has none: there is nothing inferred to verify)."""
     pool = _job_pool(job)
-    decisions = rule_apply(job=job, rule=rule)
+    undecided = {t.pk for t in rule_undecided(job, rule)}
+    decisions = {
+        t: d for t, d in rule_apply(job=job, rule=rule).items() if t not in undecided
+    }
     topics = dict(job.topics.values_list("pk", "qid"))
     pooled = set(
         PoolDocument.objects.filter(pool=pool, topic_id__in=list(topics)).values_list(
@@ -149,6 +166,7 @@ def _job_pool(job: MatchJob):
 def verification_queue_create(
     *, job: MatchJob, rule: DecisionRule, relevant: int, nonrelevant: int,
     seed: int, assessors: Sequence[Any], name: str = "", overlap: int = 1,
+    uncertain: int = 0,
 ) -> Sample:  # fmt: skip
     """Draw the verification sample of ``job`` under ``rule`` and assign it.
 
@@ -162,6 +180,8 @@ def verification_queue_create(
     name = name or f"verify-job{job.pk}-seed{seed}"
     params = {"job": job.pk, "rule": rule.as_dict(), "relevant": relevant,
               "nonrelevant": nonrelevant}  # fmt: skip
+    if uncertain:
+        params["uncertain"] = uncertain
     with transaction.atomic():
         sample = Sample.objects.filter(pool=pool, name=name).first()
         if sample is not None:
@@ -182,10 +202,23 @@ def verification_queue_create(
 
 
 def _sample_create(job, rule, pool, name, seed, params) -> Sample:
+    population = verification_population(job=job, rule=rule)
+    p_of = _unjudged_p(job)
+    if params.get("uncertain") and not p_of:
+        raise VerificationError(
+            f"job {job.pk} has no fitted relevance model: nothing has a p near 0.5"
+        )
+    near = _near_half(population, p_of, params.get("uncertain", 0))
     strata = verification_plan(
-        population=verification_population(job=job, rule=rule),
+        population={q: {d: r for d, r in docs.items() if d not in near.get(q, {})}
+                    for q, docs in population.items()},
         relevant=params["relevant"], nonrelevant=params["nonrelevant"], seed=seed,
     )  # fmt: skip
+    strata += [
+        Stratum(q, UNCERTAIN, len(docs), tuple(sorted(docs)))
+        for q, docs in near.items()
+    ]
+    strata.sort(key=lambda s: topic_key(s.qid))
     if not any(s.drawn for s in strata):
         raise VerificationError(f"job {job.pk} has no unjudged pool document to verify")
     sample = Sample.objects.create(
@@ -207,7 +240,10 @@ def _sample_create(job, rule, pool, name, seed, params) -> Sample:
             record["strata"][s.label] = {
                 "population": s.population, "drawn": list(s.drawn),
                 "fraction": s.fraction,
+                "inferred": {d: population[qid][d] for d in s.drawn},
             }  # fmt: skip
+            if p_of:
+                record["strata"][s.label]["p"] = {d: p_of[qid][d] for d in s.drawn}
             drawn += [(d, s.fraction) for d in s.drawn]
         random.Random(f"{seed}:{qid}:queue").shuffle(drawn)
         record.update(draws=len(drawn), distinct=len(drawn), pi="stratum fraction")
@@ -223,10 +259,59 @@ def _sample_create(job, rule, pool, name, seed, params) -> Sample:
     return sample
 
 
+def _unjudged_p(job: MatchJob) -> dict[str, dict[str, float]]:
+    """``qid -> {docno: model p}`` of the job's documents ({} without a model)."""
+    from nuggets_app.selectors_eval import SourceError
+    from nuggets_app.services.relevance import job_probabilities
+
+    if not job_probabilities(job=job, override=False):
+        return {}
+    try:
+        return _model_p(job)
+    except SourceError:
+        return {}
+
+
+def _model_p(job: MatchJob) -> dict[str, dict[str, float]]:
+    from nuggets_app.services.relevance import job_probabilities
+
+    columns = job_probabilities(job=job, override=False)
+    qids = dict(Topic.objects.filter(pk__in=list(columns)).values_list("pk", "qid"))
+    docnos = dict(
+        MatchResult.objects.filter(job=job).values_list(
+            "document_id", "document__docno"
+        )
+    )
+    return {
+        qids[t]: {docnos[d]: v for d, v in zip(docs.tolist(), p.tolist(), strict=True)}
+        for t, (docs, p) in columns.items()
+    }
+
+
+def _near_half(
+    population: Mapping[str, Mapping[str, bool]],
+    p_of: Mapping[str, Mapping[str, float]],
+    n: int,
+) -> dict[str, dict[str, bool]]:
+    """Per topic, the ``n`` documents of the population with p closest to 0.5."""
+    if n <= 0:
+        return {}
+    out = {}
+    for qid, docs in population.items():
+        ranked = sorted(docs, key=lambda d: (abs(p_of[qid][d] - 0.5), d))[:n]
+        if ranked:
+            out[qid] = {d: docs[d] for d in ranked}
+    return out
+
+
 def verification_params(sample: Sample) -> dict[str, Any]:
     """The job, rule and sizes a verification sample was drawn with."""
     record = next(iter(sample.draws.values()), {})
-    return {k: record.get(k) for k in ("job", "rule", "relevant", "nonrelevant")}
+    keys = ("job", "rule", "relevant", "nonrelevant")
+    out = {k: record.get(k) for k in keys}
+    if record.get("uncertain"):
+        out["uncertain"] = record["uncertain"]
+    return out
 
 
 # --- report ---------------------------------------------------------------------------
@@ -314,6 +399,9 @@ class VerificationReport:
     sample: Sample
     strata: list[StratumResult]
     rows: list[Agreement]
+    calibration: list[tuple[str, int, float, float, float]] = field(
+        default_factory=list
+    )
 
     @property
     def overall(self) -> Agreement:
@@ -332,9 +420,17 @@ class VerificationReport:
         ]  # fmt: skip
         return Table("verification", columns, rows)
 
+    def calibration_table(self) -> Table:
+        """How calibrated the model's p was on the judged drawn documents."""
+        return Table(
+            "calibration",
+            ("stratum", "judged", "mean_p", "observed_rate", "brier"),
+            list(self.calibration),
+        )
+
     def figure(self, fmt: str) -> bytes:
         """Agreement and its interval per label and overall."""
-        summary = self.rows[-3:]
+        summary = [a for a in self.rows if a.group == "all"]
         return plots.interval_plot(
             [f"inferred {a.label}" if a.label != "all" else "overall" for a in summary],
             [a.estimate for a in summary], [a.ci_low for a in summary],
@@ -361,17 +457,49 @@ def verification_report(*, sample: Sample) -> VerificationReport:
     )
     grades = human_grades([topics[q] for q in sample.draws if q in topics])
     strata: list[StratumResult] = []
+    held: dict[str, list[tuple[float, int]]] = {}
     for qid in sorted(sample.draws, key=topic_key):
         for label, info in sample.draws[qid]["strata"].items():
-            human = [grades.get((topics[qid], docs[d])) for d in info["drawn"]]
-            judged = [g for g in human if g is not None]
-            agree = sum((g >= level) == (label == "relevant") for g in judged)
+            inferred = info.get("inferred") or {}
+            agree = judged = 0
+            for d in info["drawn"]:
+                grade = grades.get((topics[qid], docs[d]))
+                if grade is None:
+                    continue
+                judged += 1
+                agree += (grade >= level) == inferred.get(d, label == "relevant")
+                if "p" in info:
+                    held.setdefault(label, []).append(
+                        (float(info["p"][d]), int(grade >= level))
+                    )
             strata.append(StratumResult(qid, label, info["population"],
-                                        len(info["drawn"]), len(judged), agree))  # fmt: skip
+                                        len(info["drawn"]), judged, agree))  # fmt: skip
     rows = [agreement_estimate(s.qid, s.label, [s]) for s in strata]
+    labels = [
+        *STRATA,
+        *([UNCERTAIN] if any(s.label == UNCERTAIN for s in strata) else []),
+    ]
     rows += [
         agreement_estimate("all", label, [s for s in strata if s.label == label])
-        for label in STRATA
+        for label in labels
     ]
     rows.append(agreement_estimate("all", "all", strata))
-    return VerificationReport(sample, strata, rows)
+    return VerificationReport(sample, strata, rows, _calibration(held))
+
+
+def _calibration(
+    held: Mapping[str, list[tuple[float, int]]],
+) -> list[tuple[str, int, float, float, float]]:
+    """Per stratum label and overall: judged documents, mean p, observed rate of
+    relevance and Brier score (nothing without stored p)."""
+    groups = [(label, held[label]) for label in sorted(held)]
+    if groups:
+        groups.append(("all", [pair for _, pairs in groups for pair in pairs]))
+    out = []
+    for label, pairs in groups:
+        n = len(pairs)
+        out.append((
+            label, n, sum(p for p, _ in pairs) / n, sum(y for _, y in pairs) / n,
+            sum((p - y) ** 2 for p, y in pairs) / n,
+        ))  # fmt: skip
+    return out

@@ -3,10 +3,7 @@ selection with exact offsets, editing, reload, and another assessor locked out."
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,12 +11,12 @@ from django.urls import reverse
 
 from nuggets_app.models import Judgment, Nugget
 from tests import factories as f
+from tests.browser.chrome import chromium, login, wait_for
 from tests.integration.judging_world import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+By = pytest.importorskip("selenium.webdriver.common.by").By
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PHRASE = "thermo-aeroelastic similarity"
 # CRLF, an astral character (2 UTF-16 units, 1 code point) and a combining accent before
@@ -29,59 +26,8 @@ TRICKY = "Cafe\u0301 \U0001d518 notes\r\nsecond line: the target words are here.
 
 @pytest.fixture(scope="module")
 def driver():
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("Debian chromium and chromedriver are not installed")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="chromium-profile-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", f"--user-data-dir={profile}", "--window-size=1280,800",
-    ):  # fmt: skip
-        options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    browser.implicitly_wait(0)
-    yield browser
-    browser.quit()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-def wait_for(check: Callable[[], object], what: str, timeout: float = 15.0) -> object:
-    """Poll until ``check()`` is truthy (saves are asynchronous).
-
-    While a new page loads, an element found a moment ago can go stale or be missing:
-    that counts as "not yet".
-    """
-    from selenium.common.exceptions import (
-        NoSuchElementException,
-        StaleElementReferenceException,
-    )
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-        except (NoSuchElementException, StaleElementReferenceException):
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def login(driver, base: str, username: str) -> None:
-    from selenium.webdriver.common.by import By
-
-    driver.delete_all_cookies()
-    driver.get(f"{base}{reverse('login')}")
-    driver.find_element(By.ID, "id_username").send_keys(username)
-    driver.find_element(By.ID, "id_password").send_keys("judge-all-day-42")
-    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    wait_for(lambda: "/login/" not in driver.current_url, "login")
+    with chromium() as browser:
+        yield browser
 
 
 def open_page(driver, url: str) -> None:
@@ -268,3 +214,202 @@ def test_a_second_assessor_cannot_open_the_first_ones_page(driver, live_server, 
     assert "Not Found" in driver.page_source
     assert "184" not in driver.title
     screenshot(driver, "judge-page-refused")
+
+
+def doc_url(live_server, world, position: int) -> str:
+    return live_server.url + reverse("judge", args=[world.assignment.pk, position])
+
+
+def test_moves_show_the_next_document_without_a_page_load_and_history_works(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    # A mark on the window survives a move only if the page was not loaded again.
+    driver.execute_script("window.notReloaded = true;")
+    press(driver, "2")
+    press(driver, "j")
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "29", "next document")
+    assert driver.execute_script("return window.notReloaded") is True
+    assert driver.current_url.endswith(reverse("judge", args=[world.assignment.pk, 2]))
+    # The judgment of the document left behind was saved, without holding the move up.
+    wait_for(
+        lambda: Judgment.objects.filter(
+            assessor=assessor, document=world.docs["184"], relevance=2
+        ).exists(),
+        "judgment of the first document",
+    )
+    text = driver.find_element(By.ID, "doc-text").text
+    assert text.replace("\n", " ")[:40] == world.docs["29"].text.replace("\n", " ")[:40]
+    press(driver, "j")
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "31", "third")
+    driver.back()
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "29", "back")
+    driver.back()
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "184", "back again")
+    pressed = driver.find_element(By.CSS_SELECTOR, "button.grade[aria-pressed=true]")
+    assert pressed.get_attribute("data-grade") == "2"
+    driver.forward()
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "29", "forward")
+    assert driver.execute_script("return window.notReloaded") is True
+    assert driver.find_element(By.ID, "judged-count").text == "1"
+    # A reload shows the document of the address bar.
+    driver.refresh()
+    wait_for(
+        lambda: driver.execute_script("return document.body.dataset.ready"), "reload"
+    )
+    assert driver.find_element(By.ID, "docno").text == "29"
+    assert driver.execute_script("return window.notReloaded") is None
+
+
+def test_a_nugget_made_after_a_move_belongs_to_the_document_shown(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    press(driver, "j")
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "29", "next document")
+    words = " ".join(world.docs["29"].text.split()[3:6])
+    select_text(driver, words)
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    assert nugget.document == world.docs["29"]
+    assert nugget.span_text == words
+    # Its score shows without a reload.
+    wait_for(
+        lambda: (
+            driver.find_element(
+                By.CSS_SELECTOR, f'#topic-nuggets [data-id="{nugget.pk}"] .score'
+            ).text
+            not in ("", "\u2013")
+        ),
+        "score of the new nugget",
+    )
+
+
+def test_selections_are_trimmed_and_short_or_duplicate_ones_refused(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    select_text(driver, "t")
+    press(driver, "h")
+    wait_for(
+        lambda: "two words" in driver.find_element(By.ID, "save-status").text,
+        "refusal of a one-letter selection",
+    )
+    select_text(driver, f" {PHRASE} ")
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    assert nugget.span_text == PHRASE
+    status = driver.find_element(By.ID, "save-status").text
+    assert PHRASE in status
+    assert str(nugget.start) not in status
+    select_text(driver, PHRASE)
+    press(driver, "h")
+    wait_for(
+        lambda: "already" in driver.find_element(By.ID, "save-status").text,
+        "refusal of the same span again",
+    )
+    assert Nugget.objects.filter(assessor=assessor).count() == 1
+
+
+def test_an_edit_conflict_shows_the_other_version_and_is_not_called_saved(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    select_text(driver, PHRASE)
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    # Another tab saves first.
+    Nugget.objects.filter(pk=nugget.pk).update(
+        text="the other tab's wording", version=nugget.version + 1
+    )
+    editor = wait_for(
+        lambda: driver.find_elements(By.CSS_SELECTOR, ".nugget-editor"), "editor"
+    )[0]
+    editor.find_element(By.NAME, "text").send_keys(" and mine")
+    conflict = editor.find_element(By.CSS_SELECTOR, ".conflict")
+    wait_for(conflict.is_displayed, "conflict")
+    assert "the other tab's wording" in conflict.text
+    status = driver.find_element(By.ID, "save-status")
+    assert status.get_attribute("data-kind") == "conflict"
+    assert "All changes saved" not in status.text
+    screenshot(driver, "judge-edit-conflict")
+    conflict.find_element(By.CSS_SELECTOR, ".keep-mine").click()
+    wait_for(lambda: Nugget.objects.get(pk=nugget.pk).text.endswith("and mine"), "mine")
+    wait_for(lambda: status.text == "All changes saved", "saved after keep mine")
+
+
+def test_a_deleted_nugget_can_be_taken_back_for_a_few_seconds(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    select_text(driver, PHRASE)
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    editor = wait_for(
+        lambda: driver.find_elements(By.CSS_SELECTOR, ".nugget-editor"), "editor"
+    )[0]
+    editor.find_element(By.CSS_SELECTOR, ".delete").click()
+    assert not driver.find_elements(By.CSS_SELECTOR, ".seg.hl")
+    driver.find_element(By.ID, "undo").click()
+    time.sleep(6)
+    assert Nugget.objects.filter(pk=nugget.pk).exists()
+    assert driver.find_elements(By.CSS_SELECTOR, ".seg.hl")
+    driver.find_element(By.CSS_SELECTOR, ".nugget-editor .delete").click()
+    wait_for(lambda: not Nugget.objects.filter(pk=nugget.pk).exists(), "deleted")
+
+
+def test_topic_terms_mark_inflections_and_skip_stopwords(driver, live_server, world):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    press(driver, "t")
+    marked = driver.execute_script(
+        "return Array.from(CSS.highlights.get('topic-terms') || []).map(r => r.toString())"
+    )
+    words = {w.lower() for w in marked}
+    # Topic: "what similarity laws must be obeyed ... aeroelastic models ...".
+    assert {"models", "model", "similarity", "aeroelastic"} <= words
+    assert not words & {"the", "what", "of", "be", "for"}
+
+
+def test_the_document_stays_in_view_at_1024_by_700(driver, live_server, world):
+    login(driver, live_server.url, "alice")
+    driver.set_window_size(1024, 700)
+    try:
+        open_page(driver, doc_url(live_server, world, 1))
+        height = driver.execute_script("return window.innerHeight")
+        top = driver.execute_script(
+            "return document.getElementById('doc-text').getBoundingClientRect().top"
+        )
+        assert top < height / 2
+        screenshot(driver, "judge-page-1024x700")
+    finally:
+        driver.set_window_size(1280, 800)
+
+
+def test_a_keyboard_sentence_selection_is_saved_without_trailing_whitespace(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    press(driver, "v")
+    press(driver, ")")
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    assert nugget.span_text == nugget.span_text.strip()
+    assert nugget.span_text.startswith("scale models")
+    assert world.docs["184"].text[nugget.start : nugget.end] == nugget.span_text

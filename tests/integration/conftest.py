@@ -72,6 +72,10 @@ class Worker:
             self.log_path.read_text(errors="replace")[-4000:] if self.log_path else ""
         )
 
+    def log_text(self) -> str:
+        """The whole log of the current process."""
+        return self.log_path.read_text(errors="replace") if self.log_path else ""
+
     def children(self) -> list[int]:
         """Pids of the pool processes."""
         path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
@@ -120,3 +124,14 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     worker.start()
     yield worker
     worker.stop()
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """The Celery app points at a port where no broker listens."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL: without it tasks run in-process")
+    from nuggets_app.celery import app
+
+    monkeypatch.setitem(app.conf, "broker_url", "redis://127.0.0.1:9/0")
+    monkeypatch.setitem(app.conf, "broker_write_url", "redis://127.0.0.1:9/0")

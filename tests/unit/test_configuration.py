@@ -47,7 +47,10 @@ def test_compose_defines_the_whole_stack():
 
 
 def test_compose_sets_only_variables_the_settings_read():
-    read = _env_names_read_by_settings()
+    from matcher import stems
+
+    # The matcher reads its stem table's location itself (it never imports settings).
+    read = _env_names_read_by_settings() | {stems.ENV}
     for name in ("web", "worker", "beat"):
         env = _compose()["services"][name]["environment"]
         unknown = set(env) - read
@@ -88,21 +91,33 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
     assert "no issues" in result.stdout
 
 
-def test_without_secret_key_a_random_key_is_generated_once(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+def _settings_key(tmp_path, **env_vars: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
     env.update(DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="nuggets_app.settings")
+    env.update(env_vars)
     code = "from django.conf import settings; print(settings.SECRET_KEY)"
-    keys = [
-        subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        for _ in range(2)
-    ]
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_without_secret_key_production_settings_refuse_to_start(tmp_path):
+    result = _settings_key(tmp_path)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+    assert not (tmp_path / "secret_key").exists()
+    result = _settings_key(tmp_path, DEBUG="0", SECRET_KEY="")
+    assert "SECRET_KEY is not set" in result.stderr
+
+
+def test_in_development_a_random_key_is_generated_once(tmp_path):
+    runs = [_settings_key(tmp_path, DEBUG="1") for _ in range(2)]
+    keys = [run.stdout.strip() for run in runs]
     assert keys[0] == keys[1]
     assert len(keys[0]) >= 50
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0

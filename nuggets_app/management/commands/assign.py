@@ -6,8 +6,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.management.commands._base import only_one
-from nuggets_app.models import Sample, Topic
+from nuggets_app.models import Sample
 from nuggets_app.services.assignments import AssignmentError, assignment_create
+from nuggets_app.services.topics import UnknownTopics, topics_find
 
 
 def find_sample(name: str, pool: str | None, collection: str | None) -> Sample:
@@ -50,14 +51,12 @@ class Command(BaseCommand):
             raise CommandError(f"unknown users: {', '.join(unknown)}")
         topics = None
         if not options["all"]:
-            found = Topic.objects.filter(
-                collection=sample.pool.collection, qid__in=options["topics"]
-            )
-            by_qid = {topic.qid: topic for topic in found}
-            missing = [qid for qid in options["topics"] if qid not in by_qid]
-            if missing:
-                raise CommandError(f"unknown topics: {', '.join(missing)}")
-            topics = [by_qid[qid] for qid in dict.fromkeys(options["topics"])]
+            try:
+                topics = topics_find(
+                    collection=sample.pool.collection, qids=options["topics"]
+                )
+            except UnknownTopics as exc:
+                raise CommandError(str(exc)) from exc
         try:
             assignments = assignment_create(
                 sample=sample,

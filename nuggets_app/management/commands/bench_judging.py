@@ -1,5 +1,5 @@
 """Load benchmark of the judging pages: N concurrent assessors against gunicorn on
-loopback, PostgreSQL behind it; a /healthz baseline measured in the same run.
+loopback, PostgreSQL behind it; a /healthz/live baseline (no database) measured in the same run.
 
 Not a test: it prints median and p95 latency per request kind and the ratio to the
 baseline. Targets: judging page and saves median < 20 ms, p95 < 50 ms.
@@ -56,6 +56,7 @@ class Command(BaseCommand):
             raise CommandError("bench_judging needs PostgreSQL: set DATABASE_URL")
         paths = fixture_build(users=opts["users"], docs_path=opts["docs"])
         opts["port"] = free_port(opts["port"])
+        opts["load_before"] = os.getloadavg()
         with gunicorn_server(opts) as base:
             self.stdout.write(f"server up at {base}; {opts['users']} assessors")
             sessions = [login(opts["port"], name) for name in sorted(paths)]
@@ -75,6 +76,11 @@ class Command(BaseCommand):
         base = statistics.median(results["healthz"])
         self.stdout.write(
             f"cpu: {os.cpu_count()} cores; {cpu_model()}; python {sys.version.split()[0]}"
+        )
+        before, after = opts["load_before"], os.getloadavg()
+        self.stdout.write(
+            f"load average: {before[0]:.2f} before, {after[0]:.2f} after "
+            "(other processes on the machine count too)"
         )
         self.stdout.write(
             f"{'request':<16}{'n':>7}{'median ms':>11}{'p95 ms':>9}{'x baseline':>12}"
@@ -239,7 +245,7 @@ class gunicorn_server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if request(self.opts["port"], "GET", "/healthz")[0] == 200:
+                if request(self.opts["port"], "GET", "/healthz/live")[0] == 200:
                     return f"http://127.0.0.1:{self.opts['port']}"
             except OSError:
                 time.sleep(0.2)
@@ -316,7 +322,7 @@ def login(port: int, username: str) -> Session:
 
 
 def baseline_step(session: Session, results: dict) -> None:
-    status, _, ms = session.call("GET", "/healthz")
+    status, _, ms = session.call("GET", "/healthz/live")
     results["healthz" if status == 200 else "failure"].append(ms)
 
 

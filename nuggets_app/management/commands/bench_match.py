@@ -1,5 +1,6 @@
 """``manage.py bench_match``: matching-job throughput with one and two worker processes,
-and the time to re-apply a new lambda and a new threshold to the whole job.
+the time to re-apply a new lambda and a new threshold to the whole job, and the time
+to refit the relevance model and apply rules on p (no document is read).
 
 Generates a pool (default 50 topics x 2,000 documents, 80 nuggets per topic taken from
 the topic's document sentences), runs the same job on a Celery worker subprocess with
@@ -28,7 +29,9 @@ from matcher import NuggetSpec, TopicMatcher, default_stopwords
 from nuggets_app.models import (
     Collection,
     Document,
+    Judgment,
     MatchJob,
+    MatchResult,
     Nugget,
     Pool,
     PoolDocument,
@@ -36,6 +39,7 @@ from nuggets_app.models import (
 )
 from nuggets_app.services.inference import DecisionRule, rule_apply, rule_estimate
 from nuggets_app.services.matching import match_job_launch, match_job_rescore
+from nuggets_app.services.relevance import job_model_fit
 
 SYLLABLES = ["ka", "ri", "to", "me", "su", "la", "no", "vi", "de", "pa"]
 SYLLABLES += ["ro", "ti", "ne", "ma", "lu", "se", "fo", "gi", "ba", "te"]
@@ -64,6 +68,12 @@ class Command(BaseCommand):
         parser.add_argument("--chunk-size", type=int, default=500)
         parser.add_argument("--workers", default="1,2", help="worker counts to run")
         parser.add_argument("--seed", type=int, default=42)
+        parser.add_argument(
+            "--judged",
+            type=float,
+            default=0.02,
+            help="share of each topic's documents judged before the refit (0.02)",
+        )
         parser.add_argument(
             "--keep", action="store_true", help="keep the generated data"
         )
@@ -111,6 +121,7 @@ class Command(BaseCommand):
                     f"(machine baseline {baseline[2] / baseline[1]:.2f}x)"
                 )
             self._rescore(job)
+            self._refit(job, options)
         finally:
             if not options["keep"]:
                 self._delete(collection)
@@ -207,9 +218,66 @@ class Command(BaseCommand):
             f"with estimates, in {time.perf_counter() - started:.2f}s"
         )
 
+    def _refit(self, job: MatchJob, options) -> None:
+        """Judge ``--judged`` of each topic's documents (synthetic labels: a high
+        min-span score, 10% flipped), then time refits and rules on p against the
+        paper rule over the same job."""
+        rng = np.random.default_rng(options["seed"])
+        user = get_user_model().objects.get(username="bench-assessor")
+        judgments = []
+        for topic_id in job.topics.values_list("pk", flat=True):
+            rows = list(
+                MatchResult.objects.filter(job=job, topic_id=topic_id).values_list(
+                    "document_id", "score"
+                )
+            )
+            cut = float(np.median([s for _, s in rows])) if rows else 0.0
+            n = max(4, int(len(rows) * options["judged"]))
+            for i in rng.choice(len(rows), min(n, len(rows)), replace=False):
+                doc_id, score = rows[int(i)]
+                relevant = (score > cut) != (rng.random() < 0.1)
+                judgments.append(Judgment(topic_id=topic_id, document_id=doc_id,
+                                          assessor=user, relevance=int(relevant)))  # fmt: skip
+        Judgment.objects.bulk_create(judgments, batch_size=5000)
+        started = time.perf_counter()
+        rule_apply(job=job, rule=DecisionRule(kind="threshold", threshold=0.4))
+        paper = time.perf_counter() - started
+        timings = {}
+        started = time.perf_counter()
+        job_model_fit(job=job, reliability=False)
+        timings["first fit in this process"] = time.perf_counter() - started
+        for label, reliability in (("refit", False), ("refit + reliability", True)):
+            started = time.perf_counter()
+            summary = job_model_fit(job=job, reliability=reliability)
+            timings[label] = time.perf_counter() - started
+            if not reliability:
+                timings["  of which the model's own fit and predict"] = (
+                    summary.model_seconds
+                )
+        for label, rule in (
+            ("rule p >= 0.5", DecisionRule(kind="probability", threshold=0.5)),
+            ("rule expected F1", DecisionRule(kind="expected_f1")),
+            ("rule top 100 by p", DecisionRule(kind="top_n", n=100)),
+        ):
+            started = time.perf_counter()
+            rule_apply(job=job, rule=rule)
+            timings[label] = time.perf_counter() - started
+        self.stdout.write(
+            f"relevance model over {summary.documents} documents, {summary.judged} "
+            f"judged ({summary.relevant} relevant); no document text read; baseline "
+            f"= the paper rule over the same job ({paper:.3f}s):"
+        )
+        for label, seconds in timings.items():
+            self.stdout.write(
+                f"  {label}: {seconds:.3f}s "
+                f"({summary.documents / seconds:,.0f} documents/s, "
+                f"{seconds / paper:.2f}x the paper rule)"
+            )
+
     def _delete(self, collection: Collection) -> None:
         with transaction.atomic():
             Nugget.objects.filter(topic__collection=collection).delete()
+            Judgment.objects.filter(topic__collection=collection).delete()
             collection.delete()
 
 

@@ -7,6 +7,11 @@ under both qrels. Output (tab separated): the measure, the number of runs, Kenda
 tau, tau_AP (B against A) and its symmetric mean, then one line per run, the runs that
 move most first: ``run NAME score_a score_b rank_a rank_b delta``. ``--plot FILE.png``
 draws the per-run scores under A against B.
+
+Uncertainty mode: ``compare_qrels --prels P --expected FILE RUN ...`` (or ``--job N``
+for a matching job's probabilities, human judgments overriding): A is statMAP under
+the prels, B is expected MAP (EAP) under the probabilistic qrels, and the runs whose
+rank differs most between the two come first.
 """
 
 from __future__ import annotations
@@ -15,14 +20,19 @@ import math
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
+from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.management.commands.evaluate import (
     NamedRun,
     add_run_names_argument,
     db_runs,
     find_qrels,
     format_value,
+    job_expected,
+    read_expected_file,
+    read_prels_file,
     read_qrels_file,
     read_run_file,
 )
@@ -74,9 +84,21 @@ class Command(BaseCommand):
         )
         add_run_names_argument(parser)
         parser.add_argument("--measure", default="AP", help="ir_measures name (AP)")
+        parser.add_argument(
+            "--prels", metavar="P", help="uncertainty mode: statMAP under these prels"
+        )
+        parser.add_argument(
+            "--expected", metavar="FILE", help="uncertainty mode: EAP under this file"
+        )
+        parser.add_argument(
+            "--job", type=int, metavar="N", help="uncertainty mode: EAP under job N"
+        )
         parser.add_argument("--plot", metavar="FILE.png", help="write a scatter plot")
 
     def handle(self, *args, **options) -> None:
+        if options["prels"] or options["expected"] or options["job"] is not None:
+            self._uncertainty(options)
+            return
         runs, qrels_a, qrels_b = self._inputs(options)
         names = [r.name for r in runs]
         if len(set(names)) != len(names):
@@ -99,6 +121,32 @@ class Command(BaseCommand):
                 f"tau_AP {comparison.tau_ap:.3f} ({comparison.runs} runs)"
             )
             plot_scatter(options["plot"], measure, scores_a, scores_b, title)
+
+    def _uncertainty(self, options) -> None:
+        """statMAP (A) against expected MAP (B): the runs that move most first."""
+        if not options["prels"] or (options["expected"] is None) == (
+            options["job"] is None
+        ):
+            raise CommandError("give --prels P and one of --expected FILE or --job N")
+        prels = read_prels_file(options["prels"])
+        if options["job"] is not None:
+            _, probs = job_expected(options["job"])
+        else:
+            probs = read_expected_file(options["expected"])
+        runs = [read_run_file(path, contiguous=True) for path in options["runs"]]
+        if len(runs) < 2:
+            raise CommandError("comparing rankings needs at least two runs")
+        scores_a = {
+            r.name: statap_evaluate(prels, r.scores).summary.stat_map for r in runs
+        }
+        scores_b = {r.name: run_expected(probs, r.scores, measures=["EAP"]).mean["EAP"]
+                    for r in runs}  # fmt: skip
+        comparison = ranking_compare(scores_a, scores_b)
+        self._write("statMAP vs EAP", comparison)
+        if options["plot"]:
+            title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
+            plot_scatter(options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b,
+                         title)  # fmt: skip
 
     @staticmethod
     def _score(qrels: Judgments, run: NamedRun, measure: str) -> float:

@@ -22,12 +22,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.models import Collection, MatchJob, Qrels
 from nuggets_app.selectors_eval import SourceError
 from nuggets_app.services.diagnostics import trust_report, trust_report_write
-from nuggets_app.services.inference import DecisionRule
+from nuggets_app.services.inference import RULE_SPECS, DecisionRule, rule_from_spec
 
 
 def rule_from_options(options) -> DecisionRule:
-    """``--top-n N`` or ``--threshold T`` (default 0.5) as a decision rule."""
+    """``--rule SPEC``, ``--top-n N`` or ``--threshold T`` (default 0.5) as a
+    decision rule."""
     try:
+        if options.get("rule"):
+            return rule_from_spec(options["rule"])
         if options.get("top_n") is not None:
             return DecisionRule(kind="top_n", n=options["top_n"])
         return DecisionRule(threshold=options.get("threshold") or 0.5)
@@ -40,6 +43,7 @@ def add_rule_arguments(parser: CommandParser) -> None:
     rule = parser.add_mutually_exclusive_group()
     rule.add_argument("--threshold", type=float, help="inferred relevant: score >= T")
     rule.add_argument("--top-n", type=int, help="inferred relevant: top N per topic")
+    rule.add_argument("--rule", metavar="SPEC", help=f"decision rule: {RULE_SPECS}")
 
 
 class Command(BaseCommand):

@@ -1,8 +1,12 @@
 """``manage.py evaluate``: standard measures (ir_measures) or statAP, like trec_eval.
 
-File mode: ``evaluate --qrels FILE RUN [RUN ...]`` or ``evaluate --prels FILE RUN ...``.
+File mode: ``evaluate --qrels FILE RUN [RUN ...]`` or ``evaluate --prels FILE RUN ...``;
+expected measures (EAP, EP@k, EnDCG@k) under probabilistic qrels: ``evaluate --expected
+FILE RUN ...`` (``export_qrels --kind probabilistic``) or ``evaluate --job N RUN ...``
+(the job's fitted model, human judgments overriding; with ``--collection``, stored
+runs).
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
-stored in the database give the statAP measures). Output: ``measure<TAB>topic<TAB>value``
+stored in the database give the statAP measures, subtopic qrels the diversity measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
 there are several. The readers here are shared with ``statap`` and ``compare_qrels``; stored qrels and runs
 are read through ``selectors_eval``, as the evaluation pages read them.
@@ -19,6 +23,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.qrels import PLACEHOLDER_REL, parse_qrels
 from nuggets_app.importers.runs import parse_run
+from nuggets_app.ir.diversity import (
+    DiversityError,
+    diversity_evaluate,
+    subtopic_qrels_parse,
+)
+from nuggets_app.ir.expected import EXPECTED_MEASURES, run_expected
 from nuggets_app.ir.measures import DEFAULT_MEASURES, run_evaluate
 from nuggets_app.ir.prels import (
     PrelsRecord,
@@ -28,9 +38,14 @@ from nuggets_app.ir.prels import (
     run_scores,
 )
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
-from nuggets_app.models import Qrels, QrelsEntry, Run
+from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
+from nuggets_app.selectors_eval import (
+    SourceError,
+    job_probability_qrels,
+    stored_qrels,
+    stored_subtopic_qrels,
+)
 from nuggets_app.selectors_eval import run_scores as stored_run_scores
-from nuggets_app.selectors_eval import stored_qrels
 
 INTEGER_MEASURES = frozenset({"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet"})
 
@@ -84,6 +99,33 @@ def read_qrels_file(path: str) -> dict[str, dict[str, int]]:
         return qrels
 
     return input_errors(read)
+
+
+def read_expected_file(path: str) -> dict[str, dict[str, float]]:
+    """Probabilistic qrels (``qid docno rel p pi source``) as ``qid -> {docno: p}``."""
+
+    def read() -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for record in parse_qrels(path, kind="prob"):
+            out.setdefault(record.qid, {})[record.docno] = float(
+                record.probability or 0.0
+            )
+        return out
+
+    return input_errors(read)
+
+
+def job_expected(job_id: int) -> tuple[MatchJob, dict[str, dict[str, float]]]:
+    """A job and its probabilistic qrels (its model's p, human judgments overriding)."""
+    job = MatchJob.objects.select_related("collection").filter(pk=job_id).first()
+    if job is None:
+        raise CommandError(f"no matching job {job_id}")
+    try:
+        return job, job_probability_qrels(job)
+    except SourceError as error:
+        raise CommandError(
+            f"{error} (fit it: manage.py match --fit {job_id})"
+        ) from None
 
 
 def read_prels_file(path: str, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
@@ -165,15 +207,39 @@ def format_rows(rows: Iterable[tuple[str, str, float]]) -> Iterator[str]:
 class Command(BaseCommand):
     help = (
         "Evaluate runs: standard measures through ir_measures (--qrels) or statAP with "
-        "95%% confidence intervals (--prels), from files or from the database."
+        "95% confidence intervals (--prels), from files or from the database."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files")
         parser.add_argument("--qrels", metavar="FILE", help="TREC qrels file")
         parser.add_argument("--prels", metavar="FILE", help="prels file (statAP)")
+        parser.add_argument(
+            "--expected",
+            metavar="FILE",
+            help="probabilistic qrels file: expected measures (EAP, EP@10, EnDCG@10)",
+        )
+        parser.add_argument(
+            "--job",
+            type=int,
+            metavar="N",
+            help="expected measures under matching job N's probabilities",
+        )
+        parser.add_argument(
+            "--subtopic-qrels",
+            metavar="FILE",
+            help="diversity qrels 'qid subtopic docno rel': alpha-nDCG@k, ERR-IA@k "
+            "and subtopic recall@k (k = --depth)",
+        )
+        parser.add_argument(
+            "--depth", type=int, default=20, help="k of the diversity measures"
+        )
         parser.add_argument("--collection", help="database mode: collection name")
-        parser.add_argument("--qrels-name", help="database mode: stored qrels or prels")
+        parser.add_argument(
+            "--qrels-name",
+            help="database mode: stored qrels, prels (statAP) or subtopic qrels "
+            "(diversity measures)",
+        )
         add_run_names_argument(parser)
         parser.add_argument(
             "--measures",
@@ -187,6 +253,17 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        if options["subtopic_qrels"]:
+            self._diversity(options)
+            return
+        if options["collection"] and options["qrels_name"]:
+            stored = find_qrels(options["collection"], options["qrels_name"])
+            if stored.kind == Qrels.Kind.SUBTOPICS:
+                self._diversity(options, stored)
+                return
+        if options["expected"] or options["job"] is not None:
+            self._expected(options)
+            return
         runs, qrels, prels = self._inputs(options)
         per_topic = not options["summary"]
         for run in runs:
@@ -204,6 +281,78 @@ class Command(BaseCommand):
                     raise CommandError(str(error)) from None
                 rows = evaluation.rows(per_topic=per_topic)
             for line in format_rows(rows):
+                self.stdout.write(line)
+
+    def _diversity(self, options, stored: Qrels | None = None) -> None:
+        """Diversity measures of every run under subtopic qrels, from a file or
+        (``stored``) from the database."""
+        if stored is not None:
+            qrels = stored_subtopic_qrels(stored)
+            if options["runs"]:
+                raise CommandError("database mode takes no files (use --run NAME ...)")
+            runs = db_runs(stored.collection.name, options["run_names"])
+        else:
+            path = options["subtopic_qrels"]
+            if not options["runs"]:
+                raise CommandError("give at least one RUN file")
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    qrels = subtopic_qrels_parse(fh, source=path)
+            except OSError as exc:
+                raise CommandError(f"{path}: cannot read ({exc.strerror})") from exc
+            except DiversityError as exc:
+                raise CommandError(str(exc)) from exc
+            runs = [read_run_file(p) for p in options["runs"]]
+        for run in runs:
+            if len(runs) > 1:
+                self.stdout.write(f"run\t{run.name}")
+            try:
+                result = diversity_evaluate(qrels, run.scores, k=options["depth"])
+            except DiversityError as exc:
+                raise CommandError(str(exc)) from exc
+            rows = []
+            for measure in result.mean:
+                if not options["summary"]:
+                    rows += [
+                        (measure, qid, values[measure])
+                        for qid, values in sorted(result.per_topic.items())
+                    ]
+                rows.append((measure, "all", result.mean[measure]))
+            for line in format_rows(rows):
+                self.stdout.write(line)
+
+    def _expected(self, options) -> None:
+        """Expected measures of every run under probabilistic qrels."""
+        if options["qrels"] or options["prels"]:
+            raise CommandError("--expected and --job take no --qrels or --prels")
+        if options["expected"] and options["job"] is not None:
+            raise CommandError("give one of --expected FILE and --job N")
+        measures = (
+            options["measures"]
+            if options["measures"] != list(DEFAULT_MEASURES)
+            else list(EXPECTED_MEASURES)
+        )
+        collection = options["collection"]
+        if options["job"] is not None:
+            job, probs = job_expected(options["job"])
+            collection = collection or job.collection.name
+        else:
+            probs = read_expected_file(options["expected"])
+        if options["runs"]:
+            runs = [read_run_file(p) for p in options["runs"]]
+        elif collection is not None:
+            runs = db_runs(collection, options["run_names"])
+        else:
+            raise CommandError("give at least one RUN file")
+        per_topic = not options["summary"]
+        for run in runs:
+            if len(runs) > 1:
+                self.stdout.write(f"run\t{run.name}")
+            try:
+                result = run_expected(probs, run.scores, measures=measures)
+            except ValueError as error:
+                raise CommandError(str(error)) from None
+            for line in format_rows(result.rows(per_topic=per_topic)):
                 self.stdout.write(line)
 
     def _inputs(

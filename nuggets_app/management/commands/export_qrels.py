@@ -1,4 +1,5 @@
-"""``manage.py export_qrels``: qrels (human, inferred, merged), scores, prels, passages."""
+"""``manage.py export_qrels``: qrels (human, inferred, merged, probabilistic), scores,
+prels, passages."""
 
 from __future__ import annotations
 
@@ -9,18 +10,37 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.ir.rules import fit_spec_parse
 from nuggets_app.management.commands._base import only_one
-from nuggets_app.models import Collection, MatchJob, Sample, Topic
+from nuggets_app.models import Collection, MatchJob, Sample
+from nuggets_app.services.diversity import subtopics_export
 from nuggets_app.services.exports import (
     QRELS_KINDS,
     ExportError,
     passages_export,
     prels_export,
+    probabilistic_export,
     qrels_export,
     scores_export,
 )
-from nuggets_app.services.inference import DecisionRule, rule_estimate, rule_fit
+from nuggets_app.services.graded import GRADED_SOURCES, graded_export
+from nuggets_app.services.inference import (
+    RULE_SPECS,
+    DecisionRule,
+    rule_default,
+    rule_estimate,
+    rule_fit,
+    rule_from_spec,
+)
+from nuggets_app.services.topics import UnknownTopics, topics_find
 
-KINDS = (*QRELS_KINDS, "scores", "prels", "passages")
+KINDS = (
+    *QRELS_KINDS,
+    "graded",
+    "subtopics",
+    "probabilistic",
+    "scores",
+    "prels",
+    "passages",
+)
 
 
 def read_thresholds(path: Path) -> dict[str, float]:
@@ -55,7 +75,8 @@ def read_thresholds(path: Path) -> dict[str, float]:
 class Command(BaseCommand):
     help = (
         "Export TREC qrels (human, inferred or merged, with a .provenance.json sidecar), "
-        "a job's scores, a sample's prels, or passage qrels from nugget offsets."
+        "probabilistic qrels of a job's relevance model, a job's scores, a sample's "
+        "prels, or passage qrels from nugget offsets."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -72,6 +93,12 @@ class Command(BaseCommand):
             "--top-n", type=int, help="inferred relevant: N best per topic"
         )
         rule.add_argument(
+            "--rule",
+            metavar="SPEC",
+            help=f"decision rule: {RULE_SPECS} (default for a job with a fitted "
+            "model: p:0.5)",
+        )
+        rule.add_argument(
             "--fit",
             metavar="fB[:per-topic]",
             help="inferred relevant: score >= the threshold with the best F-beta on "
@@ -79,6 +106,20 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--thresholds", type=Path, help="per-topic thresholds file: 'qid threshold'"
+        )
+        parser.add_argument(
+            "--graded-from",
+            choices=GRADED_SOURCES,
+            default="model",
+            help="--kind graded: grades from the ordinal model (median grade) or from "
+            "the nuggets a document matches (--threshold, default 0.5, and --strong)",
+        )
+        parser.add_argument(
+            "--strong",
+            type=float,
+            default=0.8,
+            help="--kind graded --graded-from nuggets: a match below this score "
+            "counts one grade lower",
         )
         parser.add_argument("--sample", help="sample name (prels)")
         parser.add_argument("--topics", nargs="+", metavar="QID", help="default: all")
@@ -90,12 +131,10 @@ class Command(BaseCommand):
             raise CommandError(f"unknown collection {options['collection']}")
         topics = None
         if options["topics"]:
-            topics = list(
-                Topic.objects.filter(collection=collection, qid__in=options["topics"])
-            )
-            missing = set(options["topics"]) - {t.qid for t in topics}
-            if missing:
-                raise CommandError(f"unknown topics: {', '.join(sorted(missing))}")
+            try:
+                topics = topics_find(collection=collection, qids=options["topics"])
+            except UnknownTopics as exc:
+                raise CommandError(str(exc)) from exc
         try:
             export = self._export(options, collection, topics)
         except (ExportError, ValueError) as exc:
@@ -112,9 +151,11 @@ class Command(BaseCommand):
             return passages_export(collection=collection, topics=topics)
         if kind == "prels":
             name = options["sample"]
+            if not name:
+                return prels_export(sample=self._job_sample(options, collection))
             sample = only_one(
                 Sample.objects.filter(pool__collection=collection, name=name),
-                unknown=f"--kind prels needs --sample (unknown sample {name})",
+                unknown=f"unknown sample {name} in collection {collection.name}",
                 several=(
                     f"several samples named {name} in collection {collection.name}; "
                     "rename one"
@@ -132,12 +173,59 @@ class Command(BaseCommand):
             if job is None:
                 raise CommandError("--kind scores needs --job")
             return scores_export(job=job)
+        if kind == "subtopics":
+            threshold = options["threshold"]
+            return subtopics_export(
+                collection=collection,
+                job=job,
+                threshold=0.5 if threshold is None else threshold,
+                topics=topics,
+            )
+        if kind == "graded":
+            if job is None:
+                raise CommandError("--kind graded needs --job")
+            threshold = options["threshold"]
+            return graded_export(
+                job=job,
+                source=options["graded_from"],
+                topics=topics,
+                threshold=0.5 if threshold is None else threshold,
+                strong=options["strong"],
+            )
+        if kind == "probabilistic":
+            if job is None:
+                raise CommandError("--kind probabilistic needs --job")
+            return probabilistic_export(job=job, topics=topics)
         rule = None
         if kind != "human":
-            rule = self._fitted(options, job) if options["fit"] else _rule(options)
-        return qrels_export(
+            if options["fit"]:
+                rule = self._fitted(options, job)
+            elif options["rule"]:
+                rule = rule_from_spec(options["rule"])
+            else:
+                rule = _rule(options, job)
+        export = qrels_export(
             collection=collection, kind=kind, job=job, rule=rule, topics=topics
         )
+        for warning in (export.provenance or {}).get("warnings") or []:
+            self.stderr.write(f"warning: {warning}")
+        return export
+
+    def _job_sample(self, options, collection: Collection) -> Sample:
+        """The sample a ``--job`` ran over: prels without ``--sample``."""
+        if options["job"] is None:
+            raise CommandError(
+                "--kind prels needs --sample NAME (or --job over a sample)"
+            )
+        job = MatchJob.objects.filter(pk=options["job"], collection=collection).first()
+        if job is None:
+            raise CommandError(f"no job {options['job']} in {collection.name}")
+        if job.sample is None:
+            raise CommandError(
+                f"--kind prels needs a sample: job {job.pk} ran over "
+                f"{job.get_source_display().lower()}, not a sample; give --sample NAME"
+            )
+        return job.sample
 
     def _fitted(self, options, job: MatchJob | None) -> DecisionRule:
         if job is None:
@@ -164,12 +252,16 @@ def _ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _rule(options) -> DecisionRule:
+def _rule(options, job: MatchJob | None) -> DecisionRule:
     per_topic = read_thresholds(options["thresholds"]) if options["thresholds"] else {}
     if options["top_n"] is not None:
         return DecisionRule(kind="top_n", n=options["top_n"])
     if options["threshold"] is None and not per_topic:
-        raise CommandError("inferred qrels need --threshold, --thresholds or --top-n")
+        if job is not None and rule_default(job).uses_model:
+            return rule_default(job)
+        raise CommandError(
+            "inferred qrels need --rule, --threshold, --thresholds or --top-n"
+        )
     # A topic missing from the thresholds file infers nothing: scores never exceed 1.
     threshold = options["threshold"] if options["threshold"] is not None else 2.0
     return DecisionRule(kind="threshold", threshold=threshold, per_topic=per_topic)

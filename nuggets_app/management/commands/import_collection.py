@@ -31,6 +31,13 @@ class Command(BaseCommand):
             help="'replace' turns undecodable bytes into U+FFFD and reports how many",
         )
         parser.add_argument(
+            "--changed-text",
+            choices=("refuse", "reanchor"),
+            default="refuse",
+            help="a judged document whose text changes: refuse the file (default), or "
+            "move each of its nuggets to its span text in the new text",
+        )
+        parser.add_argument(
             "--ir-datasets",
             metavar="ID",
             help="read the documents of an ir_datasets dataset instead of PATH "
@@ -55,6 +62,7 @@ class Command(BaseCommand):
                     encoding=options["encoding"],
                     encoding_errors=options["encoding_errors"],
                     max_errors=options["max_errors"],
+                    changed_text=options["changed_text"],
                     progress=update,
                 ),
             )

@@ -1,4 +1,5 @@
-"""``manage.py import_qrels PATH --collection NAME --name NAME``: qrels or prels."""
+"""``manage.py import_qrels PATH --collection NAME --name NAME``: qrels, prels,
+probabilistic qrels, or (``--kind subtopics``) subtopic qrels."""
 
 from __future__ import annotations
 
@@ -11,15 +12,25 @@ from nuggets_app.services.imports import qrels_import
 
 class Command(BaseCommand):
     help = (
-        "Import relevance judgments: TREC qrels (qid iter docno rel) or prels "
-        "(qid docno rel method inclusion_prob). A qrels of the same name is replaced."
+        "Import relevance judgments: TREC qrels (qid iter docno rel), prels "
+        "(qid docno rel method inclusion_prob), probabilistic qrels (qid docno rel p "
+        "pi source) or, with --kind subtopics, diversity qrels (qid subtopic docno "
+        "rel). A qrels of the same name is replaced."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="qrels or prels file")
         parser.add_argument("--collection", required=True, help="collection name")
         parser.add_argument("--name", required=True, help="name of the qrels")
-        parser.add_argument("--kind", choices=KINDS, default="auto")
+        parser.add_argument(
+            "--kind",
+            "--format",
+            dest="kind",
+            choices=KINDS,
+            default="auto",
+            help="file format (default: auto, by the column count; subtopic qrels "
+            "have the 4 columns of plain qrels, so they need --kind subtopics)",
+        )
         add_common_arguments(parser)
 
     def handle(self, *args, **options) -> None:

@@ -1,4 +1,5 @@
-"""``manage.py match``: launch, watch, cancel, resume and re-score matching jobs."""
+"""``manage.py match``: launch, watch, cancel, resume, re-score matching jobs and fit
+their relevance model."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from nuggets_app.management.commands._base import only_one
-from nuggets_app.models import Collection, MatchJob, Pool, Sample, Topic
+from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
+from nuggets_app.services.inference import launch_warnings
 from nuggets_app.services.matching import (
     MatchJobError,
     match_job_cancel,
@@ -19,6 +21,8 @@ from nuggets_app.services.matching import (
     match_job_resume,
     match_supervise,
 )
+from nuggets_app.services.relevance import RelevanceModelError, job_model_fit
+from nuggets_app.services.topics import UnknownTopics, topics_find
 
 FINAL = (MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED)
 
@@ -26,7 +30,7 @@ FINAL = (MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED
 class Command(BaseCommand):
     help = (
         "Score a pool, a sample or a whole collection against the topics' nuggets on "
-        "the Celery workers; or --resume/--cancel/--rescore/--supervise jobs."
+        "the Celery workers; or --resume/--cancel/--rescore/--fit/--supervise jobs."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -37,6 +41,12 @@ class Command(BaseCommand):
         action.add_argument("--cancel", type=int, metavar="JOB", help="stop a job")
         action.add_argument(
             "--rescore", type=int, metavar="JOB", help="new --lam for a job"
+        )
+        action.add_argument(
+            "--fit",
+            type=int,
+            metavar="JOB",
+            help="fit the job's relevance model again on the current judgments",
         )
         action.add_argument(
             "--supervise",
@@ -60,6 +70,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--assessor", nargs="+", help="only these assessors' nuggets"
+        )
+        parser.add_argument(
+            "--bank",
+            nargs="+",
+            help="only these imported nugget banks' nuggets (with --assessor: both)",
         )
         parser.add_argument(
             "--grade", nargs="+", type=int, help="only nuggets of grades"
@@ -86,14 +101,16 @@ class Command(BaseCommand):
                 self.stdout.write(f"job {job.pk}: {job.status}")
                 return
             if options["rescore"]:
-                summary = match_job_rescore(
-                    job=_job(options["rescore"]), lam=options["lam"]
-                )
+                job = _job(options["rescore"])
+                summary = match_job_rescore(job=job, lam=options["lam"])
                 self.stdout.write(
                     f"job {options['rescore']}: lambda {options['lam']:g}, "
                     f"{summary.changed} of {summary.results} results changed "
-                    f"in {summary.seconds:.2f}s"
+                    f"in {summary.seconds:.2f}s; now scoring {job.scoring}"
                 )
+                return
+            if options["fit"]:
+                self._fit(_job(options["fit"]))
                 return
             if options["resume"]:
                 job = _job(options["resume"])
@@ -104,6 +121,8 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"job {job.pk}: {job.chunks_total} chunks, {job.docs_total} documents"
                 )
+                for warning in launch_warnings(job):
+                    self.stderr.write(f"warning: {warning}")
         except MatchJobError as exc:
             raise CommandError(str(exc)) from exc
         if options["wait"]:
@@ -115,12 +134,10 @@ class Command(BaseCommand):
         collection = Collection.objects.filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"unknown collection {options['collection']}")
-        topics = Topic.objects.filter(collection=collection)
-        if options["topics"]:
-            topics = topics.filter(qid__in=options["topics"])
-            missing = set(options["topics"]) - set(topics.values_list("qid", flat=True))
-            if missing:
-                raise CommandError(f"unknown topics: {', '.join(sorted(missing))}")
+        try:
+            topics = topics_find(collection=collection, qids=options["topics"] or [])
+        except UnknownTopics as exc:
+            raise CommandError(str(exc)) from exc
         pool = sample = None
         if options["pool"]:
             source = MatchJob.Source.POOL
@@ -148,16 +165,27 @@ class Command(BaseCommand):
             raise CommandError("say which documents: --pool, --sample or --all-docs")
         return match_job_launch(
             collection=collection,
-            topics=list(topics),
+            topics=topics,
             source=source,
             pool=pool,
             sample=sample,
-            nugget_filter=_nugget_filter(options),
+            nugget_filter=_nugget_filter(options, collection),
             k=options["k"],
             lam=options["lam"],
             stem=options["stem"],
             stopwords=options["stopwords"],
             name=options["name"],
+        )
+
+    def _fit(self, job: MatchJob) -> None:
+        try:
+            summary = job_model_fit(job=job)
+        except RelevanceModelError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            f"job {job.pk}: fitted on {summary.judged} judged documents "
+            f"({summary.relevant} relevant); p of {summary.documents} documents "
+            f"in {summary.seconds:.3f}s"
         )
 
     def _follow(self, job: MatchJob, show: bool) -> None:
@@ -193,8 +221,17 @@ def _job(pk: int) -> MatchJob:
     return job
 
 
-def _nugget_filter(options) -> dict[str, list]:
+def _nugget_filter(options, collection: Collection) -> dict[str, list]:
     out: dict[str, list] = {}
+    if options["bank"]:
+        banks = NuggetBank.objects.filter(
+            collection=collection, name__in=options["bank"]
+        )
+        found_banks = {b.name: b.pk for b in banks}
+        unknown = set(options["bank"]) - set(found_banks)
+        if unknown:
+            raise CommandError(f"unknown nugget banks: {', '.join(sorted(unknown))}")
+        out["banks"] = sorted(found_banks.values())
     if options["assessor"]:
         users = get_user_model().objects.filter(username__in=options["assessor"])
         found = {u.username: u.pk for u in users}

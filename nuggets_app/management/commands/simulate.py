@@ -29,6 +29,10 @@ SUMMARY_KEYS = (
     "baseline_map",
     "precision",
     "recall",
+    "map_unjudged",
+    "baseline_map_unjudged",
+    "expected_relevant",
+    "true_relevant_unjudged",
 )
 
 
@@ -83,6 +87,24 @@ class Command(BaseCommand):
             help="threshold:X | top:N | fit:f1 | fit:f1:per-topic (best F1 on the "
             "held-out judged documents)",
         )
+        parser.add_argument(
+            "--inference",
+            choices=["model", "paper"],
+            default="model",
+            help="model: the relevance model's probabilities (default); paper: the "
+            "matcher score with --rule",
+        )
+        parser.add_argument(
+            "--nuggets",
+            choices=["simulated", "human"],
+            default="simulated",
+            help="simulated: nuggets cut from the judged relevant documents by the "
+            "sentence heuristic; human: a nugget bank's nuggets whose source span is in "
+            "a judged relevant document (import_nuggets with docno/start/end)",
+        )
+        parser.add_argument(
+            "--bank", help="the nugget bank for --nuggets human (default: the only one)"
+        )
         parser.add_argument("--k", type=int, default=3, help="shingle size")
         parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")
         parser.add_argument("--relevance-level", type=int, default=1)
@@ -106,6 +128,9 @@ class Command(BaseCommand):
                     keywords=options["keywords"],
                 ),
                 rule=options["rule"],
+                inference=options["inference"],
+                nuggets=options["nuggets"],
+                nugget_bank=options["bank"],
                 k=options["k"],
                 lam=options["lam"],
                 relevance_level=options["relevance_level"],

@@ -23,7 +23,7 @@ from nuggets_app.management.commands.evaluate import (
 class Command(BaseCommand):
     help = (
         "statAP estimates of runs from prels (qid docno rel method inclusion_prob), "
-        "numbers as NIST's statAP_MQ_eval_v3.pl computes them, with 95%% intervals."
+        "numbers as NIST's statAP_MQ_eval_v3.pl computes them, with 95% intervals."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -3,10 +3,11 @@
 Draw (and assign to assessors by user name)::
 
     verification_queue --job ID [--threshold T | --top-n N] --relevant 10
-        --nonrelevant 5 --seed 1 [--name NAME] [--assessor NAME ...] [--overlap K]
+        --nonrelevant 5 [--uncertain 5] --seed 1 [--name NAME] [--assessor NAME ...]
+        [--overlap K]
 
 Report (CSV on standard output: one row per stratum, per inferred label and overall,
-with the Wilson 95% interval)::
+with the Wilson 95% interval; then, with the model's p, how calibrated p was)::
 
     verification_queue --report --job ID --name NAME
 """
@@ -36,6 +37,12 @@ class Command(BaseCommand):
         parser.add_argument("--job", type=int, required=True, help="matching job id")
         parser.add_argument("--relevant", type=int, default=10, help="per topic (10)")
         parser.add_argument("--nonrelevant", type=int, default=5, help="per topic (5)")
+        parser.add_argument(
+            "--uncertain",
+            type=int,
+            default=0,
+            help="per topic: also the documents whose p is closest to 0.5 (0)",
+        )
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--name", default="", help="sample name")
         parser.add_argument("--assessor", action="append", default=[], metavar="NAME")
@@ -65,7 +72,7 @@ class Command(BaseCommand):
             job=job, rule=rule_from_options(options), relevant=options["relevant"],
             nonrelevant=options["nonrelevant"], seed=options["seed"],
             assessors=[by_name[n] for n in options["assessor"]], name=options["name"],
-            overlap=options["overlap"],
+            overlap=options["overlap"], uncertain=options["uncertain"],
         )  # fmt: skip
         for qid, record in sample.draws.items():
             for label, info in record["strata"].items():
@@ -73,6 +80,11 @@ class Command(BaseCommand):
                     f"{qid}\t{label}\t{len(info['drawn'])} of {info['population']}"
                 )
         self.stdout.write(f"sample\t{sample.pk}\t{sample.name}")
+        if not options["assessor"]:
+            self.stderr.write(
+                f"sample {sample.name} is unassigned: nobody judges it until "
+                f"manage.py assign --sample {sample.name} --all --assessors ..."
+            )
 
     def _report(self, job: MatchJob, name: str) -> None:
         pool = job.pool or (job.sample.pool if job.sample else None)
@@ -81,6 +93,8 @@ class Command(BaseCommand):
         ).first()
         if sample is None:
             raise CommandError(f"no verification sample {name!r} for job {job.pk}")
-        self.stdout.write(
-            verification_report(sample=sample).table().csv_text(), ending=""
-        )
+        report = verification_report(sample=sample)
+        self.stdout.write(report.table().csv_text(), ending="")
+        if report.calibration:
+            self.stdout.write("")
+            self.stdout.write(report.calibration_table().csv_text(), ending="")

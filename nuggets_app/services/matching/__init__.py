@@ -6,15 +6,19 @@ results are rows. Celery only carries chunk ids.
 Which mechanism brings back a killed worker's chunk:
 
 - a SIGKILLed pool *child*: the settings have ``acks_late`` and
-  ``reject_on_worker_lost``, so the broker hands the message out again at once; the
-  chunk is still ``running`` in the database, but nobody holds its advisory lock any
-  more (PostgreSQL releases it with the dead connection), so the redelivered task
-  claims it again;
-- a SIGKILLed *main* worker process (or lost broker data): the message only comes back
-  after the broker's visibility timeout, so :func:`match_supervise` (run it from cron
-  or ``manage.py match --supervise``) re-queues chunks whose heartbeat is older than
-  ``settings.MATCH_CHUNK_STALE_SECONDS``, and :func:`match_job_resume` does the same
-  for one job on demand.
+  ``reject_on_worker_lost``, so the broker puts the message back in the queue at once
+  (behind the messages already queued); the chunk is still ``running`` in the
+  database, but nobody holds its advisory lock any more (PostgreSQL releases it with
+  the dead connection), so the redelivered task claims it again;
+- a SIGKILLed *main* worker process (or lost broker data): the message would only come
+  back after the broker's visibility timeout, so :func:`match_supervise` (Celery beat
+  runs it every ``MATCH_SUPERVISE_SECONDS``, and every worker once
+  ``MATCH_ORPHAN_SECONDS`` after it starts) re-queues *orphans*, running chunks whose
+  advisory lock nobody holds, within seconds; chunks whose heartbeat is older than
+  ``settings.MATCH_CHUNK_STALE_SECONDS`` (a hung worker, lost messages) are re-queued
+  too. :func:`match_job_resume` does the same for one job on demand;
+- a dropped database connection: the chunk's task retries with backoff on a new
+  connection, and the attempt is given back.
 
 Every claim counts an attempt in the database; past ``settings.MATCH_MAX_ATTEMPTS``
 the chunk fails the job instead of running again, so a chunk that kills its worker
@@ -27,6 +31,8 @@ from .base import (
     ChunkCancelled,
     MatchJobError,
     TransientChunkError,
+    db_connection_lost,
+    db_connection_reset,
     job_nugget_specs,
     job_nuggets,
 )
@@ -35,6 +41,7 @@ from .control import (
     match_job_cancel,
     match_job_progress,
     match_job_resume,
+    match_orphans_requeue,
     match_supervise,
 )
 from .launch import match_job_launch
@@ -49,6 +56,8 @@ __all__ = [
     "RescoreSummary",
     "TransientChunkError",
     "chunk_attempts",
+    "db_connection_lost",
+    "db_connection_reset",
     "job_nugget_specs",
     "job_nuggets",
     "match_chunk_run",
@@ -57,6 +66,7 @@ __all__ = [
     "match_job_progress",
     "match_job_rescore",
     "match_job_resume",
+    "match_orphans_requeue",
     "match_supervise",
     "result_spans",
 ]

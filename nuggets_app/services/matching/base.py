@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from matcher import NuggetSpec
 from nuggets_app.models import (
@@ -12,6 +13,7 @@ from nuggets_app.models import (
     MatchJob,
     Nugget,
 )
+from nuggets_app.selectors import nuggets_kept
 
 logger = logging.getLogger("nuggets_app.services.matching")
 
@@ -37,25 +39,53 @@ class ChunkCancelled(Exception):
     """The job was cancelled while the chunk ran."""
 
 
+# InterfaceError is not a DatabaseError in Django: it is what a query on a connection
+# the server has closed raises ("connection already closed").
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     TransientChunkError,
     DatabaseError,
+    InterfaceError,
     ConnectionError,
     TimeoutError,
 )
 
 
+def db_connection_reset() -> bool:
+    """After a database error: if this process's connection is gone (server restart,
+    failover, terminated backend, network), close it so the next query opens a new one,
+    and say so. A connection that still answers is left alone (False)."""
+    if connection.connection is None:
+        return True  # Django already dropped it after the failure
+    if connection.is_usable():
+        return False
+    with contextlib.suppress(DatabaseError, InterfaceError):
+        connection.close()
+    return True
+
+
+# SQLSTATE classes of a lost connection: 08 (connection exception), 57P01-57P03
+# (administrator or crash shutdown, server starting up).
+_LOST_SQLSTATES = ("08", "57P01", "57P02", "57P03")
+
+
+def db_connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database connection itself went away, rather than a
+    query failing on a working connection (a deadlock or a lock timeout counts as a
+    failed attempt; a lost connection does not)."""
+    if isinstance(exc, InterfaceError):
+        return True  # "connection already closed"
+    if not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    if cause is None or not hasattr(cause, "pgcode"):
+        return False
+    code = cause.pgcode or ""  # none: the client saw the socket close
+    return not code or code.startswith(_LOST_SQLSTATES)
+
+
 def job_nuggets(job: MatchJob, topic_id: int):
     """The nuggets of a topic that the job's nugget filter keeps, by primary key."""
-    qs = Nugget.objects.filter(topic_id=topic_id)
-    f = job.nugget_filter or {}
-    if f.get("assessors"):
-        qs = qs.filter(assessor_id__in=f["assessors"])
-    if f.get("grades"):
-        qs = qs.filter(grade__in=f["grades"])
-    if f.get("aspects"):
-        qs = qs.filter(aspect__in=f["aspects"])
-    return qs.order_by("pk")
+    return nuggets_kept(Nugget.objects.filter(topic_id=topic_id), job).order_by("pk")
 
 
 def job_nugget_specs(job: MatchJob, topic_id: int) -> list[NuggetSpec]:

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, InterfaceError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from matcher import MatchOptions, TopicMatcher
+from matcher.tokens import stems_save
 from nuggets_app.models import (
     Document,
     MatchChunk,
@@ -21,6 +22,11 @@ from nuggets_app.models import (
     MatchResult,
 )
 from nuggets_app.services.inference import evidence_pack
+from nuggets_app.services.relevance import (
+    chunk_features_pack,
+    job_stats_ensure,
+    title_terms,
+)
 
 from .base import (
     ACTIVE,
@@ -31,6 +37,8 @@ from .base import (
     ChunkCancelled,
     ChunkStatus,
     Status,
+    db_connection_lost,
+    db_connection_reset,
     job_nugget_specs,
     logger,
 )
@@ -74,6 +82,13 @@ def match_chunk_run(*, chunk_id: int) -> ChunkOutcome:
             )
             return ChunkOutcome("cancelled")
         except TRANSIENT_ERRORS as exc:
+            if db_connection_lost(exc):
+                db_connection_reset()
+                # The connection died under the chunk (database restart, failover,
+                # network): not the chunk's fault, so the attempt is given back and
+                # the caller retries on a new connection.
+                _chunk_refund(chunk, exc)
+                raise
             _chunk_note_error(chunk, exc, final=chunk.attempts >= _max_attempts())
             raise
         except Exception as exc:
@@ -93,11 +108,16 @@ def _chunk_lock(chunk_id: int) -> Iterator[bool]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
         held = cursor.fetchone()[0]
+    owner = connection.connection
     try:
         yield held
     finally:
-        if held:
-            with contextlib.suppress(DatabaseError), connection.cursor() as cursor:
+        # A lock dies with its connection: nothing to release on a new one.
+        if held and connection.connection is owner:
+            with (
+                contextlib.suppress(DatabaseError, InterfaceError),
+                connection.cursor() as cursor,
+            ):
                 cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key)
 
 
@@ -137,10 +157,27 @@ def _chunk_claim(chunk_id: int) -> tuple[MatchChunk | None, ChunkOutcome]:
     return chunk, ChunkOutcome("running")
 
 
-def chunk_attempts(chunk_id: int) -> int:
-    """How many times the chunk has been claimed (0 for a vanished chunk)."""
-    value = MatchChunk.objects.filter(pk=chunk_id).values_list("attempts", flat=True)
-    return value.first() or 0
+def chunk_attempts(chunk_id: int) -> int | None:
+    """How many times the chunk has been claimed (0 for a vanished chunk), or None
+    when the database cannot be reached (the connection is then reset)."""
+    try:
+        value = MatchChunk.objects.filter(pk=chunk_id).values_list(
+            "attempts", flat=True
+        )
+        return value.first() or 0
+    except (DatabaseError, InterfaceError):
+        db_connection_reset()
+        return None
+
+
+def _chunk_refund(chunk: MatchChunk, exc: BaseException) -> None:
+    """Give back the attempt a lost connection cost, if the database answers again."""
+    try:
+        MatchChunk.objects.filter(pk=chunk.pk, status=ChunkStatus.RUNNING).update(
+            attempts=F("attempts") - 1, error=_describe(exc)
+        )
+    except (DatabaseError, InterfaceError):
+        db_connection_reset()
 
 
 def _max_attempts() -> int:
@@ -150,31 +187,46 @@ def _max_attempts() -> int:
 def _chunk_work(chunk: MatchChunk) -> ChunkOutcome:
     job = chunk.job
     topic_matcher = _topic_matcher(job, chunk.topic_id)
-    texts = dict(
-        Document.objects.filter(pk__in=chunk.document_ids).values_list("pk", "text")
-    )
+    job_stats_ensure(job=job)
+    rows = {
+        pk: (docno, title, text)
+        for pk, docno, title, text in Document.objects.filter(
+            pk__in=chunk.document_ids
+        ).values_list("pk", "docno", "title", "text")
+    }
+    options = topic_matcher.options
     results: list[MatchResult] = []
     evidences: list[tuple[int, Any]] = []
+    described: list[tuple[int, str, Any, dict[str, float]]] = []
     beat = time.monotonic()
     for doc_id in chunk.document_ids:
-        text = texts.get(doc_id)
-        if text is None:
+        row = rows.get(doc_id)
+        if row is None:
             logger.warning("document %s of chunk %s vanished; skipped", doc_id, chunk)
             continue
-        match = _score_document(topic_matcher, text)
+        match, terms = _score_document(topic_matcher, row[2])
+        terms = title_terms(row[1], row[2], options) + terms
         evidences.append((doc_id, match.evidence))
         results.append(_result_row(job, chunk.topic_id, doc_id, match))
+        minspan = {item.nugget: item.score(job.lam) for item in match.evidence.nuggets}
+        described.append((doc_id, row[0], terms, minspan))
         if time.monotonic() - beat >= HEARTBEAT_SECONDS:
             _chunk_heartbeat(chunk)
             beat = time.monotonic()
     packed = evidence_pack(evidences)
-    _chunk_commit(chunk, results, packed)
+    features = chunk_features_pack(
+        job=job, topic_id=chunk.topic_id, documents=described
+    )
+    _chunk_commit(chunk, results, packed, features)
+    stems_save()  # the chunk's new stems, for every later worker process
     return ChunkOutcome("done", documents=len(results))
 
 
-def _score_document(topic_matcher: TopicMatcher, text: str) -> Any:
-    """One document against the topic's nuggets (a seam the fault tests wrap)."""
-    return topic_matcher.score(text)
+def _score_document(topic_matcher: TopicMatcher, text: str) -> tuple[Any, list[str]]:
+    """One document against the topic's nuggets, and its terms (the relevance
+    model's too); a seam the fault tests wrap."""
+    prepared = topic_matcher.prepare(text)
+    return topic_matcher.score_prepared(prepared), prepared.terms
 
 
 def _result_row(job: MatchJob, topic_id: int, doc_id: int, match: Any) -> MatchResult:
@@ -195,8 +247,11 @@ def _chunk_heartbeat(chunk: MatchChunk) -> None:
         raise ChunkCancelled
 
 
-def _chunk_commit(chunk: MatchChunk, results: list[MatchResult], packed: bytes) -> None:
-    """Results, the chunk's done state and the job's progress in one transaction."""
+def _chunk_commit(
+    chunk: MatchChunk, results: list[MatchResult], packed: bytes, features: bytes
+) -> None:
+    """Results, the chunk's done state and the job's progress in one transaction; the
+    last chunk enqueues the fit of the job's relevance model."""
     now = timezone.now()
     with transaction.atomic():
         MatchResult.objects.bulk_create(
@@ -214,6 +269,7 @@ def _chunk_commit(chunk: MatchChunk, results: list[MatchResult], packed: bytes) 
             heartbeat_at=now,
             error="",
             packed_evidence=packed,
+            packed_features=features,
         )
         if not finished:
             return
@@ -221,9 +277,11 @@ def _chunk_commit(chunk: MatchChunk, results: list[MatchResult], packed: bytes) 
             chunks_done=F("chunks_done") + 1,
             docs_done=F("docs_done") + len(chunk.document_ids),
         )
-        MatchJob.objects.filter(
+        done = MatchJob.objects.filter(
             pk=chunk.job_id, status__in=ACTIVE, chunks_done=F("chunks_total")
         ).update(status=Status.DONE, finished_at=now)
+        if done:
+            transaction.on_commit(lambda: enqueue_fit(chunk.job_id))
 
 
 def _chunk_note_error(chunk: MatchChunk, exc: BaseException, *, final: bool) -> None:
@@ -269,3 +327,10 @@ def _topic_matcher(job: MatchJob, topic_id: int) -> TopicMatcher:
         )
         _MATCHERS[key] = TopicMatcher(job_nugget_specs(job, topic_id), options)
     return _MATCHERS[key]
+
+
+def enqueue_fit(job_id: int) -> None:
+    """Send the task that fits the job's relevance model."""
+    from nuggets_app.tasks import match_job_fit as match_job_fit_task
+
+    match_job_fit_task.delay(job_id)

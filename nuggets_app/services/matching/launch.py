@@ -3,25 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from nuggets_app.models import (
     Collection,
     Document,
+    JobInference,
     MatchChunk,
     MatchJob,
+    Nugget,
     Pool,
     PoolDocument,
     Sample,
     SampleDocument,
     Topic,
 )
+from nuggets_app.services.health import BrokerUnavailable, broker_check
 
-from .base import MatchJobError, Status
+from .base import ChunkStatus, MatchJobError, Status, logger
+
+# The heartbeat of a chunk whose message never reached the broker: older than any
+# stale limit, so the supervisor's next round enqueues it.
+NEVER_QUEUED = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def match_job_launch(
@@ -40,9 +49,21 @@ def match_job_launch(
     name: str = "",
 ) -> MatchJob:
     """Create a job and its chunks (one topic and up to ``MATCH_CHUNK_SIZE`` documents
-    each) and enqueue the chunks once the transaction commits."""
+    each) and enqueue the chunks once the transaction commits.
+
+    The broker is asked first: when it is unreachable nothing is saved and
+    ``MatchJobError`` says so (a job committed with nothing queued would tempt the user
+    to launch it twice)."""
     topics = sorted(topics, key=lambda t: t.qid)
     _validate_launch(collection, topics, source, pool, sample, k, lam, stem, stopwords)
+    nugget_filter = _clean_filter(nugget_filter)
+    _check_aspects(topics, nugget_filter.get("aspects", []))
+    try:
+        broker_check()
+    except BrokerUnavailable as exc:
+        raise MatchJobError(
+            f"{exc}. Nothing was launched: start the broker (REDIS_URL) and try again."
+        ) from exc
     size = max(1, settings.MATCH_CHUNK_SIZE)
     with transaction.atomic():
         job = MatchJob.objects.create(
@@ -51,7 +72,7 @@ def match_job_launch(
             source=source,
             pool=pool,
             sample=sample,
-            nugget_filter=_clean_filter(nugget_filter),
+            nugget_filter=nugget_filter,
             k=k,
             lam=lam,
             stem=stem,
@@ -59,6 +80,7 @@ def match_job_launch(
             created_by=created_by,
         )
         job.topics.set(topics)
+        JobInference.objects.create(job=job)
         now = timezone.now()
         chunks: list[MatchChunk] = []
         for topic in topics:
@@ -110,16 +132,37 @@ def _validate_launch(collection, topics, source, pool, sample, k, lam, stem, sto
 
 
 def _clean_filter(nugget_filter: dict[str, list] | None) -> dict[str, list]:
-    allowed = {"assessors", "grades", "aspects"}
+    allowed = {"assessors", "banks", "grades", "aspects"}
     out = {}
     for key, values in (nugget_filter or {}).items():
         if key not in allowed:
             raise MatchJobError(
-                f"unknown nugget filter {key!r} (assessors, grades, aspects)"
+                f"unknown nugget filter {key!r} (assessors, banks, grades, aspects)"
             )
         if values:
             out[key] = sorted(values)
     return out
+
+
+def _check_aspects(topics: Sequence[Topic], aspects: list[str]) -> None:
+    """Refuse aspect names that neither the topics declare nor any of their nuggets
+    carries: such a filter keeps no nugget and the job would match nothing."""
+    if not aspects:
+        return
+    known = {str(a.get("id", "")) for t in topics for a in (t.aspects or [])}
+    known |= set(
+        Nugget.objects.filter(topic__in=topics)
+        .exclude(aspect="")
+        .values_list("aspect", flat=True)
+        .distinct()
+    )
+    unknown = [a for a in aspects if a not in known]
+    if unknown:
+        listed = ", ".join(sorted(known)) if known else "none"
+        raise MatchJobError(
+            f"unknown aspects: {', '.join(repr(a) for a in unknown)} "
+            f"(the topics' aspects: {listed})"
+        )
 
 
 def _source_document_ids(job: MatchJob, topic: Topic) -> list[int]:
@@ -134,8 +177,24 @@ def _source_document_ids(job: MatchJob, topic: Topic) -> list[int]:
 
 
 def enqueue_chunks(chunk_ids: Sequence[int]) -> None:
-    """Send one task per chunk (call it from ``transaction.on_commit``)."""
+    """Send one task per chunk (call it from ``transaction.on_commit``).
+
+    If the broker fails part-way (it went down after the check), the chunks not sent
+    are marked never queued, so the supervisor's next round enqueues them instead of
+    leaving the committed job pending for good."""
     from nuggets_app.tasks import match_chunk as match_chunk_task
 
-    for chunk_id in chunk_ids:
-        match_chunk_task.delay(chunk_id)
+    for n, chunk_id in enumerate(chunk_ids):
+        try:
+            match_chunk_task.delay(chunk_id)
+        except (BrokerError, OSError) as exc:
+            rest = list(chunk_ids[n:])
+            MatchChunk.objects.filter(pk__in=rest, status=ChunkStatus.QUEUED).update(
+                heartbeat_at=NEVER_QUEUED
+            )
+            logger.error(
+                "the broker is unreachable (%s): %d chunk(s) left for the supervisor",
+                exc,
+                len(rest),
+            )
+            return

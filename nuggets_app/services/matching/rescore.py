@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import UTC
 
 import numpy as np
 from django.db import connection, transaction
+from django.utils import timezone
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.models import (
@@ -52,8 +54,15 @@ def match_job_rescore(*, job: MatchJob, lam: float) -> RescoreSummary:
     dirty = (old["score"] != new["score"]) | (old["nugget"] != new["nugget"])
     with transaction.atomic():
         changed = _scores_write(job, {key: col[dirty] for key, col in new.items()})
-        MatchJob.objects.filter(pk=job.pk).update(lam=lam)
+        # Each scoring is numbered and dated, so an evaluation or export can say which
+        # one it used (the scores themselves are replaced).
+        history = [*(job.rescorings or []), {
+            "lam": lam, "previous_lam": job.lam, "changed": changed,
+            "at": timezone.now().astimezone(UTC).isoformat(timespec="seconds"),
+        }]  # fmt: skip
+        MatchJob.objects.filter(pk=job.pk).update(lam=lam, rescorings=history)
     job.lam = lam
+    job.rescorings = history
     matcher_cache_clear()
     return RescoreSummary(
         results=len(new["doc"]), changed=changed, seconds=time.perf_counter() - started

@@ -17,3 +17,15 @@ def researcher(db):
     user = UserFactory(username="carol")
     user.groups.add(Group.objects.get_or_create(name="researchers")[0])
     return user
+
+
+@pytest.fixture(autouse=True)
+def tasks_in_process():
+    """Dashboard computations run inside the request, as without REDIS_URL (the worker
+    path has its own tests, which override this fixture)."""
+    from nuggets_app.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved

@@ -240,3 +240,42 @@ def test_the_dashboard_draws_and_reports(staff_client, world, other_assessor):
     rows = staff_client.get(f"{csv_url}csv/verification?sample={sample.pk}")
     table = verification_report(sample=sample).table()
     assert rows.content.decode() == table.csv_text()
+
+
+def test_my_topics_labels_verification_queues(world, client, other_assessor):
+    from nuggets_app.services.assignments import assignment_create
+
+    assignment_create(sample=world.sample, assessors=[other_assessor])
+    sample = _queue(world, [other_assessor])
+    client.force_login(other_assessor)
+    html = client.get(reverse("assessor-home")).content.decode()
+    rows = html[html.index("<tbody>") : html.index("</tbody>")].split("<tr>")[1:]
+    headers = [row.split("</th>")[0].split(">", 1)[1] for row in rows]
+    topic = next(iter(sample.draws))
+    same_topic = [h for h in headers if h.startswith(f"{topic}: ")]
+    assert len(same_topic) == 2  # the statAP queue and the verification queue
+    labelled = [h for h in same_topic if '<span class="tag">verification</span>' in h]
+    assert len(labelled) == 1
+
+
+def test_the_dashboard_wants_an_assessor_or_an_explicit_unassigned(
+    staff_client, world, other_assessor
+):
+    url = reverse("verification-create", args=[world.collection.pk])
+    data = {
+        "job": world.job.pk, "kind": "top_n", "threshold": 0.5, "n": 6,
+        "relevant": 3, "nonrelevant": 2, "seed": 5, "name": "nobody", "overlap": 1,
+    }  # fmt: skip
+    page = staff_client.get(url)
+    assert f'type="checkbox" name="assessors" value="{other_assessor.pk}"' in page.text
+    refused = staff_client.post(url, data)
+    assert refused.status_code == 200
+    assert "choose at least one assessor, or tick" in refused.text
+    assert not SampleDocument.objects.filter(sample__name="nobody").exists()
+    drawn = staff_client.post(url, {**data, "unassigned": "on"}, follow=True)
+    assert "drawn, unassigned: nobody judges it" in drawn.text
+    assert SampleDocument.objects.filter(sample__name="nobody").exists()
+    assert not Assignment.objects.filter(sample__name="nobody").exists()
+    assert (
+        "nobody</a> (pool depth10, seed 5, <strong>unassigned</strong>)" in drawn.text
+    )

@@ -1,7 +1,15 @@
 """Dashboard pages: who may see them, and that every page, table and plot renders."""
 
+import csv
+import io
+
 import pytest
 from django.urls import reverse
+
+from nuggets_app.models import Run
+from nuggets_app.services.samples import sample_draw
+from tests.factories import UserFactory
+from tests.integration.evaluation.world import _judge as judge_sample
 
 pytestmark = pytest.mark.django_db
 RULE = "kind=threshold&threshold=0.5&n=100"
@@ -102,3 +110,96 @@ def test_an_unknown_measure_is_a_form_error(staff_client, world):
     url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
     response = staff_client.get(f"{url}?qrels=human&{RULE}&measures=NoSuchMeasure")
     assert b"unknown measure" in response.content
+
+
+def test_means_give_the_number_of_topics_like_trec_evals_num_q(staff_client, world):
+    url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
+    query = f"qrels=qrels:{world.qrels.pk}&{RULE}&measures=AP"
+    html = staff_client.get(f"{url}?{query}").content.decode()
+    assert "num_q: topics averaged over" in html
+    rows = list(
+        csv.reader(
+            io.StringIO(
+                staff_client.get(f"{url}csv/evaluation?{query}").content.decode()
+            )
+        )
+    )
+    assert rows[0] == ["run", "AP", "num_q"]
+    judged = {q for q, docs in world.file_qrels.items() if docs}
+    for name, _, num_q in rows[1:]:
+        assert int(num_q) == len(judged & set(world.file_runs[name])), name
+
+
+def test_compare_defaults_to_two_different_qrels(staff_client, world):
+    url = reverse("evaluation-page", args=[world.collection.pk, "compare"])
+    page = staff_client.get(url)
+    form = page.context["form"]
+    assert form.data["qrels_a"] != form.data["qrels_b"]
+    assert (form.data["qrels_a"], form.data["qrels_b"]) == (
+        "human",
+        f"qrels:{world.qrels.pk}",
+    )
+    assert 'id="table-comparison_summary"' in page.text
+
+
+def _statap_rows(client, world, sample) -> tuple[str, list[dict]]:
+    url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
+    query = f"qrels=human&{RULE}&measures=AP&sample={sample.pk}"
+    page = client.get(f"{url}?{query}").content.decode()
+    text = client.get(f"{url}csv/statap?{query}").content.decode()
+    return page, list(csv.DictReader(io.StringIO(text)))
+
+
+def test_a_statmap_above_one_is_explained(staff_client, world):
+    page, rows = _statap_rows(staff_client, world, world.sample)
+    assert all(float(r["statMAP"]) <= 1 for r in rows)  # 8 documents per topic
+    assert 'id="statmap-note"' not in page
+    # With 2 sampled documents per topic the ratio estimator can pass 1.
+    for seed in range(1, 16):
+        small = sample_draw(
+            pool=world.pool, size=2, method="statap", seed=seed, name=f"tiny{seed}"
+        )
+        judge_sample(small, world.file_qrels, UserFactory(username=f"tiny{seed}"))
+        page, rows = _statap_rows(staff_client, world, small)
+        if any(float(r["statMAP"]) > 1 for r in rows):
+            break
+    else:
+        pytest.fail("no 2-document sample gave a statMAP above 1")
+    assert 'id="statmap-note"' in page
+    assert "statAP is a ratio estimator" in page
+
+
+def test_csv_downloads_do_not_pass_formulas_through(staff_client, world):
+    """Run tags are free text from imported files: a spreadsheet must not run them."""
+    tags = ['=HYPERLINK("http://evil.example","x")', "+SUM(1+1)", "@SUM(1)"]
+    runs = list(Run.objects.filter(collection=world.collection).order_by("pk"))
+    for run, tag in zip(runs, tags, strict=False):
+        run.name = tag
+        run.save(update_fields=["name"])
+    cells = []
+    for url in [u for u in _urls(world) if "/csv/" in u]:
+        response = staff_client.get(url)
+        assert response.status_code == 200, url
+        cells += [c for row in csv.reader(io.StringIO(response.text)) for c in row]
+    for tag in tags:
+        assert "'" + tag in cells
+    formulas = [c for c in cells if c.startswith(("=", "+", "@"))]
+    assert formulas == []
+
+
+def test_a_plot_opened_on_its_own_may_use_its_inline_styles_and_nothing_else(
+    staff_client, world
+):
+    svgs = [u for u in _urls(world) if "/plot/" in u and ".svg" in u]
+    for url in svgs:
+        response = staff_client.get(url)
+        assert b"<style" in response.content or b'style="' in response.content
+        policy = dict(
+            part.strip().split(" ", 1)
+            for part in response["Content-Security-Policy"].split(";")
+        )
+        assert policy["default-src"] == "'none'"
+        assert policy["style-src"] == "'unsafe-inline'"
+        assert "script-src" not in policy  # falls back to default-src 'none'
+    page = staff_client.get(reverse("evaluation-index"))
+    assert "'unsafe-inline'" not in page["Content-Security-Policy"]

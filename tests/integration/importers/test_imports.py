@@ -16,6 +16,7 @@ from nuggets_app.importers import ImportFormatError
 from nuggets_app.models import (
     Collection,
     Document,
+    Nugget,
     Qrels,
     QrelsEntry,
     Run,
@@ -234,3 +235,101 @@ def test_prels_keep_their_inclusion_probabilities(db, tmp_path):
         (0, 1, 0.125),
         (1, 0, 1.0),
     ]
+
+
+# --- re-importing documents that carry judgments and nuggets ---------------------------
+def _judged_world(shared_data, assessor):
+    from tests.integration.jobs.world import cranfield_world
+
+    world = cranfield_world(shared_data, assessor, nuggets_per_topic=10)
+    nuggets = list(Nugget.objects.filter(topic__collection=world.collection))
+    assert len(nuggets) >= 10
+    return world, nuggets
+
+
+def _reimport_file(tmp_path, collection, edit) -> str:
+    """The collection's documents as JSONL, each text passed through ``edit``."""
+    path = tmp_path / "docs.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for doc in collection.documents.order_by("pk"):
+            row = {"docno": doc.docno, "title": doc.title, "text": edit(doc)}
+            out.write(json.dumps(row) + "\n")
+    return str(path)
+
+
+def _state(collection):
+    texts = dict(collection.documents.values_list("docno", "text"))
+    spans = set(Nugget.objects.values_list("pk", "start", "end"))
+    return texts, spans
+
+
+def _offsets_match():
+    return all(
+        n.document.text[n.start : n.end] == n.span_text
+        for n in Nugget.objects.select_related("document")
+    )
+
+
+def test_a_reimport_that_changes_judged_text_is_refused(
+    shared_data, assessor, tmp_path
+):
+    world, nuggets = _judged_world(shared_data, assessor)
+    noted = {n.document_id for n in nuggets}
+    path = _reimport_file(
+        tmp_path,
+        world.collection,
+        lambda d: f"Revised. {d.text}" if d.pk in noted else d.text,
+    )
+    before = _state(world.collection)
+    with pytest.raises(CommandError) as error:
+        call_command("import_collection", path, "--name", world.collection.name)
+    assert f"{len(noted)} document(s) of 'cranfield-jobs'" in str(error.value)
+    assert "--changed-text reanchor" in str(error.value)
+    assert _state(world.collection) == before
+    assert _offsets_match()
+    # The unchanged file goes through: nothing judged changes.
+    same = _reimport_file(tmp_path, world.collection, lambda d: d.text)
+    summary = collection_import(path=same, name=world.collection.name)
+    assert summary.updated == world.collection.documents.count()
+
+
+def test_a_reimport_with_reanchor_moves_every_nugget_to_its_span(
+    shared_data, assessor, tmp_path
+):
+    world, nuggets = _judged_world(shared_data, assessor)
+    noted = {n.document_id for n in nuggets}
+    path = _reimport_file(
+        tmp_path,
+        world.collection,
+        lambda d: f"Revised. {d.text}" if d.pk in noted else d.text,
+    )
+    summary = collection_import(
+        path=path, name=world.collection.name, changed_text="reanchor"
+    )
+    assert summary.reanchored == len(nuggets)
+    assert "nuggets re-anchored" in summary.describe()
+    assert _offsets_match()
+    for nugget in nuggets:
+        moved = Nugget.objects.get(pk=nugget.pk)
+        assert moved.start == nugget.start + len("Revised. ")
+
+
+def test_reanchor_refuses_when_a_span_text_is_gone(shared_data, assessor, tmp_path):
+    world, nuggets = _judged_world(shared_data, assessor)
+    victim = nuggets[0]
+    path = _reimport_file(
+        tmp_path,
+        world.collection,
+        lambda d: (
+            d.text.replace(victim.span_text, "")
+            if d.pk == victim.document_id
+            else d.text
+        ),
+    )
+    before = _state(world.collection)
+    with pytest.raises(ValueError, match="cannot be re-anchored") as error:
+        collection_import(
+            path=path, name=world.collection.name, changed_text="reanchor"
+        )
+    assert f"nugget {victim.pk} of document {victim.document.docno}" in str(error.value)
+    assert _state(world.collection) == before

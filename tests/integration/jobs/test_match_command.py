@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from nuggets_app.models import MatchJob
+from nuggets_app.services.matching import match_job_launch
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
@@ -75,4 +76,40 @@ def test_match_refuses_a_sample_name_shared_by_two_pools(world):
         SampleFactory(pool=pool, name="twin")
     with pytest.raises(CommandError, match="several samples named twin"):
         _match("--collection", world.collection.name, "--sample", "twin")
+    assert not MatchJob.objects.exists()
+
+
+def test_prels_of_a_pool_job_say_why_not_none(world):
+    job = match_job_launch(
+        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
+    )
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "export_qrels", "--collection", world.collection.name, "--kind", "prels",
+            "--job", str(job.pk),
+        )  # fmt: skip
+    message = str(refused.value)
+    assert "None" not in message
+    assert f"job {job.pk} ran over pool, not a sample; give --sample NAME" in message
+    with pytest.raises(CommandError, match=r"^--kind prels needs --sample NAME"):
+        call_command(
+            "export_qrels", "--collection", world.collection.name, "--kind", "prels"
+        )
+
+
+def test_an_aspect_no_nugget_has_is_refused_by_the_command(world):
+    with pytest.raises(CommandError, match=r"unknown aspects: 'output, cost'"):
+        _match(
+            "--collection", world.collection.name, "--pool", "depth",
+            "--aspect", "output, cost",
+        )  # fmt: skip
+
+
+def test_match_with_the_broker_down_is_a_clear_error_and_saves_nothing(
+    world, broker_down
+):
+    with pytest.raises(CommandError) as error:
+        _match("--collection", world.collection.name, "--pool", "depth")
+    assert "the task broker at redis://127.0.0.1:9/" in str(error.value)
+    assert "Nothing was launched" in str(error.value)
     assert not MatchJob.objects.exists()

@@ -23,6 +23,7 @@ from tests.factories import (
     CollectionFactory,
     DocumentFactory,
     JudgmentFactory,
+    NuggetFactory,
     TopicFactory,
 )
 from tests.integration.jobs.world import cranfield_world, run_inline
@@ -113,12 +114,16 @@ def test_per_topic_thresholds_are_fitted_on_each_topic(world, job):
 
 @pytest.fixture
 def hand_job(assessor, other_assessor):
-    """Six judged results with chosen scores and no nuggets: F1 by hand is
-    0.9 -> 1/2, 0.8 -> 2/5, 0.7 -> 2/3, 0.4 -> 6/7, 0.2 -> 3/4, 0.1 -> 2/3."""
+    """Six judged results with chosen scores and one nugget from another document: F1
+    by hand is 0.9 -> 1/2, 0.8 -> 2/5, 0.7 -> 2/3, 0.4 -> 6/7, 0.2 -> 3/4, 0.1 -> 2/3.
+    (The nugget makes the topic decidable by the paper rule.)"""
     collection = CollectionFactory()
     topic = TopicFactory(collection=collection, qid="7")
     job = MatchJob.objects.create(collection=collection, status="done")
     job.topics.add(topic)
+    NuggetFactory(
+        topic=topic, assessor=assessor, document=DocumentFactory(collection=collection)
+    )
     for score, grade in [(0.9, 1), (0.8, 0), (0.7, 2), (0.4, 1), (0.2, 0), (0.1, 0)]:
         doc = DocumentFactory(collection=collection)
         MatchResult.objects.create(job=job, topic=topic, document=doc, score=score)

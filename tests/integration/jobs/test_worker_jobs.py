@@ -1,12 +1,15 @@
 """Matching jobs run by a real Celery worker process on PostgreSQL and Redis."""
 
+import numpy as np
 import pytest
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.models import MatchChunk, MatchJob, MatchResult
+from nuggets_app.ir.relevance import FEATURE_NAMES
+from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult
 from nuggets_app.services.inference import evidence_unpack
 from nuggets_app.services.matching import job_nugget_specs, match_job_launch
-from tests.integration.jobs.world import cranfield_world, wait_for
+from nuggets_app.services.relevance import features_unpack, job_probabilities
+from tests.integration.jobs.world import cranfield_world, wait_for, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.timeout(120)]
 
@@ -79,3 +82,37 @@ def test_a_jobs_results_equal_the_matchers_direct_output(
     assert set(
         MatchChunk.objects.filter(job=job).values_list("attempts", flat=True)
     ) == {1}
+
+
+def test_the_worker_stores_features_and_fits_the_model_when_the_job_is_done(
+    transactional_db, celery_worker, shared_data, assessor, settings
+):
+    settings.MATCH_CHUNK_SIZE = 7
+    world = cranfield_world(shared_data, assessor, qids=("3", "4"), judge=14)
+    job = match_job_launch(
+        collection=world.collection, topics=world.topics, source="pool",
+        pool=world.pool,
+    )  # fmt: skip
+    job = wait_for(job, {MatchJob.Status.DONE, MatchJob.Status.FAILED})
+    assert job.status == MatchJob.Status.DONE, job.error
+    stored = set()
+    for chunk in MatchChunk.objects.filter(job=job):
+        ids, matrix = features_unpack(bytes(chunk.packed_features))
+        assert ids.tolist() == chunk.document_ids
+        assert matrix.shape == (len(ids), len(FEATURE_NAMES))
+        assert np.all(np.isfinite(matrix))
+        stored |= {(chunk.topic_id, d) for d in ids.tolist()}
+    assert stored == {(t.pk, d.pk) for t in world.topics for d in world.pooled[t.qid]}
+    # The last chunk enqueued the fit: p for every pooled document, in [0, 1].
+    wait_until(
+        lambda: JobInference.objects.filter(
+            job=job, probabilities__isnull=False
+        ).exists(),
+        what="the model fit",
+    )
+    columns = job_probabilities(job=job, override=False)
+    assert sum(len(docs) for docs, _ in columns.values()) == 48
+    assert all(np.all((p >= 0) & (p <= 1)) for _, p in columns.values())
+    info = JobInference.objects.get(job=job)
+    assert info.fit_info["judged"] == 28
+    assert info.model["feature_names"] == list(FEATURE_NAMES)

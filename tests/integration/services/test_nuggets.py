@@ -7,6 +7,7 @@ import pytest
 from nuggets_app.models import Nugget
 from nuggets_app.services.judgments import JudgingError, NotAssigned
 from nuggets_app.services.nuggets import (
+    DuplicateNugget,
     NuggetConflict,
     SpanMismatch,
     nugget_delete,
@@ -99,6 +100,41 @@ def test_it_rejects_bad_fields_by_name(world, assessor, override, field):
     with pytest.raises(JudgingError) as info:
         _save(world, assessor, **override)
     assert info.value.field == field
+    assert not Nugget.objects.exists()
+
+
+def test_the_same_span_twice_is_refused_as_a_duplicate(world, assessor, other_assessor):
+    first, _ = _save(world, assessor)
+    with pytest.raises(DuplicateNugget, match=f"nugget {first.pk}") as info:
+        _save(world, assessor, text="another reading of the same words")
+    assert info.value.status == 409
+    # Whitespace around the same words is the same span.
+    text = world.docs["184"].text
+    start = text.index(PHRASE) - 1
+    with pytest.raises(DuplicateNugget):
+        _save(world, assessor, start=start, span_text=text[start : first.end])
+    assert Nugget.objects.count() == 1
+
+
+def test_a_span_is_trimmed_of_whitespace_at_both_ends(world, assessor):
+    text = world.docs["184"].text
+    start = text.index(PHRASE) - 1
+    end = start + 1 + len(PHRASE) + 1
+    assert text[start].isspace()
+    assert text[end - 1].isspace()
+    nugget, _ = _save(world, assessor, start=start, end=end, span_text=text[start:end])
+    assert (nugget.start, nugget.end) == (start + 1, end - 1)
+    assert nugget.span_text == PHRASE
+
+
+@pytest.mark.parametrize("needle", ["t", "the", " similarity ", "research ."])
+def test_a_selection_too_short_to_be_information_is_refused(world, assessor, needle):
+    text = world.docs["184"].text
+    start = text.index(needle)
+    span = text[start : start + len(needle)]
+    with pytest.raises(JudgingError, match="too short") as info:
+        _save(world, assessor, start=start, end=start + len(needle), span_text=span)
+    assert info.value.field == "span_text"
     assert not Nugget.objects.exists()
 
 

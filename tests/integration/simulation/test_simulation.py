@@ -65,6 +65,7 @@ def test_simulation_on_adi_keeps_its_invariants(adi, tmp_path):
         sample_size=SIZE,
         seed=7,
         rule="top:1000",
+        inference="paper",
         extraction=ExtractionOptions(nuggets_per_doc=2, max_terms=8),
     )
     data = simulation_run(

@@ -73,7 +73,17 @@ def test_other_assessor_gets_404_on_the_page_and_every_post(
             reverse(name, args=[a, pos]), {"relevance": 1, "seconds": 1}
         )
         assert response.status_code == 404, name
+        assert response["Content-Type"] == "application/json", name
+        assert set(response.json()) == {"error", "field"}, name
     assert not Judgment.objects.exists()
+
+
+def test_json_endpoints_refuse_a_wrong_method_in_json(world, assessor_client):
+    url = reverse("judgment-save", args=[world.assignment.pk, 1])
+    response = assessor_client.get(url)
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    assert "POST" in response.json()["error"]
 
 
 def test_a_position_outside_the_queue_is_404(world, assessor_client):
@@ -229,3 +239,73 @@ def test_the_page_runs_a_constant_number_of_queries(
         response = assessor_client.get(url)
     assert len(_config(response)["keymap"]) > 3
     assert response.content.decode().count('data-n="') >= 59
+
+
+def test_the_data_endpoint_answers_one_position_as_json(world, assessor_client):
+    doc = world.docs["29"]
+    doc.html = '<p>Hello</p><script>alert(1)</script><img src=x onerror="alert(2)">'
+    doc.save()
+    url = reverse("judge-data", args=[world.assignment.pk, world.position("29")])
+    data = assessor_client.get(url).json()
+    assert (data["position"], data["docno"], data["relevance"]) == (2, "29", None)
+    # The segments rebuild the canonical text exactly; the page puts them in as text.
+    assert "".join(s[1] for s in data["segments"]) == doc.text
+    assert data["segments"][0][0] == 0
+    assert "<p>Hello</p>" in data["html"]
+    assert "script" not in data["html"]
+    assert "onerror" not in data["html"]
+    # Topic terms are offsets of the document's words that match the topic's words.
+    for start, end in data["terms"]:
+        assert doc.text[start:end].isalnum()
+
+
+def test_the_data_endpoint_is_refused_to_another_assessor_in_json(
+    world, client, other_assessor
+):
+    client.force_login(other_assessor)
+    url = reverse("judge-data", args=[world.assignment.pk, 1])
+    response = client.get(url)
+    assert response.status_code == 404
+    assert set(response.json()) == {"error", "field"}
+
+
+def test_the_data_endpoint_runs_a_constant_number_of_queries(
+    world, assessor_client, assessor, other_assessor, django_assert_max_num_queries
+):
+    doc = world.docs["184"]
+    url = reverse("judge-data", args=[world.assignment.pk, 1])
+    # User, assignment, queue item, the queue with judgments, nuggets (the session
+    # comes from the cache).
+    with django_assert_max_num_queries(5) as few:
+        assessor_client.get(url)
+    for i in range(60):
+        f.NuggetFactory(
+            topic=world.topic, document=doc if i % 3 else world.docs["29"],
+            assessor=assessor if i % 2 else other_assessor,
+            start=i, end=i + 20, text=doc.text[i : i + 60],
+        )  # fmt: skip
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        data = assessor_client.get(url).json()
+    assert len(data["nuggets"]) == 60
+    # Nuggets of other documents carry only what the topic list shows.
+    others = [n for n in data["nuggets"] if n["document"] != doc.pk]
+    assert others
+    assert all("span_text" not in n for n in others)
+
+
+def test_saves_run_a_fixed_small_number_of_queries(
+    world, assessor_client, django_assert_max_num_queries
+):
+    a, pos = world.assignment.pk, world.position("29")
+    # The session comes from the cache; then user, assignment, queue item (without
+    # the text), assignment check, update or insert (in savepoints), and the read.
+    with django_assert_max_num_queries(10):
+        response = assessor_client.post(
+            reverse("judgment-save", args=[a, pos]), {"relevance": 1, "seconds": 2}
+        )
+    assert response.status_code == 200
+    with django_assert_max_num_queries(9):
+        response = assessor_client.post(
+            reverse("time-save", args=[a, pos]), {"seconds": 2}
+        )
+    assert response.status_code == 200

@@ -107,6 +107,10 @@ def test_other_assessor_gets_404_on_edit_and_delete(
     )
     delete = client.post(reverse("nugget-delete", args=[nugget.pk]), {"version": 1})
     assert (edit.status_code, delete.status_code) == (404, 404)
+    # Refusals of the JSON endpoints are JSON too, as the README documents.
+    for response in (edit, delete):
+        assert response["Content-Type"] == "application/json"
+        assert set(response.json()) == {"error", "field"}
     nugget.refresh_from_db()
     assert nugget.text != "x"
 

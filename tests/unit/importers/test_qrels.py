@@ -67,3 +67,36 @@ def test_an_explicit_kind_overrides_detection(tmp_path):
     path.write_text("1 0 d1 1\n")
     with pytest.raises(ImportFormatError, match="wrong number of columns for prels"):
         list(parse_qrels(path, "prels"))
+
+
+def test_subtopic_qrels_are_read_only_when_asked_for(tmp_path):
+    path = tmp_path / "div.txt"
+    path.write_text("1 s1 d1 1\n1 s2 d1 2\n1 s1 d1 1\n2 3 d2 0\n")
+    # Four columns read as plain qrels unless the kind says subtopics; as plain qrels
+    # the two subtopics of d1 are two judgments of one document that disagree.
+    assert detect_kind(path) == "qrels"
+    with pytest.raises(ImportFormatError, match=":2: conflicting judgments"):
+        list(parse_qrels(path))
+    assert list(parse_qrels(path, "subtopics")) == [
+        QrelsLine(1, "1", "d1", 1, None, None, None, "s1"),
+        QrelsLine(2, "1", "d1", 2, None, None, None, "s2"),
+        QrelsLine(4, "2", "d2", 0, None, None, None, "3"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("1 s1 d1 1\n1 0 d2 1\n", r":2: ambiguous subtopic '0'"),
+        ("1 s1 d1 1\n1 Q0 d2 1\n", r":2: ambiguous subtopic 'Q0'"),
+        ("1 s1 d1 1\n1 s1 d1 2\n", r":2: conflicting judgments for qid '1', subtopic"),
+        ("1 s1 d1 1\n1 s1 d1\n", r":2: wrong number of columns for subtopics: 3"),
+        ("1 s1 d1 1\n1 s1 d1 x\n", r":2: .*relevance"),
+    ],
+)
+def test_bad_subtopic_lines_are_named_with_file_and_line(tmp_path, text, problem):
+    path = tmp_path / "div.txt"
+    path.write_text(text)
+    with pytest.raises(ImportFormatError, match=problem) as info:
+        list(parse_qrels(path, "subtopics"))
+    assert str(info.value).startswith(f"{path}:2:")

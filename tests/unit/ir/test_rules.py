@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from nuggets_app.ir.rules import (
     FitError,
+    expected_f1_threshold,
     fit_spec_parse,
     rule_fit_thresholds,
     threshold_fit,
@@ -134,3 +135,21 @@ def test_simulation_rules_parse_fitted_rules():
     assert rule_parse("fit:f2:per-topic") == ("fit-per-topic", 2.0)
     with pytest.raises(ValueError, match="fit:fB"):
         rule_parse("fit:best")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1), max_size=12))
+def test_expected_f1_threshold_is_the_best_cut_by_brute_force(probs):
+    fit = expected_f1_threshold(probs)
+    total = sum(probs)
+    best = 0.0
+    for t in set(probs):
+        chosen = [p for p in probs if p >= t]
+        if t > 0 and total > 0:
+            best = max(best, 2 * sum(chosen) / (len(chosen) + total))
+    assert fit.expected_f1 == pytest.approx(best, abs=1e-12)
+    if fit.inferred:
+        assert fit.inferred == sum(1 for p in probs if p >= fit.threshold)
+        assert fit.expected_tp == pytest.approx(
+            sum(p for p in probs if p >= fit.threshold)
+        )

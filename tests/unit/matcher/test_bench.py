@@ -58,3 +58,28 @@ def test_bench_refuses_nonsense_counts():
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
+
+
+def test_cold_bench_times_fresh_score_processes_and_checks_their_outputs_agree(
+    shared_data, tmp_path
+):
+    docs = tmp_path / "docs.jsonl"
+    with gzip.open(
+        shared_data / "cranfield" / "docs.jsonl.gz", "rt", encoding="utf-8"
+    ) as handle:
+        docs.write_text(
+            "".join(line for _, line in zip(range(80), handle, strict=False))
+        )
+    result = subprocess.run(
+        [sys.executable, "-m", "matcher", "bench", "--cold", "--docs", str(docs),
+         "--nuggets-per-topic", "20", "--rounds", "1"],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "80 docs" in out
+    assert "1 topics x 20 nuggets" in out
+    for mode in ("no stem table", "empty stem table", "stem table filled"):
+        assert f"score, {mode}" in out
+    assert "ratio to bare tokenization" in out
+    assert "output identical in the three modes: yes" in out

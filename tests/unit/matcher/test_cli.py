@@ -367,3 +367,42 @@ def test_a_real_collection_is_scored_pair_by_pair(shared_data, tmp_path):
     for record in out:
         for start, end in record["spans"]:
             assert 0 <= start < end <= len(texts[record["docno"]])
+
+
+def test_bulk_output_is_byte_for_byte_the_documented_json(shared_data, tmp_path):
+    """Lines are formatted without json.dumps per pair and written a few thousand at a
+    time; they must equal ``format_result`` (json.dumps) exactly, past a write batch."""
+    from matcher import DocumentMatch
+    from matcher.io import format_result
+
+    topics = ['q "1"', "θέμα\\2", "3"]
+    nuggets = write_jsonl(
+        tmp_path / "nuggets.jsonl",
+        [
+            {"topic": t, "id": f"n{i}·{j}", "text": text}
+            for i, t in enumerate(topics)
+            for j, text in enumerate(
+                ["boundary layer flow over a flat plate", "supersonic heat transfer"]
+            )
+        ],
+    )
+    docs = tmp_path / "docs.jsonl"
+    with gzip.open(shared_data / "cranfield" / "docs.jsonl.gz", "rt") as handle:
+        write_jsonl(
+            docs,
+            [
+                {"docno": f"«{r['docno']}»", "text": r["text"]}
+                for r in map(json.loads, handle)
+            ],
+        )
+    result = run("score", "--nuggets", nuggets, "--docs", docs)
+    assert result.returncode == 0, result.stderr
+    written = result.stdout.splitlines()
+    assert len(written) == 3 * 1400
+    assert sum(json.loads(line)["score"] > 0 for line in written) > 100
+    for line in written:
+        r = json.loads(line)
+        match = DocumentMatch(
+            r["score"], r["nugget"], tuple(tuple(span) for span in r["spans"])
+        )
+        assert line == format_result(r["topic"], r["docno"], match)

@@ -1,45 +1,45 @@
 // Live progress of a matching job: polls the JSON endpoint every few seconds while
 // the tab is visible, and stops once the job is finished. Text only (textContent).
+import { pollProgress, showField } from "./progress_poll.js";
+
 const FINAL = new Set(["done", "failed", "cancelled"]);
 const PERIOD_MS = 3000;
 
 const box = document.getElementById("job-progress");
 
-function show(name, value) {
-  const el = box.querySelector(`[data-field="${name}"]`);
-  if (el) el.textContent = value;
-}
+const show = (name, value) => showField(box, name, value);
 
 function render(p) {
   const bar = box.querySelector('[data-field="bar"]');
   bar.max = p.docs_total;
   bar.value = p.docs_done;
-  show("status", p.status);
+  show("status", p.state || p.status);
+  show(
+    "stalled",
+    p.stalled
+      ? `No chunk has moved for ${Math.round(p.quiet_seconds)} s: no worker is running it, ` +
+          "or its messages were lost. Check the workers (/healthz), then re-run what is not done."
+      : "",
+  );
   show("chunks_done", p.chunks_done);
   show("docs_done", p.docs_done);
   show("rate", p.docs_per_second ? `${p.docs_per_second.toFixed(1)} documents/s` : "–");
   show("left", p.seconds_left != null ? `${Math.round(p.seconds_left)} s` : "–");
   show("error", p.error || "");
-}
-
-async function poll() {
-  if (document.visibilityState !== "visible") return;
-  try {
-    const response = await fetch(box.dataset.url, { headers: { Accept: "application/json" } });
-    if (!response.ok) return;
-    const progress = await response.json();
-    render(progress);
-    if (FINAL.has(progress.status)) {
-      clearInterval(timer);
-      box.dataset.status = progress.status;
-    }
-  } catch (err) {
-    // A network blip: the next tick tries again.
+  // Only the controls that apply now: Cancel while the job runs, Re-run once it
+  // stopped short (or a live chunk shows no sign of life), Re-score once it is done.
+  const apply = { cancel: p.can_cancel, resume: p.can_resume, rescore: p.can_rescore };
+  for (const form of document.querySelectorAll("form[data-action]")) {
+    form.hidden = !apply[form.dataset.action];
   }
 }
 
-let timer = null;
 if (box && !FINAL.has(box.dataset.status)) {
-  timer = setInterval(poll, PERIOD_MS);
-  document.addEventListener("visibilitychange", poll);
+  pollProgress(box, PERIOD_MS, (progress) => {
+    render(progress);
+    if (!FINAL.has(progress.status)) return false;
+    box.dataset.status = progress.status;
+    return true;
+  });
 }
+document.body.dataset.ready = "1";

@@ -1,76 +1,258 @@
-// The judging page: wires the keymap, relevance buttons, nugget panel, timer and saver.
+// The judging page: wires the keymap, relevance buttons, nugget panel, timer and saver,
+// and moves through the queue without a full page load: the documents next to the one
+// shown are fetched ahead (text and state, as JSON), a move swaps them in and pushes a
+// history entry, and saves go through the autosave queue without holding the move up.
 
 import { bindKeymap } from "./keymap.js";
 import { Saver } from "./net.js";
 import { NuggetPanel } from "./nuggets.js";
-import { highlightTerms, keyboardSelect, selectionOffsets, textBetween } from "./selection.js";
+import {
+  highlightTerms,
+  keyboardSelect,
+  renderSegments,
+  segmentsFromDom,
+  selectionOffsets,
+  tooShort,
+  trimSpan,
+} from "./selection.js";
 import { ActiveTimer } from "./timer.js";
 
 const config = JSON.parse(document.getElementById("judge-config").textContent);
 const root = document.getElementById("doc-text");
 const statusEl = document.getElementById("save-status");
 const help = document.getElementById("help");
+let frame = document.getElementById("doc-html");
+const originalButton = document.getElementById("original-toggle");
+const prevLink = document.getElementById("prev-link");
+const nextLink = document.getElementById("next-link");
+const judgedCount = document.getElementById("judged-count");
+const positions = config.positions;
+const judged = new Set(config.judged);
+// A cached document is shown as is for this long; older ones are fetched again (other
+// assessors' nuggets change its scores).
+const FRESH_MS = 60000;
+const AHEAD = 2;
 
 function status(kind, message) {
   statusEl.textContent = message;
   statusEl.dataset.kind = kind;
 }
 
+const urlFor = (name, position) => config.urls[name].replace(config.urls.mark, String(position));
 const saver = new Saver({ csrfUrl: config.urls.csrf, loginUrl: config.urls.login, onStatus: status });
 const timer = new ActiveTimer(config.idleSeconds);
-const panel = new NuggetPanel({ config, saver, root, status });
-panel.load(JSON.parse(document.getElementById("judge-nuggets").textContent));
-let relevance = config.relevance;
+let current = config.doc;
+const panel = new NuggetPanel({ config, saver, root, status, urlFor, onChange: () => nuggetsChanged() });
+panel.reset(current.document, current.position, JSON.parse(document.getElementById("judge-nuggets").textContent));
+saver.unresolved = () => panel.conflicts.size;
+
+function neighbours(position) {
+  const i = positions.indexOf(position);
+  return { index: i, previous: i > 0 ? positions[i - 1] : null, next: i + 1 < positions.length ? positions[i + 1] : null };
+}
+
+function nextUnjudged(position) {
+  const i = positions.indexOf(position);
+  const later = [...positions.slice(i + 1), ...positions.slice(0, i)];
+  return later.find((p) => !judged.has(p)) ?? null;
+}
 
 function showRelevance() {
   for (const b of document.querySelectorAll("button.grade")) {
-    b.setAttribute("aria-pressed", String(Number(b.dataset.grade) === relevance));
+    b.setAttribute("aria-pressed", String(Number(b.dataset.grade) === current.relevance));
+  }
+  judgedCount.textContent = String(judged.size);
+}
+
+// Record a grade (null: seen but skipped). The save is queued with the time spent so
+// far, for this document, whatever the page shows by the time it is sent.
+function judge(value) {
+  if (config.readonly) return;
+  const position = current.position;
+  current.relevance = value === null ? null : Number(value);
+  if (current.relevance !== null) judged.add(position);
+  showRelevance();
+  const payload = { relevance: current.relevance === null ? "" : String(current.relevance), seconds: String(timer.take()) };
+  saver.post(urlFor("judgment", position), payload).then(({ status: code, body }) => {
+    if (code !== 200) status("error", body.error || `Judgment not saved (${code})`);
+  });
+}
+
+function flushTime() {
+  if (config.readonly) return;
+  const seconds = timer.take();
+  if (seconds > 0) saver.post(urlFor("time", current.position), { seconds: String(seconds) });
+}
+
+// --- The queue: prefetched documents and moves without a page load ------------------
+const cache = new Map();
+const CACHE_SIZE = 20;
+
+function remember(position, entry) {
+  cache.delete(position);
+  cache.set(position, entry);
+  while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
+}
+
+async function fetchDoc(position) {
+  const r = await fetch(urlFor("data", position), { credentials: "same-origin", headers: { Accept: "application/json" } });
+  if (!r.ok) throw new Error(`document ${position}: ${r.status}`);
+  return r.json();
+}
+
+function prefetch(position) {
+  if (position === null || position === current.position) return;
+  const hit = cache.get(position);
+  if (hit && Date.now() - hit.at < FRESH_MS) return;
+  const entry = { at: Date.now(), promise: fetchDoc(position) };
+  remember(position, entry);
+  entry.promise.catch(() => {
+    if (cache.get(position) === entry) cache.delete(position);
+  });
+}
+
+function prefetchAround(position) {
+  const { index } = neighbours(position);
+  const wanted = [positions[index + 1], positions[index - 1]];
+  for (let k = 2; k <= AHEAD; k += 1) wanted.push(positions[index + k]);
+  const unjudged = nextUnjudged(position);
+  if (unjudged !== null) wanted.push(unjudged);
+  for (const p of wanted) if (p !== undefined) prefetch(p);
+}
+
+async function load(position) {
+  const hit = cache.get(position);
+  if (hit && Date.now() - hit.at < FRESH_MS) {
+    try {
+      return await hit.promise;
+    } catch (err) {
+      /* fetched again below */
+    }
+  }
+  const entry = { at: Date.now(), promise: fetchDoc(position) };
+  remember(position, entry);
+  try {
+    return await entry.promise;
+  } catch (err) {
+    cache.delete(position);
+    throw err;
   }
 }
 
-const judgedCount = document.getElementById("judged-count");
+// Keep what the page shows of the document being left: going back is instant too.
+function leave() {
+  flushTime();
+  panel.flush();
+  const doc = { ...current, segments: segmentsFromDom(root), nuggets: panel.list(), judged: undefined };
+  remember(current.position, { at: Date.now(), promise: Promise.resolve(doc) });
+}
 
-async function judge(value) {
-  if (config.readonly) return;
-  if (relevance === null && value !== null) judgedCount.textContent = String(Number(judgedCount.textContent) + 1);
-  relevance = value === null ? null : Number(value);
+function setLink(link, position) {
+  link.hidden = position === null;
+  if (position === null) link.removeAttribute("href");
+  else link.href = urlFor("page", position);
+  link.dataset.position = position === null ? "" : String(position);
+}
+
+function show(doc) {
+  current = { ...doc, segments: undefined, nuggets: undefined };
+  if (doc.judged && !config.readonly) {
+    // The server's view, plus what this tab judged and may still be saving.
+    for (const p of doc.judged) judged.add(p);
+  }
+  if (doc.relevance !== null) judged.add(doc.position);
+  const { index, previous, next } = neighbours(doc.position);
+  document.getElementById("docno").textContent = doc.docno;
+  document.getElementById("doc-title").textContent = doc.title || "(untitled)";
+  document.getElementById("doc-index").textContent = String(index + 1);
+  document.title = document.title.replace(/^(.*? · ).*?( · [^·]*)$/, `$1${doc.docno}$2`);
+  setLink(prevLink, previous);
+  setLink(nextLink, next);
+  renderSegments(root, doc.segments);
+  // A new frame, not a new srcdoc: navigating the frame would add an entry to the
+  // session history, and Back would then step through frames instead of documents.
+  const fresh = frame.cloneNode(false);
+  fresh.srcdoc = doc.html;
+  frame.replaceWith(fresh);
+  frame = fresh;
+  originalButton.hidden = !doc.html;
+  if (!doc.html) toggleOriginal(false);
   showRelevance();
-  const { status: code, body } = await saver.post(config.urls.judgment, () => ({
-    relevance: relevance === null ? "" : String(relevance),
-    seconds: String(timer.take()),
-  }));
-  if (code !== 200) status("error", body.error || `Judgment not saved (${code})`);
-  else document.body.dataset.relevance = String(body.relevance);
+  panel.reset(doc.document, doc.position, doc.nuggets);
+  if (termsBox.checked) highlightTerms(root, current.terms, true);
+  window.scrollTo(0, 0);
+  document.body.dataset.position = String(doc.position);
+  document.dispatchEvent(new CustomEvent("judge:shown", { detail: { position: doc.position } }));
 }
 
-async function flushTime() {
-  if (config.readonly) return;
-  const seconds = timer.take();
-  if (seconds > 0) await saver.post(config.urls.time, { seconds: String(seconds) });
-}
-
-async function go(url) {
-  if (!url) {
+let moves = 0;
+async function go(position, { push = true } = {}) {
+  if (position === null || position === undefined) {
     status("info", "No more documents this way.");
     return;
   }
-  await flushTime();
-  await saver.idle();
-  window.location.assign(url);
+  const move = ++moves;
+  if (position !== current.position) leave();
+  let doc;
+  try {
+    doc = await load(position);
+  } catch (err) {
+    // The data endpoint failed (offline, a new login needed): a plain page load shows
+    // the server's answer; the autosave queue is flushed first.
+    await saver.idle();
+    window.location.assign(urlFor("page", position));
+    return;
+  }
+  if (move !== moves) return; // a later key press won
+  show(doc);
+  if (push) history.pushState({ position }, "", urlFor("page", position));
+  prefetchAround(position);
 }
 
+// A nugget was created, edited or deleted (and saved): every other document's scores
+// may change, and this one's scores are fetched again.
+let refresh = null;
+function nuggetsChanged() {
+  cache.clear();
+  clearTimeout(refresh);
+  refresh = setTimeout(async () => {
+    const position = current.position;
+    try {
+      const doc = await fetchDoc(position);
+      if (position === current.position) {
+        current.scores = doc.scores;
+        panel.updateScores(doc.nuggets);
+      }
+    } catch (err) {
+      /* scores stay as they were until the next move */
+    }
+    prefetchAround(current.position);
+  }, 300);
+}
+
+function goHome() {
+  flushTime();
+  saver.idle().then(() => window.location.assign(config.urls.home));
+}
+
+// --- Nuggets, help, views ------------------------------------------------------------
 async function makeNugget() {
   if (config.readonly) return;
   if (root.hidden) {
     status("error", "Switch back to the text view (o) to highlight.");
     return;
   }
-  const span = selectionOffsets(root);
-  if (!span) {
+  const raw = selectionOffsets(root);
+  if (!raw) {
     status("error", "Select some text of the document first.");
     return;
   }
-  const created = await panel.create(span.start, span.end, textBetween(root, span.start, span.end));
+  const span = trimSpan(root, raw.start, raw.end);
+  if (tooShort(span.text)) {
+    status("error", "Select at least two words for a nugget.");
+    return;
+  }
+  const created = await panel.create(span.start, span.end, span.text);
   if (created) window.getSelection().removeAllRanges();
 }
 
@@ -79,29 +261,36 @@ function toggleHelp(force) {
   if (!help.hidden) document.getElementById("help-close").focus();
 }
 
-function toggleOriginal() {
-  const frame = document.getElementById("doc-html");
-  if (!frame) return;
-  frame.hidden = !frame.hidden;
-  root.hidden = !frame.hidden;
-  document.getElementById("original-toggle").setAttribute("aria-pressed", String(!frame.hidden));
+function toggleOriginal(force) {
+  const on = force === undefined ? frame.hidden && Boolean(current.html) : force;
+  frame.hidden = !on;
+  root.hidden = on;
+  originalButton.setAttribute("aria-pressed", String(on));
 }
 
 const termsBox = document.getElementById("terms-toggle");
 function toggleTerms(force) {
   termsBox.checked = force === undefined ? !termsBox.checked : force;
-  if (!highlightTerms(root, config.terms, termsBox.checked)) status("info", "This browser cannot highlight terms.");
+  if (!highlightTerms(root, current.terms, termsBox.checked)) status("info", "This browser cannot highlight terms.");
+}
+
+function skip() {
+  if (current.relevance === null) judge(null);
+  const { next } = neighbours(current.position);
+  if (next === null) goHome();
+  else go(next);
 }
 
 bindKeymap(config.keymap, {
   grade: (value) => judge(value),
-  next: () => go(config.urls.next),
-  previous: () => go(config.urls.previous),
-  "next-unjudged": () => go(config.urls.nextUnjudged || config.urls.home),
-  skip: async () => {
-    if (relevance === null) await judge(null);
-    go(config.urls.next || config.urls.home);
+  next: () => go(neighbours(current.position).next),
+  previous: () => go(neighbours(current.position).previous),
+  "next-unjudged": () => {
+    const p = nextUnjudged(current.position);
+    if (p === null) goHome();
+    else go(p);
   },
+  skip: () => skip(),
   "select-start": () => keyboardSelect(root, "start"),
   "select-word": () => keyboardSelect(root, "word"),
   "select-back": () => keyboardSelect(root, "back"),
@@ -118,10 +307,7 @@ bindKeymap(config.keymap, {
 });
 
 for (const b of document.querySelectorAll("button.grade")) b.addEventListener("click", () => judge(b.dataset.grade));
-document.getElementById("skip").addEventListener("click", () => {
-  if (relevance === null) judge(null);
-  go(config.urls.next || config.urls.home);
-});
+document.getElementById("skip").addEventListener("click", skip);
 const makeButton = document.getElementById("make-nugget");
 if (makeButton) {
   // mousedown would collapse the selection before click: keep it.
@@ -130,30 +316,43 @@ if (makeButton) {
 }
 document.getElementById("help-button").addEventListener("click", () => toggleHelp());
 document.getElementById("help-close").addEventListener("click", () => toggleHelp(false));
-const originalButton = document.getElementById("original-toggle");
-if (originalButton) originalButton.addEventListener("click", toggleOriginal);
+originalButton.addEventListener("click", () => toggleOriginal());
 termsBox.addEventListener("change", () => toggleTerms(termsBox.checked));
 root.addEventListener("click", (event) => {
   const seg = event.target.closest(".seg.hl");
   if (seg && window.getSelection().isCollapsed) panel.focusNugget(seg.dataset.n.split(" ")[0]);
 });
-for (const link of document.querySelectorAll("#prev-link, #next-link")) {
+for (const link of [prevLink, nextLink]) {
+  if (link.href) link.dataset.position = new URL(link.href).pathname.split("/").filter(Boolean).pop();
   link.addEventListener("click", (event) => {
+    if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
-    go(link.href);
+    go(Number(link.dataset.position));
   });
 }
+
+// Back and forward move through the documents seen; a reload shows the URL's document.
+history.replaceState({ position: current.position }, "");
+window.addEventListener("popstate", (event) => {
+  const position = event.state && event.state.position;
+  if (typeof position === "number") go(position, { push: false });
+  else window.location.reload();
+});
 
 // Heartbeats while working; a beacon when the tab is hidden or closed.
 if (!config.readonly) {
   setInterval(flushTime, 30000);
   const farewell = () => {
     const seconds = timer.take();
-    if (seconds > 0) saver.beacon(config.urls.time, { seconds: String(seconds) });
+    if (seconds > 0) saver.beacon(urlFor("time", current.position), { seconds: String(seconds) });
   };
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") farewell();
   });
   window.addEventListener("pagehide", farewell);
 }
+showRelevance();
+document.body.dataset.position = String(current.position);
 document.body.dataset.ready = "1";
+// The first neighbours are fetched once the page has settled.
+setTimeout(() => prefetchAround(current.position), 200);

@@ -24,6 +24,9 @@ export class Saver {
     this.onStatus = onStatus || (() => {});
     this.chain = Promise.resolve();
     this.pending = 0;
+    // How many changes wait for the assessor (an edit conflict): while any does, the
+    // page never says everything is saved.
+    this.unresolved = () => 0;
   }
 
   // Queue a POST; `data` is an object or a function called at send time, so a retried
@@ -35,7 +38,9 @@ export class Saver {
     this.chain = run.catch(() => {});
     return run.finally(() => {
       this.pending -= 1;
-      if (this.pending === 0) this.onStatus("saved", "All changes saved");
+      if (this.pending > 0) return;
+      if (this.unresolved() > 0) this.onStatus("conflict", "Not saved: a nugget changed in another tab. Keep yours or take theirs.");
+      else this.onStatus("saved", "All changes saved");
     });
   }
 

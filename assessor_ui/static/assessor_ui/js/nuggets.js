@@ -3,31 +3,86 @@
 import { uuid4 } from "./net.js";
 import { markNugget, segmentsOf, unmarkNugget } from "./selection.js";
 
-const debounce = (fn, ms) => {
+// A debounced call that can also be run at once (when the page moves on).
+const debounce = (fn, ms, pending) => {
   let timer = null;
-  return (...args) => {
+  const run = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => fn(...args), ms);
+    timer = null;
+    pending.delete(run);
+    fn();
+  };
+  return () => {
+    clearTimeout(timer);
+    timer = setTimeout(run, ms);
+    pending.add(run);
   };
 };
 
 const fill = (template) => template.content.firstElementChild.cloneNode(true);
+const UNDO_MS = 5000;
+
+// A few words of a text for the status line.
+export function quote(text, max = 60) {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return `“${flat.length > max ? `${flat.slice(0, max - 1)}…` : flat}”`;
+}
+
+const keywordList = (value) => value.split(",").map((w) => w.trim()).filter(Boolean);
 
 export class NuggetPanel {
-  constructor({ config, saver, root, status }) {
+  constructor({ config, saver, root, status, urlFor, onChange }) {
     this.config = config;
     this.saver = saver;
     this.root = root;
     this.status = status;
+    this.urlFor = urlFor;
+    this.onChange = onChange || (() => {});
     this.docList = document.getElementById("doc-nuggets");
     this.topicList = document.getElementById("topic-nuggets");
     this.editorTemplate = document.getElementById("nugget-editor");
     this.itemTemplate = document.getElementById("nugget-item");
+    this.undoButton = document.getElementById("undo");
     this.nuggets = new Map();
+    this.pending = new Set();
+    this.deletes = new Map();
+    this.conflicts = new Set();
+    if (this.undoButton) this.undoButton.addEventListener("click", () => this.undoDelete());
   }
 
-  load(nuggets) {
-    for (const n of nuggets) this.nuggets.set(n.id, n);
+  // Show the nuggets of another document. Edits still waiting for their debounce are
+  // saved first; a local copy newer than the given one (a save in flight) is kept.
+  reset(documentId, position, nuggets) {
+    this.flush();
+    this.document = documentId;
+    this.position = position;
+    const next = new Map();
+    for (const n of nuggets) {
+      const mine = this.nuggets.get(n.id);
+      next.set(n.id, mine && mine.version > n.version ? { ...mine, score: n.score } : n);
+    }
+    for (const id of this.deletes.keys()) next.delete(id);
+    this.nuggets = next;
+    this.docList.replaceChildren();
+    this.render();
+  }
+
+  flush() {
+    for (const run of Array.from(this.pending)) run();
+    for (const id of Array.from(this.deletes.keys())) this.commitDelete(id);
+  }
+
+  list() {
+    return Array.from(this.nuggets.values());
+  }
+
+  // Fresh matcher scores for this document (after a nugget changed).
+  updateScores(nuggets) {
+    for (const n of nuggets) {
+      const mine = this.nuggets.get(n.id);
+      if (mine) mine.score = n.score;
+      else if (!this.deletes.has(n.id)) this.nuggets.set(n.id, n);
+    }
     this.render();
   }
 
@@ -40,9 +95,13 @@ export class NuggetPanel {
     const all = Array.from(this.nuggets.values());
     for (const n of all) this.topicList.append(this.item(n));
     for (const n of all) {
-      if (n.document === this.config.document && !this.docList.querySelector(`[data-id="${n.id}"]`)) {
+      if (n.document === this.document && !this.docList.querySelector(`[data-id="${n.id}"]`)) {
         this.docList.append(n.mine && !this.config.readonly ? this.editor(n) : this.item(n));
       }
+    }
+    for (const li of this.docList.querySelectorAll(".nugget-item")) {
+      const n = this.nuggets.get(Number(li.dataset.id));
+      if (n) li.replaceWith(this.item(n));
     }
   }
 
@@ -55,6 +114,9 @@ export class NuggetPanel {
     if (n.score) {
       score.textContent = n.score.toFixed(2);
       li.classList.add(n.score >= 0.5 ? "found" : "partial");
+    } else {
+      score.textContent = "–";
+      score.title = "Not found in this document";
     }
     return li;
   }
@@ -78,32 +140,49 @@ export class NuggetPanel {
     show(n);
     const statusEl = li.querySelector(".nugget-status");
     const conflict = li.querySelector(".conflict");
+    let theirs = null;
     const data = () => ({
-      version: this.nuggets.get(n.id).version,
+      version: this.nuggets.get(n.id) ? this.nuggets.get(n.id).version : n.version,
       text: fields.text.value,
-      keywords: JSON.stringify(fields.keywords.value.split(",").map((w) => w.trim()).filter(Boolean)),
+      keywords: JSON.stringify(keywordList(fields.keywords.value)),
       grade: fields.grade.value,
       aspect: fields.aspect.value,
     });
+    const resolved = () => {
+      conflict.hidden = true;
+      theirs = null;
+      if (this.conflicts.delete(n.id) && this.conflicts.size === 0 && this.saver.pending === 0) {
+        this.status("saved", "All changes saved");
+      }
+    };
     const save = async () => {
       statusEl.textContent = "saving…";
       const { status, body } = await this.saver.post(this.url("nugget", n.id), data);
       if (status === 200) {
-        this.nuggets.set(n.id, { ...this.nuggets.get(n.id), ...body, score: this.nuggets.get(n.id).score });
+        const before = this.nuggets.get(n.id) || n;
+        this.nuggets.set(n.id, { ...before, ...body, score: before.score });
         statusEl.textContent = `saved (v${body.version})`;
-        conflict.hidden = true;
+        resolved();
         this.render();
+        this.onChange();
       } else if (status === 409) {
-        this.conflictCopy = body.current;
+        // Another tab saved first: show its version beside ours and let the assessor
+        // choose; the page does not claim everything is saved meanwhile.
+        theirs = body.current;
+        this.conflicts.add(n.id);
+        conflict.querySelector(".theirs-text").textContent = theirs.text;
+        conflict.querySelector(".theirs-keywords").textContent = theirs.keywords.length ? theirs.keywords.join(", ") : "none";
+        conflict.querySelector(".theirs-version").textContent = `v${theirs.version}`;
         conflict.hidden = false;
-        statusEl.textContent = "conflict";
+        statusEl.textContent = "not saved: changed in another tab";
+        this.status("conflict", "Not saved: a nugget changed in another tab. Keep yours or take theirs.");
       } else {
         statusEl.textContent = body.error || `error ${status}`;
         this.status("error", body.error || `Nugget not saved (${status})`);
       }
     };
-    const saveSoon = debounce(save, 400);
-    const preview = debounce(() => this.preview(li, fields), 600);
+    const saveSoon = debounce(save, 400, this.pending);
+    const preview = debounce(() => this.preview(li, fields), 600, new Set());
     for (const el of Object.values(fields)) {
       el.addEventListener("input", () => {
         statusEl.textContent = "editing…";
@@ -112,14 +191,17 @@ export class NuggetPanel {
       });
     }
     li.querySelector(".keep-mine").addEventListener("click", () => {
-      this.nuggets.set(n.id, { ...this.nuggets.get(n.id), version: this.conflictCopy.version });
+      if (!theirs) return;
+      this.nuggets.set(n.id, { ...this.nuggets.get(n.id), version: theirs.version });
       save();
     });
     li.querySelector(".take-theirs").addEventListener("click", () => {
-      this.nuggets.set(n.id, { ...this.nuggets.get(n.id), ...this.conflictCopy });
-      show(this.conflictCopy);
-      conflict.hidden = true;
-      statusEl.textContent = `v${this.conflictCopy.version}`;
+      if (!theirs) return;
+      this.nuggets.set(n.id, { ...this.nuggets.get(n.id), ...theirs, score: (this.nuggets.get(n.id) || n).score });
+      show(theirs);
+      statusEl.textContent = `saved (v${theirs.version}, theirs)`;
+      resolved();
+      this.render();
     });
     li.querySelector(".delete").addEventListener("click", () => this.remove(n.id, li));
     li.addEventListener("focusin", () => this.flash(n.id, true));
@@ -135,10 +217,7 @@ export class NuggetPanel {
     const out = li.querySelector(".preview");
     const text = fields.text.value.trim();
     if (!text) return;
-    const query = new URLSearchParams({
-      text,
-      keywords: JSON.stringify(fields.keywords.value.split(",").map((w) => w.trim()).filter(Boolean)),
-    });
+    const query = new URLSearchParams({ text, keywords: JSON.stringify(keywordList(fields.keywords.value)) });
     try {
       const r = await fetch(`${this.config.urls.preview}?${query}`, { credentials: "same-origin" });
       if (!r.ok) return;
@@ -158,28 +237,63 @@ export class NuggetPanel {
       text: spanText.trim(),
       client_uuid: uuid4(),
     };
-    const { status, body } = await this.saver.post(this.config.urls.nuggets, payload);
+    const documentId = this.document;
+    const { status, body } = await this.saver.post(this.urlFor("nuggets", this.position), payload);
     if (status !== 201 && status !== 200) {
       this.status("error", body.error || `Nugget not saved (${status})`);
       return null;
     }
     this.nuggets.set(body.id, body);
-    markNugget(this.root, body.id, body.start, body.end);
+    if (documentId === this.document) markNugget(this.root, body.id, body.start, body.end);
     this.render();
-    this.status("saved", `Nugget saved at ${body.start}–${body.end}`);
+    this.status("saved", `Nugget saved: ${quote(body.span_text)}`);
+    this.onChange();
     return body;
   }
 
-  async remove(id, li) {
-    const { status, body } = await this.saver.post(this.url("nuggetDelete", id), { version: this.nuggets.get(id).version });
-    if (status !== 200 && status !== 404) {
-      this.status("error", body.error || `Nugget not deleted (${status})`);
-      return;
-    }
+  // Deleting hides the nugget at once and sends the delete after a few seconds, unless
+  // the assessor takes it back (Undo); moving on sends it straight away.
+  remove(id, li) {
+    const n = this.nuggets.get(id);
+    if (!n) return;
+    for (const other of Array.from(this.deletes.keys())) this.commitDelete(other);
+    const timer = setTimeout(() => this.commitDelete(id), UNDO_MS);
+    this.deletes.set(id, { n, timer, documentId: this.document });
     this.nuggets.delete(id);
     unmarkNugget(this.root, id);
     li.remove();
     this.render();
+    this.status("info", `Nugget deleted: ${quote(n.text)}.`);
+    if (this.undoButton) this.undoButton.hidden = false;
+  }
+
+  undoDelete() {
+    const [id, entry] = Array.from(this.deletes.entries()).pop() || [];
+    if (id === undefined) return;
+    clearTimeout(entry.timer);
+    this.deletes.delete(id);
+    if (this.undoButton) this.undoButton.hidden = true;
+    this.nuggets.set(id, entry.n);
+    if (entry.documentId === this.document) markNugget(this.root, id, entry.n.start, entry.n.end);
+    this.render();
+    this.status("info", `Nugget kept: ${quote(entry.n.text)}.`);
+  }
+
+  async commitDelete(id) {
+    const entry = this.deletes.get(id);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.deletes.delete(id);
+    if (this.undoButton && this.deletes.size === 0) this.undoButton.hidden = true;
+    const { status, body } = await this.saver.post(this.url("nuggetDelete", id), { version: entry.n.version });
+    if (status !== 200 && status !== 404) {
+      this.status("error", body.error || `Nugget not deleted (${status})`);
+      this.nuggets.set(id, entry.n);
+      if (entry.documentId === this.document) markNugget(this.root, id, entry.n.start, entry.n.end);
+      this.render();
+      return;
+    }
+    this.onChange();
   }
 
   focusLast() {

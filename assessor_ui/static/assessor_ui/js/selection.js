@@ -168,25 +168,90 @@ function placeCaretAtFirstVisible(root, sel) {
   sel.collapse(first.firstChild || first, 0);
 }
 
-// Topic terms: painted with the CSS Custom Highlight API, so the DOM (and with it every
-// offset) stays untouched; browsers without it simply show no term highlights.
-export function highlightTerms(root, terms, on) {
+// The DOM point (node, UTF-16 offset) of code point `offset` of the canonical text.
+function pointAt(root, offset) {
+  const seg = segAt(root, offset);
+  if (!seg) return null;
+  const node = seg.firstChild;
+  if (!node || isInvisible(seg)) return { node: seg, offset: 0 };
+  return { node, offset: unitIndex(node.data, Math.max(0, offset - segStart(seg))) };
+}
+
+// Topic terms: painted with the CSS Custom Highlight API over the [start, end) offsets
+// the server found with the matcher's own tokenizer, stopwords and stemmer, so the DOM
+// (and with it every offset) stays untouched; browsers without it show no highlights.
+export function highlightTerms(root, spans, on) {
   if (!window.CSS || !CSS.highlights) return false;
   CSS.highlights.delete("topic-terms");
-  if (!on || !terms.length) return true;
-  const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const pattern = new RegExp(`\\b(?:${escaped.join("|")})`, "giu");
+  if (!on || !spans.length || !root.firstElementChild) return true;
   const ranges = [];
-  for (const seg of segs(root)) {
-    const node = seg.firstChild;
-    if (!node) continue;
-    for (const m of node.data.matchAll(pattern)) {
-      const range = new Range();
-      range.setStart(node, m.index);
-      range.setEnd(node, m.index + m[0].length);
-      ranges.push(range);
-    }
+  for (const [start, end] of spans) {
+    const a = pointAt(root, start);
+    const b = pointAt(root, end - 1);
+    if (!a || !b) continue;
+    const range = new Range();
+    range.setStart(a.node, a.offset);
+    // The end is one code point past the last one (which may be 2 UTF-16 units).
+    const last = b.node.nodeType === Node.TEXT_NODE ? b.node.data.codePointAt(b.offset) : 0;
+    range.setEnd(b.node, b.offset + (last > 0xffff ? 2 : b.node.nodeType === Node.TEXT_NODE ? 1 : 0));
+    ranges.push(range);
   }
   CSS.highlights.set("topic-terms", new Highlight(...ranges));
   return true;
+}
+
+// Segments as the data endpoint sends them: [start, text, nugget ids, match, invisible,
+// code]. Text goes in as text (textContent), never as markup.
+export function renderSegments(root, segments) {
+  const out = document.createDocumentFragment();
+  for (const [start, text, nuggets, match, invisible, code] of segments) {
+    const seg = document.createElement("span");
+    seg.className = "seg";
+    if (nuggets.length) {
+      seg.classList.add("hl");
+      seg.dataset.n = nuggets.join(" ");
+    }
+    if (match) seg.classList.add("match");
+    seg.dataset.o = String(start);
+    if (invisible) {
+      seg.classList.add("inv");
+      seg.dataset.c = String(code);
+    } else {
+      seg.textContent = text;
+    }
+    out.append(seg);
+  }
+  root.replaceChildren(out);
+}
+
+// The segments of the text as shown now (nugget marks made since the load included).
+export function segmentsFromDom(root) {
+  return segs(root).map((seg) => [
+    segStart(seg),
+    isInvisible(seg) ? "" : seg.textContent,
+    idsOf(seg).map(Number),
+    seg.classList.contains("match"),
+    isInvisible(seg),
+    isInvisible(seg) ? Number(seg.dataset.c) : 0,
+  ]);
+}
+
+const SPACE = /\s/u;
+
+// [start, end) narrowed to exclude whitespace at both ends (code points).
+export function trimSpan(root, start, end) {
+  const chars = Array.from(textBetween(root, start, end));
+  let a = 0;
+  let b = chars.length;
+  while (a < b && SPACE.test(chars[a])) a += 1;
+  while (b > a && SPACE.test(chars[b - 1])) b -= 1;
+  return { start: start + a, end: start + b, text: chars.slice(a, b).join("") };
+}
+
+// The rule the server applies: a nugget span holds at least 3 characters and 2 words.
+export const MIN_SPAN_CHARS = 3;
+export const MIN_SPAN_WORDS = 2;
+export function tooShort(text) {
+  const words = text.match(/[\p{L}\p{N}]+/gu) || [];
+  return Array.from(text).length < MIN_SPAN_CHARS || words.length < MIN_SPAN_WORDS;
 }

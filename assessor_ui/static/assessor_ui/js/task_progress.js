@@ -1,0 +1,34 @@
+// Live progress of a staff task (import, pool, sample): polls the JSON endpoint while
+// the tab is visible; when the status changes the page reloads to show what the task
+// found (check summary and problems, result). Text only (textContent).
+import { pollProgress, showField } from "./progress_poll.js";
+
+const PERIOD_MS = 1000;
+
+const box = document.getElementById("task-progress");
+
+const show = (name, value) => showField(box, name, value);
+
+function render(p) {
+  const bar = box.querySelector('[data-field="bar"]');
+  if (bar && p.total) {
+    bar.max = p.total;
+    bar.value = p.done;
+  }
+  show("status", p.status);
+  show("done", p.done);
+  show("total", p.total);
+  show("phase", p.phase);
+  show("seconds", p.seconds != null ? `${p.seconds.toFixed(1)} s` : "–");
+  show("error", p.error || "");
+}
+
+if (box && box.dataset.final !== "1" && box.dataset.status !== "checked") {
+  pollProgress(box, PERIOD_MS, (progress) => {
+    render(progress);
+    if (progress.status === box.dataset.status) return false;
+    window.location.reload();
+    return true;
+  });
+}
+document.body.dataset.ready = "1";

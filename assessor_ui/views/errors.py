@@ -1,0 +1,78 @@
+"""Error pages in the site's layout, each with a title, what happened and a way back.
+
+Django renders ``400.html``, ``403.html``, ``404.html`` and ``500.html`` itself (the
+500 page without a request context, so it needs no database); these views cover the
+rest: a refused download (409), a failed CSRF check and a django-axes lockout.
+"""
+
+from __future__ import annotations
+
+import math
+from http import HTTPStatus
+from typing import Any
+
+from axes.helpers import get_cool_off, get_failure_limit
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+
+def error_page(
+    request: HttpRequest,
+    *,
+    status: int,
+    title: str,
+    message: str,
+    back: str = "",
+    back_label: str = "",
+) -> HttpResponse:
+    """The shared error page with ``status`` (the message is escaped, never raw)."""
+    context = {
+        "status": status,
+        "phrase": HTTPStatus(status).phrase,
+        "title": title,
+        "message": message,
+        "back": back or reverse("home"),
+        "back_label": back_label or "Back to the start page",
+    }
+    return render(request, "assessor_ui/error.html", context, status=status)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: usually a form left open across a log-out or log-in."""
+    return error_page(
+        request,
+        status=403,
+        title="This form has expired",
+        message=(
+            "The page was open across a log-in or log-out (or cookies are blocked), "
+            "so its security token no longer matches. Go back, reload the page and "
+            "submit again: nothing was saved."
+        ),
+        back=reverse("login") if not request.user.is_authenticated else "",
+    )
+
+
+def lockout(
+    request: HttpRequest, original_response: Any = None, credentials: Any = None
+) -> HttpResponse:
+    """``AXES_LOCKOUT_CALLABLE``: too many failed log-ins for this name and address."""
+    cool_off = get_cool_off(request)
+    limit = get_failure_limit(request, credentials)
+    wait = (
+        f"Try again in {math.ceil(cool_off.total_seconds() / 60)} minutes"
+        if cool_off
+        else "An administrator has to unlock the account"
+    )
+    return error_page(
+        request,
+        status=429,
+        title="Too many failed log-ins",
+        message=(
+            f"This account is locked after {limit} failed log-ins from this address. "
+            f"{wait}, or ask an administrator to reset it "
+            "(manage.py axes_reset_username NAME)."
+        ),
+        back=reverse("login"),
+        back_label="Back to the log-in page",
+    )

@@ -1,0 +1,239 @@
+"""Staff pages of a collection: the collections list, a collection's overview, pools,
+samples and assignments. Long work (pools, samples) runs as a task with a progress
+page; assigning is immediate. Staff only: everybody else gets 403."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from assessor_ui.staff_forms import (
+    AssignForm,
+    CollectionForm,
+    ExtendForm,
+    PoolForm,
+    ReassignForm,
+    SampleForm,
+)
+from assessor_ui.views.decorators import staff_required
+from nuggets_app import selectors_staff
+from nuggets_app.models import (
+    Assignment,
+    Collection,
+    MatchJob,
+    Pool,
+    Qrels,
+    Sample,
+    TaskRecord,
+    Topic,
+)
+from nuggets_app.services import staff_tasks
+from nuggets_app.services.assignments import (
+    AssignmentError,
+    assignment_create,
+    assignment_reassign,
+)
+from nuggets_app.services.samples import SampleError
+
+
+@staff_required
+def collection_list(request: HttpRequest) -> HttpResponse:
+    form = CollectionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        collection = form.save()
+        return redirect("staff-collection", name=collection.name)
+    context = {"rows": selectors_staff.collection_list(), "form": form}
+    return render(request, "assessor_ui/staff/collections.html", context)
+
+
+@staff_required
+def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    context = {
+        "collection": collection,
+        "counts": selectors_staff.collection_counts(collection),
+        "topics": Topic.objects.filter(collection=collection).order_by("qid")[:50],
+        "runs": collection.runs.all(),
+        "qrels": Qrels.objects.filter(collection=collection),
+        "pools": Pool.objects.filter(collection=collection).prefetch_related("samples"),
+        "jobs": MatchJob.objects.filter(collection=collection)[:20],
+        "tasks": TaskRecord.objects.filter(collection=collection).select_related(
+            "started_by"
+        )[:20],
+    }
+    return render(request, "assessor_ui/staff/collection.html", context)
+
+
+@staff_required
+def pool_new(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    form = PoolForm(request.POST or None, collection=collection)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        task = staff_tasks.pool_task_start(
+            collection=collection,
+            runs=None if data["all_runs"] else list(data["runs"]),
+            depth=data["depth"],
+            name=data["name"],
+            user=request.user,
+        )
+        return redirect("staff-task", pk=task.pk)
+    return render(
+        request,
+        "assessor_ui/staff/pool_new.html",
+        {"collection": collection, "form": form},
+    )
+
+
+@staff_required
+def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Per-topic pool and sample sizes; draw a sample (Preview shows the sizes first)."""
+    pool = get_object_or_404(Pool.objects.select_related("collection"), pk=pk)
+    samples = list(pool.samples.all())
+    form = SampleForm(request.POST or None)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        number, percent = data["size"]
+        try:
+            size = staff_tasks.sample_size_for(pool=pool, size=number, percent=percent)
+        except SampleError as exc:
+            form.add_error("size", str(exc))
+        else:
+            if "preview" in request.POST:
+                preview = size
+            else:
+                task = staff_tasks.sample_task_start(
+                    pool=pool,
+                    size=size,
+                    method=data["method"],
+                    seed=data["seed"],
+                    name=data["name"],
+                    user=request.user,
+                    per_run_quota=data["per_run_quota"],
+                )
+                return redirect("staff-task", pk=task.pk)
+    rows = selectors_staff.pool_topic_sizes(pool, samples)
+    context = {
+        "pool": pool,
+        "collection": pool.collection,
+        "samples": samples,
+        "rows": [
+            (row, min(preview, row.pool) if preview is not None else None)
+            for row in rows
+        ],
+        "form": form,
+        "preview": preview,
+        "runs": pool.runs.all(),
+    }
+    return render(request, "assessor_ui/staff/pool.html", context)
+
+
+def _sample_page(
+    request, sample, *, extend=None, assign=None, reassign=None, status=200
+):
+    context = {
+        "sample": sample,
+        "pool": sample.pool,
+        "collection": sample.pool.collection,
+        "progress": selectors_staff.sample_assessor_progress(sample),
+        "extend_form": extend or ExtendForm(),
+        "assign_form": assign or AssignForm(),
+        "reassign_form": reassign or ReassignForm(),
+        "topics": len(sample.draws),
+        "documents": sum(r["distinct"] for r in sample.draws.values()),
+    }
+    return render(request, "assessor_ui/staff/sample.html", context, status=status)
+
+
+def _sample(pk: int) -> Sample:
+    return get_object_or_404(
+        Sample.objects.select_related("pool", "pool__collection"), pk=pk
+    )
+
+
+@staff_required
+def sample_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _sample_page(request, _sample(pk))
+
+
+@staff_required
+@require_POST
+def sample_extend_view(request: HttpRequest, pk: int) -> HttpResponse:
+    sample = _sample(pk)
+    form = ExtendForm(request.POST)
+    if not form.is_valid():
+        return _sample_page(request, sample, extend=form, status=400)
+    task = staff_tasks.extend_task_start(
+        sample=sample, extra=form.cleaned_data["extra"], user=request.user
+    )
+    return redirect("staff-task", pk=task.pk)
+
+
+def _topics(sample: Sample, text: str) -> list[Topic] | None:
+    qids = text.split()
+    if not qids:
+        return None
+    topics = list(Topic.objects.filter(collection=sample.pool.collection, qid__in=qids))
+    missing = sorted(set(qids) - {t.qid for t in topics})
+    if missing:
+        raise AssignmentError(f"unknown topics: {', '.join(missing)}")
+    return topics
+
+
+@staff_required
+@require_POST
+def sample_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    sample = _sample(pk)
+    form = AssignForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            made = assignment_create(
+                sample=sample,
+                assessors=list(data["assessors"]),
+                topics=_topics(sample, data["topics"]),
+                overlap=data["overlap"],
+            )
+        except AssignmentError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"{len(made)} assignments in place.")
+            return redirect("staff-sample", pk=sample.pk)
+    return _sample_page(request, sample, assign=form, status=400)
+
+
+@staff_required
+@require_POST
+def sample_reassign(request: HttpRequest, pk: int) -> HttpResponse:
+    sample = _sample(pk)
+    form = ReassignForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        progress = {
+            p.assignment.pk: p
+            for row in selectors_staff.sample_assessor_progress(sample)
+            for p in row.assignments
+        }
+        wanted = data["topics"].split()
+        chosen = [
+            a
+            for a in Assignment.objects.filter(
+                sample=sample, assessor=data["source"]
+            ).select_related("topic", "assessor")
+            if progress[a.pk].to_judge > 0 and (not wanted or a.topic.qid in wanted)
+        ]
+        try:
+            if not chosen:
+                raise AssignmentError(f"{data['source']} has no unfinished topic here")
+            moved = assignment_reassign(assignments=chosen, assessor=data["target"])
+        except AssignmentError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(
+                request, f"{len(moved)} unfinished topics now go to {data['target']}."
+            )
+            return redirect("staff-sample", pk=sample.pk)
+    return _sample_page(request, sample, reassign=form, status=400)

@@ -1,0 +1,71 @@
+"""Headless Debian Chromium for the browser tests of the researcher pages."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from nuggets_app import headless
+from nuggets_app.headless import chromium_installed
+
+PASSWORD = "judge-all-day-42"  # tests.factories.UserFactory's
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@contextmanager
+def chromium() -> Iterator:
+    if not chromium_installed():
+        pytest.skip("Debian chromium and chromedriver are not installed")
+    with headless.chromium() as browser:
+        yield browser
+
+
+def wait_for(check: Callable[[], object], what: str, timeout: float = 20.0) -> object:
+    """Poll until ``check()`` is truthy; a stale or missing element counts as "not
+    yet" while a page loads."""
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+        except (NoSuchElementException, StaleElementReferenceException):
+            value = None
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def login(driver, base: str, username: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.delete_all_cookies()
+    driver.get(f"{base}{reverse('login')}")
+    driver.find_element(By.ID, "id_username").send_keys(username)
+    driver.find_element(By.ID, "id_password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_for(lambda: "/login/" not in driver.current_url, "login")
+
+
+def open_page(driver, url: str) -> None:
+    """Load ``url`` and wait until its module script has run."""
+    driver.get(url)
+    wait_for(
+        lambda: driver.execute_script("return document.body.dataset.ready"),
+        "page script",
+    )
+
+
+def screenshot(driver, name: str) -> None:
+    """Save the window as ``test-artifacts/<name>.png`` (for a human to look at)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))

@@ -1,0 +1,28 @@
+"""The test suite's settings: the real ones, with a random SECRET_KEY for this run when
+none is set. The real settings refuse to start without a key when DEBUG is off, as
+tests run; processes the tests start (Celery workers) inherit the key.
+
+The test client and the live server speak plain HTTP and nobody runs collectstatic, so
+the suite runs without an SSL redirect, Secure-only cookies or a static manifest. These
+are set here, once for the whole process, rather than per test: the live server answers
+in its own threads, and a request still arriving from the previous test's browser (its
+favicon, say) could otherwise build the storage from settings that are being switched
+back and forth, and leave every later page failing on a missing manifest entry."""
+
+import os
+import secrets
+
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+
+from nuggets_app.settings import *  # noqa: E402, F403
+from nuggets_app.settings import STORAGES as _STORAGES  # noqa: E402
+
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+STORAGES = {
+    **_STORAGES,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# 1,000,000 PBKDF2 rounds per persona cost seconds per test on a shared 2-core box.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
