@@ -14,8 +14,8 @@ import secrets
 
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
-from nuggets_app.settings import *  # noqa: E402, F403
-from nuggets_app.settings import STORAGES as _STORAGES  # noqa: E402
+from nuggets_app.settings import *  # noqa: F403
+from nuggets_app.settings import STORAGES as _STORAGES
 
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = False
