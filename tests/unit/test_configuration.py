@@ -71,6 +71,7 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
         k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}
     }
     env.update(
+        DJANGO_SETTINGS_MODULE="nuggets_app.settings",
         DEBUG="0",
         DATA_DIR=str(tmp_path),
         SECRET_KEY="x9" * 30 + "-production-only-key",
