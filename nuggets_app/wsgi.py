@@ -1,8 +1,32 @@
-"""WSGI entry point (gunicorn nuggets_app.wsgi)."""
+"""WSGI entry point (gunicorn nuggets_app.wsgi).
+
+Every worker prepares, when it starts, what its first request would otherwise pay for:
+the URL configuration (importing every view and what they import: the matcher, numpy,
+the plotting code), the URL reverse table, the matcher's stem table and the compiled
+templates. That first request took 2-3 seconds, and a worker's first request comes at
+any time (a new keep-alive connection, a worker recycled by ``--max-requests``).
+"""
 
 import os
+from pathlib import Path
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
 application = get_wsgi_application()
+
+
+def _warm_up() -> None:
+    from django.template.loader import get_template
+    from django.urls import reverse
+
+    from matcher import normalize
+
+    reverse("login")
+    normalize("warm up the stems")
+    templates = Path(__file__).resolve().parent.parent / "assessor_ui" / "templates"
+    for path in sorted(templates.rglob("*.html")):
+        get_template(path.relative_to(templates).as_posix())
+
+
+_warm_up()

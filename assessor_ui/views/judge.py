@@ -248,6 +248,7 @@ def judgment_save(
             document=item.document,
             relevance=form.cleaned_data["relevance"],
             active_seconds_delta=form.cleaned_data["seconds"],
+            slot=(assignment, item),
         )
     except JudgingError as exc:
         return json_error(exc)
@@ -271,6 +272,7 @@ def time_save(request: HttpRequest, assignment_id: int, position: int) -> HttpRe
             topic=assignment.topic,
             document=item.document,
             active_seconds_delta=form.cleaned_data["seconds"],
+            slot=(assignment, item),
         )
     except JudgingError as exc:
         return json_error(exc)

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from nuggets_app.models import Document, Judgment, SampleDocument, Topic
+from nuggets_app.models import Assignment, Document, Judgment, SampleDocument, Topic
 
 # One heartbeat or save never adds more than this much time on task: a client that was
 # suspended for hours must not inflate the figure.
@@ -38,9 +38,28 @@ class NotAssigned(JudgingError):
     status = 404
 
 
-def assignment_check(*, assessor: Any, topic: Topic, document: Document) -> None:
+# An assignment and one of its queue items, both read in this request (the judging
+# views' access check): they prove the assignment without asking the database again.
+Slot = tuple[Assignment, SampleDocument]
+
+
+def _slot_covers(slot: Slot, assessor: Any, topic: Topic, document: Document) -> bool:
+    assignment, item = slot
+    return (
+        assignment.assessor_id == assessor.pk
+        and assignment.topic_id == topic.pk == item.topic_id
+        and assignment.sample_id == item.sample_id
+        and item.document_id == document.pk
+    )
+
+
+def assignment_check(
+    *, assessor: Any, topic: Topic, document: Document, slot: Slot | None = None
+) -> None:
     """Raise ``NotAssigned`` unless ``document`` is in the sample of one of the
-    assessor's assignments for ``topic``."""
+    assessor's assignments for ``topic`` (no query when ``slot`` shows it)."""
+    if slot is not None and _slot_covers(slot, assessor, topic, document):
+        return
     covered = SampleDocument.objects.filter(
         topic=topic,
         document=document,
@@ -97,6 +116,7 @@ def judgment_record(
     document: Document,
     relevance: int | None,
     active_seconds_delta: float = 0,
+    slot: Slot | None = None,
 ) -> Judgment:
     """Set the assessor's relevance for (topic, document) and add time on task.
 
@@ -106,7 +126,7 @@ def judgment_record(
     grade_check(topic=topic, value=relevance, field="relevance")
     delta = _delta_check(active_seconds_delta)
     with transaction.atomic():
-        assignment_check(assessor=assessor, topic=topic, document=document)
+        assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
         return _upsert(
             assessor=assessor,
             topic=topic,
@@ -116,7 +136,12 @@ def judgment_record(
 
 
 def judgment_time_add(
-    *, assessor: Any, topic: Topic, document: Document, active_seconds_delta: float
+    *,
+    assessor: Any,
+    topic: Topic,
+    document: Document,
+    active_seconds_delta: float,
+    slot: Slot | None = None,
 ) -> Judgment:
     """Add idle-aware time on task (a heartbeat) without touching the relevance.
 
@@ -124,7 +149,7 @@ def judgment_time_add(
     """
     delta = _delta_check(active_seconds_delta)
     with transaction.atomic():
-        assignment_check(assessor=assessor, topic=topic, document=document)
+        assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
         return _upsert(
             assessor=assessor,
             topic=topic,

@@ -99,6 +99,35 @@ def test_it_refuses_a_topic_the_assessor_was_not_assigned(
     assert not Judgment.objects.exists()
 
 
+def test_a_slot_that_does_not_cover_the_document_is_checked_in_the_database(
+    world, assessor, other_assessor, django_assert_max_num_queries
+):
+    """The judging views pass the assignment and queue item they read as proof; a
+    slot that proves nothing about this (assessor, topic, document) is not trusted."""
+    own = world.assignment
+    item = own.sample.documents.get(topic=world.topic, document=world.docs["184"])
+    with django_assert_max_num_queries(10) as counted:
+        judgment_record(
+            assessor=assessor,
+            topic=world.topic,
+            document=world.docs["184"],
+            relevance=1,
+            slot=(own, item),
+        )
+    assert not any("sampledocument" in q["sql"] for q in counted.captured_queries)
+    # Alice's slot does not let Bob judge her topic, nor Alice a topic not hers.
+    for who, topic in ((other_assessor, world.topic), (assessor, world.other_topic)):
+        with pytest.raises(NotAssigned):
+            judgment_record(
+                assessor=who,
+                topic=topic,
+                document=world.docs["184"],
+                relevance=1,
+                slot=(own, item),
+            )
+    assert Judgment.objects.count() == 1
+
+
 @pytest.mark.skipif(
     connection.vendor != "postgresql", reason="concurrency needs PostgreSQL"
 )
