@@ -1,19 +1,24 @@
-"""aspect_create and the aspects imports keep, on real PostgreSQL."""
+"""aspect_create, and the aspects topic files and nugget banks give topics (real TREC
+Web 2009 topics and RAG 2025 nuggets), on real PostgreSQL."""
 
+import json
 import threading
 import uuid
 
 import pytest
 from django.db import connection
 
-from nuggets_app.models import Topic
+from nuggets_app.models import Nugget, Topic
 from nuggets_app.services.aspects import (
     MAX_ASPECT_LABEL_CHARS,
     DuplicateAspect,
     aspect_create,
 )
+from nuggets_app.services.imports import topics_import
 from nuggets_app.services.judgments import JudgingError
+from nuggets_app.services.nugget_banks import nugget_bank_import
 from nuggets_app.services.nuggets import nugget_save
+from tests import factories as f
 from tests.integration.judging_world import build_world
 
 PHRASE = "thermo-aeroelastic similarity"
@@ -122,3 +127,73 @@ def test_concurrent_additions_all_keep_their_aspect(
         f"aspect {i}-{r}" for i in range(6) for r in range(3)
     )
     assert sorted(int(a["id"]) for a in added) == list(range(1, 19))
+
+
+def test_web09_topics_import_with_their_subtopics_as_aspects(shared_data, assessor):
+    collection = f.CollectionFactory(name="web09")
+    path = shared_data / "trec-web09-prels" / "topics.web.1-50.xml"
+    topics_import(path=path, collection=collection)
+    first = Topic.objects.get(collection=collection, qid="1")
+    assert first.aspects[0] == {
+        "id": "1",
+        "text": 'Find the TIME magazine photo essay "Barack Obama\'s Family Tree".',
+        "type": "nav",
+        "source": "topics file",
+    }
+    assert [(a["id"], a["type"]) for a in first.aspects] == [
+        ("1", "nav"),
+        ("2", "inf"),
+        ("3", "inf"),
+    ]
+    counts = [len(t.aspects) for t in Topic.objects.filter(collection=collection)]
+    # The data README: 50 topics with 3-8 subtopics each.
+    assert len(counts) == 50
+    assert min(counts) >= 3
+    assert max(counts) <= 8
+    # An assessor's aspect numbers on after the file's, and a re-import keeps it.
+    added = aspect_create(user=assessor, topic=first, text="Obama's father")
+    assert added["id"] == "4"
+    topics_import(path=path, collection=collection)
+    first.refresh_from_db()
+    assert [(a["id"], a["source"]) for a in first.aspects] == [
+        ("1", "topics file"),
+        ("2", "topics file"),
+        ("3", "topics file"),
+        ("4", "assessor"),
+    ]
+
+
+def _rag_sub_narratives(path):
+    """Each topic's sub-narratives in first-seen order, outer quotes removed."""
+    out = {}
+    for row in map(json.loads, path.open()):
+        listed = out.setdefault(str(row["qid"]), [])
+        for nugget in row["nuggets"]:
+            name = nugget["mapped_sub_narrative"].strip()
+            if (
+                len(name) > 1 and name[0] == name[-1] == '"'
+            ):  # only a quoted whole: 'New: "x"' stays
+                name = name[1:-1].strip()
+            if name and name not in listed:
+                listed.append(name)
+    return out
+
+
+def test_rag25_sub_narratives_become_aspects_of_existing_topics(shared_data, assessor):
+    path = shared_data / "trec-rag25-nuggets" / "rag25-dev-nuggets.jsonl"
+    expected = _rag_sub_narratives(path)
+    collection = f.CollectionFactory(name="rag25")
+    for qid in expected:
+        f.TopicFactory(collection=collection, qid=qid, aspects=[])
+    first = Topic.objects.get(collection=collection, qid=next(iter(expected)))
+    mine = aspect_create(user=assessor, topic=first, text="my own angle")
+    nugget_bank_import(path=path, collection=collection)
+    nugget_bank_import(path=path, collection=collection)  # again: no duplicates
+    for topic in Topic.objects.filter(collection=collection):
+        from_bank = [a for a in topic.aspects if a.get("source") == "bank"]
+        assert [a["id"] for a in from_bank] == expected[topic.qid]
+        assert all(a["text"] == a["id"] for a in from_bank)
+    first.refresh_from_db()
+    assert first.aspects[0] == mine
+    tagged = Nugget.objects.filter(topic__collection=collection).select_related("topic")
+    assert all(n.aspect in [a["id"] for a in n.topic.aspects] for n in tagged)
