@@ -97,6 +97,12 @@ class NuggetDeleteForm(forms.Form):
     version = forms.IntegerField(min_value=1, required=False)
 
 
+class AspectCreateForm(forms.Form):
+    """A new aspect's label; its length and uniqueness are the service's to check."""
+
+    aspect_text = forms.CharField(required=False, max_length=10_000, strip=True)
+
+
 class PreviewForm(forms.Form):
     """A draft nugget for the live match counts."""
 

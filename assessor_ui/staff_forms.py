@@ -65,12 +65,20 @@ class RunsUploadForm(forms.Form):
 
 class QrelsUploadForm(forms.Form):
     file = forms.FileField(
-        help_text="qrels (qid iter docno rel) or prels; .gz accepted"
+        help_text="qrels (qid iter docno rel), prels, or subtopic (diversity) qrels "
+        "(qid subtopic docno rel); .gz accepted"
     )
     name = forms.SlugField(max_length=200, help_text="name of these judgments")
     kind = forms.ChoiceField(
-        choices=[("auto", "auto"), ("qrels", "qrels"), ("prels", "prels")],
+        choices=[
+            ("auto", "auto"),
+            ("qrels", "qrels"),
+            ("prels", "prels"),
+            ("subtopics", "subtopics (diversity)"),
+        ],
         initial="auto",
+        help_text="auto reads 4 columns as plain qrels: choose subtopics for "
+        "diversity qrels",
     )
 
 

@@ -34,6 +34,11 @@ urlpatterns = [
         nuggets.nugget_preview_counts,
         name="nugget-preview",
     ),
+    path(
+        "assess/<int:assignment_id>/aspects",
+        nuggets.topic_aspect_create,
+        name="aspect-create",
+    ),
     path("nuggets/<int:pk>/edit", nuggets.nugget_edit, name="nugget-edit"),
     path("nuggets/<int:pk>/delete", nuggets.nugget_remove, name="nugget-delete"),
     path("agreement/", agreement.agreement, name="agreement"),

@@ -187,6 +187,8 @@ def judge_data(request: HttpRequest, assignment_id: int, position: int) -> HttpR
     ]
     doc["nuggets"] = page.topic_nuggets
     doc["judged"] = sorted(page.judged_positions)
+    # Aspects other assessors added since the page loaded reach the selects here.
+    doc["aspects"] = assignment.topic.aspects
     return JsonResponse(doc)
 
 
@@ -205,6 +207,7 @@ def _page_urls(assignment_id: int) -> dict[str, str]:
         "nugget": reverse("nugget-edit", args=[0]),
         "nuggetDelete": reverse("nugget-delete", args=[0]),
         "preview": reverse("nugget-preview", args=[assignment_id]),
+        "aspects": reverse("aspect-create", args=[assignment_id]),
         "csrf": reverse("csrf-refresh"),
         "login": reverse("login"),
         "home": reverse("assessor-home"),

@@ -1,4 +1,5 @@
-"""Nugget autosave endpoints (create, edit, delete) and the live match preview."""
+"""Nugget autosave endpoints (create, edit, delete), the live match preview, and new
+aspects of the topic from the nugget form."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.forms import (
+    AspectCreateForm,
     NuggetCreateForm,
     NuggetDeleteForm,
     NuggetUpdateForm,
@@ -18,6 +20,7 @@ from assessor_ui.views.judge import (
     nugget_json,
 )
 from nuggets_app import access, selectors
+from nuggets_app.services.aspects import DuplicateAspect, aspect_create
 from nuggets_app.services.judgments import JudgingError
 from nuggets_app.services.nuggets import (
     NuggetConflict,
@@ -121,3 +124,28 @@ def nugget_preview_counts(request: HttpRequest, assignment_id: int) -> HttpRespo
         keywords=form.cleaned_data["keywords"],
     )
     return JsonResponse(counts)
+
+
+@json_login_required
+@require_POST
+def topic_aspect_create(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Add an aspect to the assignment's topic (its assessor, or staff); 201 with the
+    aspect, 409 with the existing one for a label the topic already has."""
+    assignment = access.assignment_for(request.user, assignment_id)
+    form = AspectCreateForm(request.POST)
+    if not form.is_valid():
+        return form_error(form)
+    try:
+        aspect = aspect_create(
+            user=request.user,
+            topic=assignment.topic,
+            text=form.cleaned_data["aspect_text"],
+        )
+    except DuplicateAspect as exc:
+        body = {"error": exc.message, "field": exc.field, "aspect": exc.existing}
+        return JsonResponse(body, status=409)
+    except JudgingError as exc:
+        return json_error(exc)
+    return JsonResponse(
+        {"aspect": aspect, "aspects": assignment.topic.aspects}, status=201
+    )

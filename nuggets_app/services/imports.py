@@ -43,6 +43,7 @@ from nuggets_app.models import (
     RunEntry,
     Topic,
 )
+from nuggets_app.services.aspects import SOURCE_TOPICS_FILE, aspects_merge
 
 Progress = Callable[[int], None]
 """Called as ``progress(n)`` with the number of records just written."""
@@ -306,6 +307,24 @@ def _some(items: list[str], shown: int) -> str:
     return ", ".join(items[:shown]) + more
 
 
+def _keep_added_aspects(collection: Collection, rows: list[Topic]) -> None:
+    """A re-imported topic keeps the aspects assessors or nugget banks added to it
+    (those not from a topics file), after the file's; the rows are locked first."""
+    existing = dict(
+        Topic.objects.select_for_update()
+        .filter(collection=collection, qid__in=[t.qid for t in rows])
+        .order_by("pk")
+        .values_list("qid", "aspects")
+    )
+    for topic in rows:
+        added = [
+            a
+            for a in existing.get(topic.qid) or []
+            if a.get("source", SOURCE_TOPICS_FILE) != SOURCE_TOPICS_FILE
+        ]
+        topic.aspects = aspects_merge(topic.aspects, added)
+
+
 def topics_import(
     *,
     path: str | Path,
@@ -328,11 +347,12 @@ def topics_import(
             title=r.title,
             description=r.description,
             narrative=r.narrative,
-            aspects=r.aspects,
+            aspects=[{**a, "source": SOURCE_TOPICS_FILE} for a in r.aspects],
         )
         for r in records
     ]
     with transaction.atomic():
+        _keep_added_aspects(collection, rows)
         before = collection.topics.count()
         Topic.objects.bulk_create(
             rows,

@@ -28,6 +28,7 @@ from nuggets_app.importers.nuggets import (
     parse_nuggets,
 )
 from nuggets_app.models import Collection, Nugget, NuggetBank, Topic
+from nuggets_app.services.aspects import SOURCE_BANK, aspects_merge
 from nuggets_app.services.imports import document_ids
 
 Progress = Callable[[int], None]
@@ -197,12 +198,10 @@ def nugget_bank_import(
         for record in records:
             if record.qid not in topics:
                 topics[record.qid] = Topic.objects.create(
-                    collection=collection,
-                    qid=record.qid,
-                    title=record.topic_text,
-                    aspects=[{"id": a, "text": a} for a in aspects[record.qid]],
+                    collection=collection, qid=record.qid, title=record.topic_text
                 )
                 created_topics += 1
+        _aspects_add(topics, aspects)
         bank, created = NuggetBank.objects.get_or_create(
             collection=collection,
             name=bank_name,
@@ -272,3 +271,24 @@ def nugget_bank_delete(*, bank: NuggetBank) -> int:
         count = bank.nuggets.count()
         bank.delete()
     return count
+
+
+def _aspects_add(topics: dict[str, Topic], aspects: dict[str, list[str]]) -> None:
+    """Give each topic the bank's aspects it lacks (id = text = the bank's label), so
+    they are subtopics of the topic like a topics file's; the rows are locked so an
+    assessor adding an aspect meanwhile keeps theirs."""
+    wanted = {q: names for q, names in aspects.items() if names}
+    if not wanted:
+        return
+    locked = Topic.objects.select_for_update().filter(
+        pk__in=[topics[q].pk for q in wanted]
+    )
+    for topic in locked.order_by("pk"):
+        merged = aspects_merge(
+            topic.aspects or [],
+            ({"id": a, "text": a, "source": SOURCE_BANK} for a in wanted[topic.qid]),
+        )
+        if merged != topic.aspects:
+            topic.aspects = merged
+            topic.save(update_fields=["aspects"])
+        topics[topic.qid].aspects = merged

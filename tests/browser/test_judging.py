@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from nuggets_app.models import Judgment, Nugget
+from nuggets_app.models import Judgment, Nugget, Topic
 from tests import factories as f
 from tests.browser.chrome import chromium, login, wait_for
 from tests.integration.judging_world import build_world
@@ -413,3 +413,63 @@ def test_a_keyboard_sentence_selection_is_saved_without_trailing_whitespace(
     assert nugget.span_text == nugget.span_text.strip()
     assert nugget.span_text.startswith("scale models")
     assert world.docs["184"].text[nugget.start : nugget.end] == nugget.span_text
+
+
+def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
+    driver, live_server, world, assessor
+):
+    from selenium.webdriver.support.ui import Select
+
+    login(driver, live_server.url, "alice")
+    open_page(
+        driver,
+        live_server.url + reverse("judge", args=[world.assignment.pk, 1]),
+    )
+    select_text(driver, PHRASE)
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    editor = wait_for(
+        lambda: driver.find_elements(By.CSS_SELECTOR, ".nugget-editor"), "editor"
+    )[0]
+    editor.find_element(By.CSS_SELECTOR, "button.new-aspect").click()
+    label = editor.find_element(By.NAME, "aspect_text")
+    wait_for(label.is_displayed, "new aspect field")
+    # Markup in a label is text: it reaches the select and the topic card escaped.
+    label.send_keys("wind <b>tunnel</b> tests\ue007")  # Enter adds it
+    wait_for(lambda: Nugget.objects.get(pk=nugget.pk).aspect == "1", "nugget tagged")
+    added = Topic.objects.get(pk=world.topic.pk).aspects[-1]
+    assert (added["id"], added["text"], added["created_by"]) == (
+        "1",
+        "wind <b>tunnel</b> tests",
+        "alice",
+    )
+    select = Select(editor.find_element(By.NAME, "aspect"))
+    assert select.first_selected_option.text == "1: wind <b>tunnel</b> tests"
+    card = driver.find_element(By.ID, "topic-aspects")
+    assert "1 wind <b>tunnel</b> tests" in card.text
+    assert not card.find_elements(By.TAG_NAME, "b")
+    screenshot(driver, "judge-new-aspect")
+
+    # A label the topic has already selects that aspect instead of adding one.
+    editor.find_element(By.CSS_SELECTOR, "button.new-aspect").click()
+    editor.find_element(By.NAME, "aspect_text").send_keys("MODELS\ue007")
+    wait_for(lambda: Nugget.objects.get(pk=nugget.pk).aspect == "a2", "existing aspect")
+    select = Select(editor.find_element(By.NAME, "aspect"))
+    assert select.first_selected_option.text == "a2: models"
+    assert len(Topic.objects.get(pk=world.topic.pk).aspects) == 3
+
+    # After a reload the new aspect is one of the select's options.
+    driver.refresh()
+    wait_for(
+        lambda: driver.execute_script("return document.body.dataset.ready"), "reload"
+    )
+    editor = driver.find_element(By.CSS_SELECTOR, ".nugget-editor")
+    options = [o.text for o in Select(editor.find_element(By.NAME, "aspect")).options]
+    assert options == [
+        "none",
+        "a1: similarity laws",
+        "a2: models",
+        "1: wind <b>tunnel</b> tests",
+    ]

@@ -297,3 +297,27 @@ def test_tasks_page_lists_who_started_what_and_its_errors(world, staff_client, s
     assert "refused" in page
     assert "1 problem<" in page
     assert staff.get_username() in page
+
+
+def test_subtopic_qrels_upload_through_the_page_with_their_kind(staff_client):
+    collection = Collection.objects.create(name="cranfield")
+    imports.collection_import(path=CRANFIELD / "docs.trec.gz", name=collection.name)
+    imports.topics_import(path=CRANFIELD / "topics.trec", collection=collection)
+    url = reverse("staff-upload", args=["cranfield", "qrels"])
+    assert 'value="subtopics"' in staff_client.get(url).content.decode()
+    diversity = SimpleUploadedFile("div.qrels", b"1 1 184 1\n1 2 184 1\n1 2 29 0\n")
+    staff_client.post(url, {"file": diversity, "name": "div", "kind": "subtopics"})
+    task = TaskRecord.objects.get()
+    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
+    task.refresh_from_db()
+    assert task.summary["kind"] == "subtopics"
+    staff_tasks.upload_task_confirm(task=task)
+    staff_tasks.staff_task_run(task_id=task.pk, phase="import")
+    qrels = collection.qrels.get(name="div")
+    assert qrels.kind == "subtopics"
+    entries = qrels.entries.order_by("subtopic", "document__docno")
+    assert [(e.subtopic, e.document.docno, e.relevance) for e in entries] == [
+        ("1", "184", 1),
+        ("2", "184", 1),
+        ("2", "29", 0),
+    ]

@@ -179,6 +179,7 @@ function show(doc) {
   if (!doc.html) toggleOriginal(false);
   showRelevance();
   panel.reset(doc.document, doc.position, doc.nuggets);
+  if (doc.aspects) panel.setAspects(doc.aspects);
   if (termsBox.checked) highlightTerms(root, current.terms, true);
   window.scrollTo(0, 0);
   document.body.dataset.position = String(doc.position);
@@ -222,6 +223,7 @@ function nuggetsChanged() {
       if (position === current.position) {
         current.scores = doc.scores;
         panel.updateScores(doc.nuggets);
+        if (doc.aspects) panel.setAspects(doc.aspects);
       }
     } catch (err) {
       /* scores stay as they were until the next move */

@@ -30,6 +30,19 @@ export function quote(text, max = 60) {
 
 const keywordList = (value) => value.split(",").map((w) => w.trim()).filter(Boolean);
 
+// How an aspect reads in a select (as the server's _aspect_label.html renders it).
+const aspectLabel = (a) => {
+  const text = a.text && a.text !== a.id ? a.text : "";
+  return text ? `${a.id}: ${text.length > 60 ? `${text.slice(0, 59)}…` : text}` : a.id;
+};
+
+// Refill an aspect select with the topic's aspects, keeping its value.
+const fillAspects = (select, aspects) => {
+  const value = select.value;
+  select.replaceChildren(new Option("none", ""), ...aspects.map((a) => new Option(aspectLabel(a), a.id)));
+  select.value = aspects.some((a) => a.id === value) ? value : "";
+};
+
 export class NuggetPanel {
   constructor({ config, saver, root, status, urlFor, onChange }) {
     this.config = config;
@@ -47,6 +60,7 @@ export class NuggetPanel {
     this.pending = new Set();
     this.deletes = new Map();
     this.conflicts = new Set();
+    this.aspectCard = document.getElementById("topic-aspects");
     if (this.undoButton) this.undoButton.addEventListener("click", () => this.undoDelete());
   }
 
@@ -103,6 +117,65 @@ export class NuggetPanel {
       const n = this.nuggets.get(Number(li.dataset.id));
       if (n) li.replaceWith(this.item(n));
     }
+  }
+
+  // The topic's aspects changed (this assessor added one, or the server says others
+  // did): every select, the editor template and the topic card show them. Text only,
+  // never markup.
+  setAspects(aspects) {
+    const template = this.editorTemplate.content.querySelector("[name=aspect]");
+    if (template) fillAspects(template, aspects);
+    for (const select of this.docList.querySelectorAll("[name=aspect]")) fillAspects(select, aspects);
+    if (!this.aspectCard) return;
+    const list = this.aspectCard.querySelector("ul");
+    list.replaceChildren(
+      ...aspects.map((a) => {
+        const li = document.createElement("li");
+        const id = document.createElement("strong");
+        id.textContent = a.id;
+        li.append(id, ` ${a.text || ""}`);
+        return li;
+      }),
+    );
+    this.aspectCard.hidden = aspects.length === 0;
+  }
+
+  // The nugget form's "New aspect": the server adds it to the topic, and this nugget
+  // is tagged with it at once (a label the topic has already selects that aspect).
+  wireNewAspect(li, select) {
+    const toggle = li.querySelector(".new-aspect");
+    const form = li.querySelector(".new-aspect-form");
+    if (!toggle || !form) return;
+    const input = form.querySelector("[name=aspect_text]");
+    const statusEl = li.querySelector(".nugget-status");
+    toggle.addEventListener("click", () => {
+      form.hidden = !form.hidden;
+      toggle.setAttribute("aria-expanded", String(!form.hidden));
+      if (!form.hidden) input.focus();
+    });
+    const add = async () => {
+      const { status, body } = await this.saver.post(this.config.urls.aspects, { aspect_text: input.value });
+      if (status === 201) this.setAspects(body.aspects);
+      else if (status !== 409 || !body.aspect) {
+        statusEl.textContent = body.error || `aspect not added (${status})`;
+        this.status("error", body.error || `Aspect not added (${status})`);
+        return;
+      }
+      select.value = body.aspect.id;
+      select.dispatchEvent(new Event("input"));
+      statusEl.textContent = status === 201 ? `aspect ${body.aspect.id} added` : body.error;
+      input.value = "";
+      form.hidden = true;
+      toggle.setAttribute("aria-expanded", "false");
+      select.focus();
+    };
+    form.querySelector(".add-aspect").addEventListener("click", add);
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        add();
+      }
+    });
   }
 
   item(n) {
@@ -203,6 +276,7 @@ export class NuggetPanel {
       resolved();
       this.render();
     });
+    this.wireNewAspect(li, fields.aspect);
     li.querySelector(".delete").addEventListener("click", () => this.remove(n.id, li));
     li.addEventListener("focusin", () => this.flash(n.id, true));
     li.addEventListener("focusout", () => this.flash(n.id, false));
