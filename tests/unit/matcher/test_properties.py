@@ -111,8 +111,12 @@ def test_scores_best_nugget_and_spans_equal_the_brute_force_reference(
     if expected == 0:
         assert (match.nugget, match.spans) == (None, ())
         return
-    first_best = next(n for n, s in scores.items() if s >= expected - 1e-12)
-    assert match.nugget == first_best
+    near_best = [n for n, s in scores.items() if s >= expected - 1e-12]
+    assert match.nugget in near_best
+    # An exact tie goes to the first nugget; scores a rounding error apart (lambda a
+    # hair below 1 makes lambda**3 and 1 differ by 3e-16) go to the higher one.
+    if len({scores[n] for n in near_best}) == 1:
+        assert match.nugget == near_best[0]
     spans = [
         (offsets[first][0], offsets[first + size - 1][1])
         for size, first in filter(None, windows[match.nugget])
