@@ -201,3 +201,15 @@ def graded_export(
         lines=[f"{q} 0 {d} {rec['rel']}" for q, d, rec in rows],
         provenance=provenance,
     )
+
+
+def job_expected_gains(job: MatchJob) -> dict[str, dict[str, float]]:
+    """Graded probabilistic qrels of a done job, ``{qid: {docno: expected gain}}``: a
+    judged document's grade, an unjudged one's expected gain under the ordinal model
+    (``Σ_g P(grade = g) · g``), the gains of expected nDCG. The same figures as the
+    ``expected_gain`` of the graded export's sidecar."""
+    export = graded_export(job=job, source="model")
+    gains: dict[str, dict[str, float]] = {}
+    for line in export.provenance["lines"]:
+        gains.setdefault(line["qid"], {})[line["docno"]] = float(line["expected_gain"])
+    return gains

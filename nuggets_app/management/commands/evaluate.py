@@ -4,7 +4,8 @@ File mode: ``evaluate --qrels FILE RUN [RUN ...]`` or ``evaluate --prels FILE RU
 expected measures (EAP, EP@k, EnDCG@k) under probabilistic qrels: ``evaluate --expected
 FILE RUN ...`` (``export_qrels --kind probabilistic``) or ``evaluate --job N RUN ...``
 (the job's fitted model, human judgments overriding; with ``--collection``, stored
-runs).
+runs); ``evaluate --job N --graded``: expected nDCG with the gains of the job's ordinal
+model (a judged document's grade, an unjudged one's expected grade).
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
 stored in the database give the statAP measures, subtopic qrels the diversity measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
@@ -46,6 +47,8 @@ from nuggets_app.selectors_eval import (
     stored_subtopic_qrels,
 )
 from nuggets_app.selectors_eval import run_scores as stored_run_scores
+from nuggets_app.services.exports import ExportError
+from nuggets_app.services.graded import job_expected_gains
 
 INTEGER_MEASURES = frozenset({"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet"})
 
@@ -115,13 +118,24 @@ def read_expected_file(path: str) -> dict[str, dict[str, float]]:
     return input_errors(read)
 
 
-def job_expected(job_id: int) -> tuple[MatchJob, dict[str, dict[str, float]]]:
-    """A job and its probabilistic qrels (its model's p, human judgments overriding)."""
+# Expected nDCG at the usual cut-off and over (nearly) the whole ranking.
+GRADED_EXPECTED_MEASURES = ("EnDCG@10", "EnDCG@100")
+
+
+def job_expected(
+    job_id: int, *, graded: bool = False
+) -> tuple[MatchJob, dict[str, dict[str, float]]]:
+    """A job and its probabilistic qrels (its model's p, human judgments overriding),
+    or with ``graded`` its expected gains (the ordinal model's expected grades)."""
     job = MatchJob.objects.select_related("collection").filter(pk=job_id).first()
     if job is None:
         raise CommandError(f"no matching job {job_id}")
     try:
+        if graded:
+            return job, job_expected_gains(job)
         return job, job_probability_qrels(job)
+    except ExportError as error:
+        raise CommandError(str(error)) from None
     except SourceError as error:
         raise CommandError(
             f"{error} (fit it: manage.py match --fit {job_id})"
@@ -226,6 +240,12 @@ class Command(BaseCommand):
             help="expected measures under matching job N's probabilities",
         )
         parser.add_argument(
+            "--graded",
+            action="store_true",
+            help="with --job: expected nDCG (EnDCG@10, EnDCG@100) with the expected "
+            "grades of the job's ordinal model as gains",
+        )
+        parser.add_argument(
             "--subtopic-qrels",
             metavar="FILE",
             help="diversity qrels 'qid subtopic docno rel': alpha-nDCG@k, ERR-IA@k "
@@ -261,7 +281,7 @@ class Command(BaseCommand):
             if stored.kind == Qrels.Kind.SUBTOPICS:
                 self._diversity(options, stored)
                 return
-        if options["expected"] or options["job"] is not None:
+        if options["expected"] or options["job"] is not None or options["graded"]:
             self._expected(options)
             return
         runs, qrels, prels = self._inputs(options)
@@ -327,14 +347,22 @@ class Command(BaseCommand):
             raise CommandError("--expected and --job take no --qrels or --prels")
         if options["expected"] and options["job"] is not None:
             raise CommandError("give one of --expected FILE and --job N")
+        graded = options["graded"]
+        if graded and options["job"] is None:
+            raise CommandError("--graded needs --job N (the job's ordinal model)")
         measures = (
             options["measures"]
             if options["measures"] != list(DEFAULT_MEASURES)
-            else list(EXPECTED_MEASURES)
+            else list(GRADED_EXPECTED_MEASURES if graded else EXPECTED_MEASURES)
         )
+        if graded and any(not m.startswith("EnDCG@") for m in measures):
+            raise CommandError(
+                "--graded gives expected nDCG only (EnDCG@k): EAP and EP@k need "
+                "probabilities of binary relevance"
+            )
         collection = options["collection"]
         if options["job"] is not None:
-            job, probs = job_expected(options["job"])
+            job, probs = job_expected(options["job"], graded=graded)
             collection = collection or job.collection.name
         else:
             probs = read_expected_file(options["expected"])

@@ -6,6 +6,7 @@ import_qrels, and the export_qrels command."""
 from __future__ import annotations
 
 import io
+import math
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -125,3 +126,52 @@ def test_graded_qrels_round_trip_and_command(world, job, tmp_path):
     assert imported == exported
     with pytest.raises(CommandError, match="needs --job"):
         call_command("export_qrels", collection=world.collection.name, kind="graded")
+
+
+def test_evaluate_graded_gives_expected_ndcg_with_the_ordinal_models_gains(
+    world, job, tmp_path
+):
+    run = tmp_path / "run.txt"
+    docs = [d.docno for d in world.pooled["3"]][::-1]
+    run.write_text(
+        "".join(f"3 Q0 {d} {i + 1} {100 - i} mine\n" for i, d in enumerate(docs))
+    )
+    out = io.StringIO()
+    call_command("evaluate", "--job", str(job.pk), "--graded", str(run), stdout=out)
+    values = {
+        (m, t): float(v)
+        for m, t, v in (line.split("\t") for line in out.getvalue().splitlines())
+    }
+    # The gains by hand: a judged document's grade, an unjudged one's sum over grades
+    # of P(grade = g) * g from the sidecar's per-grade probabilities.
+    export = graded_export(job=job, source="model")
+    levels = export.provenance["levels"]
+    gains: dict[str, dict[str, float]] = {}
+    for line in export.provenance["lines"]:
+        gain = (
+            float(line["rel"])
+            if line["source"] == "person"
+            else sum(p * g for p, g in zip(line["p_grade"], levels, strict=True))
+        )
+        gains.setdefault(line["qid"], {})[line["docno"]] = gain
+    judged = _judged(world)
+    assert all(gains[q][d] == g for (q, d), g in judged.items())
+    assert any(0 < g < 1 for g in gains["3"].values())  # inferred, fractional gains
+
+    def endcg(k: int) -> float:
+        ideal = sorted(gains["3"].values(), reverse=True)[:k]
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+        dcg = sum(
+            gains["3"].get(d, 0.0) / math.log2(i + 2) for i, d in enumerate(docs[:k])
+        )
+        return dcg / idcg
+
+    assert values[("EnDCG@10", "3")] == pytest.approx(endcg(10), abs=1e-5)
+    assert values[("EnDCG@100", "3")] == pytest.approx(endcg(100), abs=1e-5)
+    assert values[("EnDCG@10", "4")] == 0.0  # the run does not answer topic 4
+    with pytest.raises(CommandError, match="binary relevance"):
+        call_command(
+            "evaluate", "--job", str(job.pk), "--graded", str(run), "--measures", "EAP"
+        )
+    with pytest.raises(CommandError, match="needs --job"):
+        call_command("evaluate", "--graded", str(run))
