@@ -76,7 +76,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize
 
 FEATURE_NAMES: tuple[str, ...] = (
     "nugget_bm25",
@@ -695,8 +694,8 @@ def anchor_shift(
     """The one logit shift ``δ``, common to every topic, with
     ``Σ judged y + Σ unjudged sigmoid(logit + δ) = target``.
 
-    The left side increases with ``δ``, so the root is unique and found by Brent's
-    method (scipy); a target below (above) what the shift can reach within
+    The left side increases with ``δ``, so the root is unique; it is found by
+    Newton's method safeguarded by bisection; a target below (above) what the shift can reach within
     ±:data:`SHIFT_BOUND` gives the bound. A shift adds the same amount to every
     logit: rankings within and across topics are unchanged, only the totals move.
     0 without unjudged rows."""
@@ -719,7 +718,31 @@ def anchor_shift(
         return -SHIFT_BOUND
     if excess(SHIFT_BOUND) <= 0:
         return SHIFT_BOUND
-    return float(optimize.brentq(excess, -SHIFT_BOUND, SHIFT_BOUND, xtol=1e-10))
+    # Newton's method on ln Σ p = ln(target - judged relevant), nearly linear in the
+    # shift while the p are small (Σ p ≈ e^δ Σ e^logit), or, when most unjudged rows
+    # must be relevant, on -ln Σ (1 - p) for the same reason; bisecting when a step
+    # would leave the bracket: a few passes over the rows (brentq needs about 15).
+    wanted = target - judged_relevant
+    mostly = wanted > unjudged.size / 2
+    goal = math.log(unjudged.size - wanted if mostly else wanted)
+    low, high, delta = -SHIFT_BOUND, SHIFT_BOUND, 0.0
+    for _ in range(200):
+        p = _sigmoid(unjudged + delta)
+        total = float(np.sum(1.0 - p if mostly else p))
+        value = math.log(total) - goal if total > 0 else -math.inf
+        if mostly:
+            value = -value
+        if value > 0:
+            high = delta
+        else:
+            low = delta
+        slope = float(np.sum(p * (1.0 - p))) / total if total > 0 else 0.0
+        step = delta - value / slope if slope > 0 else math.nan
+        following = step if low <= step <= high else 0.5 * (low + high)
+        if abs(following - delta) < 1e-10 or high - low < 1e-10:
+            return following
+        delta = following
+    return delta
 
 
 C_GRID: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
