@@ -41,7 +41,7 @@ from nuggets_app.models import (
 )
 from nuggets_app.services.inference import DecisionRule, rule_apply, rule_estimate
 from nuggets_app.services.matching import match_job_launch, match_job_rescore
-from nuggets_app.services.relevance import job_model_fit
+from nuggets_app.services.relevance import job_inference, job_model_fit
 
 SYLLABLES = ["ka", "ri", "to", "me", "su", "la", "no", "vi", "de", "pa"]
 SYLLABLES += ["ro", "ti", "ne", "ma", "lu", "se", "fo", "gi", "ba", "te"]
@@ -283,10 +283,15 @@ class Command(BaseCommand):
             started = time.perf_counter()
             rule_apply(job=job, rule=rule)
             timings[label] = time.perf_counter() - started
+        fitted = job_inference(job)
+        estimate = fitted.fit_info.get("pool_relevant") if fitted else None
+        shift = fitted.model.get("shift", 0.0) if fitted else 0.0
         self.stdout.write(
             f"relevance model over {summary.documents} documents, {summary.judged} "
             f"judged ({summary.relevant} relevant), anchored to the judged sample's "
-            "Horvitz-Thompson estimate; no document text read; baseline "
+            f"Horvitz-Thompson estimate ({estimate or 0:.0f} relevant, logit shift "
+            f"{shift:+.3f}); "
+            "no document text read; baseline "
             f"= the paper rule over the same job ({paper:.3f}s):"
         )
         for label, seconds in timings.items():
