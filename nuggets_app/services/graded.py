@@ -30,7 +30,11 @@ from nuggets_app.models import (
 )
 from nuggets_app.services.exports import Export, ExportError, qid_key
 from nuggets_app.services.inference import evidence_nugget_scores, human_grades
-from nuggets_app.services.relevance import _job_features, _sample_weights
+from nuggets_app.services.relevance import (
+    _job_features,
+    _sample_weights,
+    sample_fully_judged,
+)
 
 GRADED_SOURCES = ("model", "nuggets")
 
@@ -54,6 +58,14 @@ def job_ordinal(
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     grades = human_grades(features)
     weights = _sample_weights(job, features, qids)
+    anchor = weights is not None and sample_fully_judged(
+        job,
+        features,
+        {
+            t: np.array([-1 if grades.get((t, d)) is None else 0 for d in ids.tolist()])
+            for t, (ids, _) in features.items()
+        },
+    )
     levels = job_levels(job)
     per_level: list[dict[str, np.ndarray]] = []
     for level in levels:
@@ -68,7 +80,18 @@ def job_ordinal(
             )
             data[qids[topic_id]] = (matrix, labels)
         try:
-            model = model_ir.model_fit(data, weights=weights)
+            # Anchored per level to the sample's estimate of the documents at or
+            # above it (see relevance.job_model_fit).
+            pool_relevant = (
+                model_ir.horvitz_thompson_relevant(
+                    {q: y for q, (_, y) in data.items()}, weights
+                )
+                if anchor and weights is not None
+                else None
+            )
+            model = model_ir.model_fit(
+                data, weights=weights, pool_relevant=pool_relevant
+            )
             predicted = model_ir.model_predict(model, data)
         except ValueError:
             # No judged document reaches this level: nothing is predicted to.

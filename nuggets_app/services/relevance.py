@@ -327,6 +327,31 @@ def _sample_weights(
     return out
 
 
+def sample_fully_judged(
+    job: MatchJob,
+    features: dict[int, tuple[np.ndarray, np.ndarray]],
+    labels: dict[int, np.ndarray],
+) -> bool:
+    """Whether the job is over a sample every drawn document of which (in the job's
+    topics and documents) has a judgment: only then is the sample's Horvitz-Thompson
+    estimate of the pool's relevant documents usable to anchor the model (a sample
+    still being judged would count its unjudged draws as non-relevant)."""
+    if job.sample_id is None:
+        return False
+    drawn: dict[int, set[int]] = {}
+    rows = SampleDocument.objects.filter(
+        sample_id=job.sample_id, topic_id__in=list(features)
+    ).values_list("topic_id", "document_id")
+    for topic_id, doc_id in rows:
+        drawn.setdefault(topic_id, set()).add(doc_id)
+    for topic_id, docs in drawn.items():
+        ids, _ = features[topic_id]
+        mask = np.isin(ids, np.fromiter(docs, dtype=np.int64, count=len(docs)))
+        if int(mask.sum()) < len(docs) or np.any(labels[topic_id][mask] < 0):
+            return False
+    return bool(drawn)
+
+
 def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
     """Fit the model on the job's judged documents and store it with a probability of
     relevance for every (topic, document) of the job. ``reliability``: also estimate
@@ -339,9 +364,16 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     data = {qids[t]: (features[t][1], labels[t]) for t in features}
     weights = _sample_weights(job, features, qids)
+    pool_relevant = (
+        model_ir.horvitz_thompson_relevant(
+            {q: y for q, (_, y) in data.items()}, weights
+        )
+        if weights is not None and sample_fully_judged(job, features, labels)
+        else None
+    )
     try:
         fit_started = time.perf_counter()
-        model = model_ir.model_fit(data, weights=weights)
+        model = model_ir.model_fit(data, weights=weights, pool_relevant=pool_relevant)
         predicted = model_ir.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
     except ValueError as exc:
@@ -359,9 +391,14 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
         "judged": int((all_labels >= 0).sum()),
         "relevant": int((all_labels == 1).sum()),
         "sum_p": {qids[t]: float(np.sum(predicted[qids[t]])) for t in order},
+        # The sample's Horvitz-Thompson estimate the model was anchored to (None:
+        # not anchored, without a sample or with one not fully judged).
+        "pool_relevant": pool_relevant,
     }
     if reliability:
-        info["reliability"] = reliability_cv(data, weights=weights)
+        info["reliability"] = reliability_cv(
+            data, weights=weights, pool_relevant=pool_relevant
+        )
     blob = probabilities_pack(topic_col, doc_col, p_col)
     seconds = time.perf_counter() - started
     _inference_update(
@@ -396,9 +433,12 @@ def reliability_cv(
     weights: dict[str, np.ndarray] | None = None,
     folds: int = CV_FOLDS,
     bins: int = RELIABILITY_BINS,
+    pool_relevant: float | None = None,
 ) -> dict[str, Any]:
     """Observed rate of relevance per p bin, each judged document's p predicted by a
-    model fitted without its fold (folds: judged documents in order, round robin)."""
+    model fitted without its fold (folds: judged documents in order, round robin).
+    ``pool_relevant``: the whole sample's estimate the model is anchored to; each
+    fold's model is anchored to it too, its held-out documents counting as unjudged."""
     held: list[tuple[float, int]] = []
     for fold in range(folds):
         masked = {}
@@ -413,7 +453,9 @@ def reliability_cv(
         if not any(len(v) for v in targets.values()):
             continue
         try:
-            model = model_ir.model_fit(masked, weights=weights)
+            model = model_ir.model_fit(
+                masked, weights=weights, pool_relevant=pool_relevant
+            )
         except ValueError:
             continue
         predicted = model_ir.model_predict(model, masked)

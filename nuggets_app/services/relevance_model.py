@@ -27,6 +27,7 @@ from nuggets_app.ir.relevance import (
     RelevanceModel,
     document_features,
     document_prepare,
+    horvitz_thompson_relevant,
     model_fit,
     model_predict,
     topic_evidence,
@@ -129,7 +130,9 @@ def relevance_model_run(
 
     ``labels`` are the human grades of the judged documents (``{qid: {docno: grade}}``;
     relevant when ``>= relevance_level``); ``inclusion`` their inclusion probabilities
-    in the sample (weights ``1/p``; equal weights when absent). ``job`` supplies the
+    in the sample (weights ``1/p``; equal weights when absent; given, the model is
+    anchored to the sample's Horvitz-Thompson estimate of the number of relevant
+    pooled documents, see :func:`nuggets_app.ir.relevance.anchor_shift`). ``job`` supplies the
     nuggets (its nugget filter), the text pipeline and the min-span scores; without a
     job the model uses the topic statements and the judged documents only. ``c`` is
     the inverse L2 strength of the fit (None: chosen by cross-validation over topics).
@@ -191,7 +194,14 @@ def relevance_model_run(
         )
         rows[qid] = (x, y)
         docnos[qid] = ordered
-    model = model_fit(rows, weights=weights, c=c)
+    # With a sample, anchor the model's expected count of relevant pooled documents to
+    # the sample's Horvitz-Thompson estimate (statAP's R-hat summed over topics).
+    pool_relevant = (
+        horvitz_thompson_relevant({q: y for q, (_, y) in rows.items()}, weights)
+        if inclusion is not None
+        else None
+    )
+    model = model_fit(rows, weights=weights, c=c, pool_relevant=pool_relevant)
     predicted = model_predict(model, {q: x for q, (x, _) in rows.items()})
     return RelevancePrediction(
         model=model,

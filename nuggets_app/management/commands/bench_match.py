@@ -35,11 +35,13 @@ from nuggets_app.models import (
     Nugget,
     Pool,
     PoolDocument,
+    Sample,
+    SampleDocument,
     Topic,
 )
 from nuggets_app.services.inference import DecisionRule, rule_apply, rule_estimate
 from nuggets_app.services.matching import match_job_launch, match_job_rescore
-from nuggets_app.services.relevance import job_model_fit
+from nuggets_app.services.relevance import job_inference, job_model_fit
 
 SYLLABLES = ["ka", "ri", "to", "me", "su", "la", "no", "vi", "de", "pa"]
 SYLLABLES += ["ro", "ti", "ne", "ma", "lu", "se", "fo", "gi", "ba", "te"]
@@ -225,6 +227,17 @@ class Command(BaseCommand):
         rng = np.random.default_rng(options["seed"])
         user = get_user_model().objects.get(username="bench-assessor")
         judgments = []
+        # The judged documents are a uniform sample of each topic's pool, recorded as
+        # the job's sample: the refit is then anchored to its Horvitz-Thompson
+        # estimate, as the fit of a job over a judged sample is.
+        sample = Sample.objects.create(
+            pool=job.pool,
+            name=f"bench-judged-{uuid.uuid4().hex[:8]}",
+            method=Sample.Method.UNIFORM,
+            size=0,
+            seed=options["seed"],
+        )
+        drawn = []
         for topic_id in job.topics.values_list("pk", flat=True):
             rows = list(
                 MatchResult.objects.filter(job=job, topic_id=topic_id).values_list(
@@ -232,13 +245,21 @@ class Command(BaseCommand):
                 )
             )
             cut = float(np.median([s for _, s in rows])) if rows else 0.0
-            n = max(4, int(len(rows) * options["judged"]))
-            for i in rng.choice(len(rows), min(n, len(rows)), replace=False):
+            n = min(max(4, int(len(rows) * options["judged"])), len(rows))
+            for order, i in enumerate(rng.choice(len(rows), n, replace=False), 1):
                 doc_id, score = rows[int(i)]
                 relevant = (score > cut) != (rng.random() < 0.1)
                 judgments.append(Judgment(topic_id=topic_id, document_id=doc_id,
                                           assessor=user, relevance=int(relevant)))  # fmt: skip
+                drawn.append(SampleDocument(sample=sample, topic_id=topic_id,
+                                            document_id=doc_id, order=order,
+                                            inclusion_prob=n / len(rows)))  # fmt: skip
+            sample.size = max(sample.size, n)
         Judgment.objects.bulk_create(judgments, batch_size=5000)
+        SampleDocument.objects.bulk_create(drawn, batch_size=5000)
+        sample.save(update_fields=["size"])
+        job.sample = sample
+        job.save(update_fields=["sample"])
         started = time.perf_counter()
         rule_apply(job=job, rule=DecisionRule(kind="threshold", threshold=0.4))
         paper = time.perf_counter() - started
@@ -262,9 +283,15 @@ class Command(BaseCommand):
             started = time.perf_counter()
             rule_apply(job=job, rule=rule)
             timings[label] = time.perf_counter() - started
+        fitted = job_inference(job)
+        estimate = fitted.fit_info.get("pool_relevant") if fitted else None
+        shift = fitted.model.get("shift", 0.0) if fitted else 0.0
         self.stdout.write(
             f"relevance model over {summary.documents} documents, {summary.judged} "
-            f"judged ({summary.relevant} relevant); no document text read; baseline "
+            f"judged ({summary.relevant} relevant), anchored to the judged sample's "
+            f"Horvitz-Thompson estimate ({estimate or 0:.0f} relevant, logit shift "
+            f"{shift:+.3f}); "
+            "no document text read; baseline "
             f"= the paper rule over the same job ({paper:.3f}s):"
         )
         for label, seconds in timings.items():

@@ -10,7 +10,14 @@ from django.test.utils import CaptureQueriesContext
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.ir import relevance as model_ir
-from nuggets_app.models import JobInference, Judgment, MatchChunk, Nugget
+from nuggets_app.models import (
+    JobInference,
+    Judgment,
+    MatchChunk,
+    Nugget,
+    Sample,
+    SampleDocument,
+)
 from nuggets_app.services import relevance
 from nuggets_app.services.exports import qrels_export
 from nuggets_app.services.inference import (
@@ -234,3 +241,75 @@ def test_a_nuggetless_topic_gets_probabilities_from_its_other_features(
     )
     lines = [line.split() for line in export.text().splitlines()]
     assert sum(1 for qid, *_ in lines if qid == "3") == 30
+
+
+# --- a job over a judged sample: anchoring to its Horvitz-Thompson estimate -------------
+def _sample_job(world, inclusion: float, extra_unjudged: bool = False):
+    """A job over the pool with a sample whose drawn documents are the judged ones
+    (inclusion probability ``inclusion`` each); ``extra_unjudged`` also draws one
+    document nobody has judged yet (a sample still being judged)."""
+    sample = Sample.objects.create(
+        pool=world.pool, name="half", method=Sample.Method.UNIFORM, size=14, seed=1
+    )
+    for topic in world.topics:
+        judged = list(
+            Judgment.objects.filter(topic=topic).values_list("document_id", flat=True)
+        )
+        if extra_unjudged:
+            judged.append(
+                next(d.pk for d in world.pooled[topic.qid] if d.pk not in judged)
+            )
+        SampleDocument.objects.bulk_create(
+            SampleDocument(
+                sample=sample,
+                topic=topic,
+                document_id=d,
+                inclusion_prob=inclusion,
+                order=i + 1,
+            )
+            for i, d in enumerate(judged)
+        )
+    relevance.features_cache_clear()
+    job = match_job_launch(
+        collection=world.collection,
+        topics=world.topics,
+        source="pool",
+        pool=world.pool,
+        sample=sample,
+    )
+    return run_inline(job)
+
+
+def test_a_fully_judged_sample_anchors_the_expected_count_to_its_estimate(
+    world, settings
+):
+    settings.MATCH_CHUNK_SIZE = 8
+    job = _sample_job(world, inclusion=0.5)
+    job_model_fit(job=job)
+    info = JobInference.objects.get(job=job)
+    relevant = Judgment.objects.filter(topic__in=world.topics, relevance__gte=1).count()
+    # Horvitz-Thompson: every judged relevant document stands for 1 / 0.5 = 2.
+    assert info.fit_info["pool_relevant"] == pytest.approx(2 * relevant)
+    model = model_ir.RelevanceModel.from_json(__import__("json").dumps(info.model))
+    assert model.shift != 0
+    raw = job_probabilities(job=job, override=False)
+    merged = job_probabilities(job=job)
+    judged = {
+        (j.topic_id, j.document_id)
+        for j in Judgment.objects.filter(topic__in=world.topics)
+    }
+    expected = sum(
+        float(p) if (t, d) not in judged else float(merged[t][1][i])
+        for t, (docs, values) in raw.items()
+        for i, (d, p) in enumerate(zip(docs.tolist(), values.tolist(), strict=True))
+    )
+    assert expected == pytest.approx(2 * relevant, rel=1e-6)
+
+
+def test_a_sample_still_being_judged_does_not_anchor(world, settings):
+    settings.MATCH_CHUNK_SIZE = 8
+    job = _sample_job(world, inclusion=0.5, extra_unjudged=True)
+    job_model_fit(job=job)
+    info = JobInference.objects.get(job=job)
+    assert info.fit_info["pool_relevant"] is None
+    assert info.model["shift"] == 0.0

@@ -78,6 +78,14 @@ def test_model_inference_reports_probabilities_that_add_up(adi):
     assert 0.0 <= report["map_unjudged"] <= 1.0
     assert 0.0 <= report["baseline_map_unjudged"] <= 1.0
     assert report["model"]["feature_names"]
+    # Anchored: judged relevant documents plus the unjudged ones' p add up to the
+    # sample's Horvitz-Thompson estimate, each judged relevant document counting 1 / pi.
+    relevant = [
+        (q, d) for q, labels in data.human.items() for d, g in labels.items() if g >= 1
+    ]
+    estimate = math.fsum(1.0 / data.sample[q][d] for q, d in relevant)
+    assert report["model"]["shift"] != 0.0
+    assert len(relevant) + report["expected_relevant"] == pytest.approx(estimate)
 
 
 def _simulate(tmp: Path, data: Path, hash_seed: str) -> dict:

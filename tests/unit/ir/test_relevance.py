@@ -3,6 +3,7 @@ probabilities, JSON, and a fit on the real MEDLINE collection checked for calibr
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import random
@@ -17,14 +18,18 @@ from matcher import normalize
 from nuggets_app.ir import retrieval
 from nuggets_app.ir.relevance import (
     FEATURE_NAMES,
+    SHIFT_BOUND,
     CorpusStats,
     NuggetText,
     RelevanceModel,
     RelevanceModelError,
+    anchor_shift,
     bm25_score,
     document_features,
+    horvitz_thompson_relevant,
     logistic_fit,
     model_fit,
+    model_logits,
     model_predict,
     topic_evidence,
 )
@@ -346,3 +351,113 @@ def test_the_logistic_regression_is_scikit_learns(seed, c):
     )
     assert coef == pytest.approx(reference.coef_[0], abs=1e-5)
     assert intercept == pytest.approx(reference.intercept_[0], abs=1e-5)
+
+
+# --- Anchoring to the sample's Horvitz-Thompson estimate ----------------------------------
+
+
+def _expected_count(model, rows):
+    """Judged labels plus the model's p of the unjudged rows, over every topic."""
+    probs = model_predict(model, rows)
+    return sum(
+        float(np.sum(y > 0)) + float(np.sum(probs[q][y < 0]))
+        for q, (_, y) in rows.items()
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.05, 1.0))
+def test_anchoring_matches_the_horvitz_thompson_estimate_and_keeps_rankings(
+    seed, low_inclusion
+):
+    rng = np.random.default_rng(seed)
+    rows = _random_topics(rng, 5, 50)
+    for _, y in rows.values():
+        y[:2] = [0, 1]
+    inverse = {
+        q: 1.0 / rng.uniform(low_inclusion, 1.0, size=len(y))
+        for q, (_, y) in rows.items()
+    }
+    target = horvitz_thompson_relevant({q: y for q, (_, y) in rows.items()}, inverse)
+    plain = model_fit(rows, weights=inverse)
+    anchored = model_fit(rows, weights=inverse, pool_relevant=target)
+    # Only the shift differs: the fit itself is the same.
+    assert dataclasses.replace(anchored, shift=0.0) == plain
+    judged_relevant = sum(int(np.sum(y > 0)) for _, y in rows.values())
+    unjudged = sum(int(np.sum(y < 0)) for _, y in rows.values())
+    if judged_relevant < target < judged_relevant + unjudged:
+        assert abs(anchored.shift) < SHIFT_BOUND
+        assert _expected_count(anchored, rows) == pytest.approx(target, rel=1e-6)
+    else:  # out of reach: the shift stops at its bound, on the right side
+        assert abs(anchored.shift) == SHIFT_BOUND
+        assert (anchored.shift > 0) == (target >= judged_relevant + unjudged)
+    before, after = model_logits(plain, rows), model_logits(anchored, rows)
+    probs = model_predict(anchored, rows)
+    for qid in rows:
+        # One shift for every logit: within a topic the ranking cannot change.
+        assert after[qid] - before[qid] == pytest.approx(
+            np.full(len(before[qid]), anchored.shift), abs=1e-9
+        )
+        assert np.all((probs[qid] >= 0) & (probs[qid] <= 1))
+
+
+def test_anchoring_moves_the_total_the_way_the_estimate_asks():
+    rng = np.random.default_rng(11)
+    rows = _random_topics(rng, 6, 60)
+    plain = model_fit(rows)
+    expected = _expected_count(plain, rows)
+    for factor in (0.8, 1.25):
+        model = model_fit(rows, pool_relevant=expected * factor)
+        assert (model.shift > 0) == (factor > 1)
+        assert _expected_count(model, rows) == pytest.approx(expected * factor)
+    again = RelevanceModel.from_json(model.to_json())
+    assert again == model
+    assert again.shift == model.shift != 0
+
+
+def test_anchoring_rejects_bad_targets_and_weights():
+    labels = {"1": np.array([1, 0, -1])}
+    logits = {"1": np.zeros(3)}
+    with pytest.raises(RelevanceModelError, match="finite"):
+        anchor_shift(logits, labels, float("nan"))
+    with pytest.raises(RelevanceModelError, match="topic 1: 3 labels but 2"):
+        horvitz_thompson_relevant(labels, {"1": np.ones(2)})
+    assert horvitz_thompson_relevant(labels, {"1": np.array([4.0, 2.0, 7.0])}) == 4.0
+    assert anchor_shift({"1": np.zeros(2)}, {"1": np.array([1, 0])}, 5.0) == 0.0
+
+
+def test_anchored_to_a_random_sample_the_adi_pool_total_is_estimated_within_15_percent(
+    shared_data,
+):
+    """ADI, pool = top 100 of BM25, 10% of it judged at random (inclusion 0.1, so the
+    Horvitz-Thompson estimate is 10 x the judged relevant): over five samples the
+    anchored sum of p over the unjudged documents is within 15% of the true count on
+    average, and the ranking of the unjudged documents (MAP) is the unanchored one."""
+    ratios, plain_ratios = [], []
+    for seed in range(1, 6):
+        rows, pools, judged_all, _, truth = _sampled_rows(
+            shared_data, "adi", 0.10, seed
+        )
+        inverse = {q: np.full(len(y), 10.0) for q, (_, y) in rows.items()}
+        labels = {q: y for q, (_, y) in rows.items()}
+        target = horvitz_thompson_relevant(labels, inverse)
+        plain = model_fit(rows)
+        anchored = model_fit(rows, pool_relevant=target)
+        true_count = sum(len(v) for v in truth.values())
+        judged_relevant = sum(int(np.sum(y > 0)) for y in labels.values())
+        ratios.append((_expected_count(anchored, rows) - judged_relevant) / true_count)
+        plain_ratios.append(
+            (_expected_count(plain, rows) - judged_relevant) / true_count
+        )
+        position = {q: {d: i for i, d in enumerate(pools[q])} for q in pools}
+        maps = [
+            _unjudged_map(
+                pools,
+                judged_all,
+                truth,
+                lambda q, d, p=probs, i=position: p[q][i[q][d]],
+            )
+            for probs in (model_predict(plain, rows), model_predict(anchored, rows))
+        ]
+        assert maps[0] == pytest.approx(maps[1])
+    assert 0.85 <= np.mean(ratios) <= 1.15, (ratios, plain_ratios)
