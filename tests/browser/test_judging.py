@@ -438,7 +438,13 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
     wait_for(label.is_displayed, "new aspect field")
     # Markup in a label is text: it reaches the select and the topic card escaped.
     label.send_keys("wind <b>tunnel</b> tests\ue007")  # Enter adds it
-    wait_for(lambda: Nugget.objects.get(pk=nugget.pk).aspect == "1", "nugget tagged")
+    # Two requests in a row (add the aspect, then save the nugget after the editor's
+    # debounce): allow for a loaded machine.
+    wait_for(
+        lambda: Nugget.objects.get(pk=nugget.pk).aspect == "1",
+        "nugget tagged",
+        timeout=60,
+    )
     added = Topic.objects.get(pk=world.topic.pk).aspects[-1]
     assert (added["id"], added["text"], added["created_by"]) == (
         "1",
@@ -455,7 +461,11 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
     # A label the topic has already selects that aspect instead of adding one.
     editor.find_element(By.CSS_SELECTOR, "button.new-aspect").click()
     editor.find_element(By.NAME, "aspect_text").send_keys("MODELS\ue007")
-    wait_for(lambda: Nugget.objects.get(pk=nugget.pk).aspect == "a2", "existing aspect")
+    wait_for(
+        lambda: Nugget.objects.get(pk=nugget.pk).aspect == "a2",
+        "existing aspect",
+        timeout=60,
+    )
     select = Select(editor.find_element(By.NAME, "aspect"))
     assert select.first_selected_option.text == "a2: models"
     assert len(Topic.objects.get(pk=world.topic.pk).aspects) == 3
