@@ -27,6 +27,31 @@ pytestmark = pytest.mark.django_db
 QIDS = ("3", "4")
 
 
+MEASURES = [
+    ir_measures.alpha_nDCG @ 10,
+    ir_measures.ERR_IA @ 10,
+    ir_measures.StRecall @ 10,
+]
+
+
+def _values(out: io.StringIO) -> dict[tuple[str, str], float]:
+    """``evaluate``'s ``measure<TAB>topic<TAB>value`` lines."""
+    return {
+        (m, t): float(v)
+        for m, t, v in (line.split("\t") for line in out.getvalue().splitlines())
+    }
+
+
+def _reference(qrels_path, run_path) -> tuple[list, dict]:
+    """ir_measures' own diversity values for the same files: per topic, and means."""
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    return (
+        list(ir_measures.iter_calc(MEASURES, qrels, run)),
+        ir_measures.calc_aggregate(MEASURES, qrels, run),
+    )
+
+
 @pytest.fixture
 def world(shared_data, assessor):
     world = cranfield_world(shared_data, assessor, qids=QIDS, per_topic=20, judge=8)
@@ -135,20 +160,11 @@ def test_file_reads_back_and_evaluate_matches_ir_measures(world, job, tmp_path):
     call_command(
         "evaluate", str(run_path), subtopic_qrels=str(path), depth=10, stdout=out
     )
-    got = {
-        (m, t): float(v)
-        for m, t, v in (line.split("\t") for line in out.getvalue().splitlines())
-    }
-    qrels = list(ir_measures.read_trec_qrels(str(path)))
-    run = list(ir_measures.read_trec_run(str(run_path)))
-    measures = [
-        ir_measures.alpha_nDCG @ 10,
-        ir_measures.ERR_IA @ 10,
-        ir_measures.StRecall @ 10,
-    ]
-    for m in ir_measures.iter_calc(measures, qrels, run):
+    got = _values(out)
+    per_topic, means = _reference(path, run_path)
+    for m in per_topic:
         assert got[(str(m.measure), m.query_id)] == pytest.approx(m.value, abs=1e-4)
-    for m, v in ir_measures.calc_aggregate(measures, qrels, run).items():
+    for m, v in means.items():
         assert got[(str(m), "all")] == pytest.approx(v, abs=1e-4)
 
 
@@ -289,24 +305,14 @@ def test_evaluate_from_stored_subtopic_qrels_equals_ir_measures(world, job, tmp_
         depth=10,
         stdout=out,
     )
-    got = {
-        (m, t): float(v)
-        for m, t, v in (line.split("\t") for line in out.getvalue().splitlines())
-    }
-    qrels = list(ir_measures.read_trec_qrels(str(path)))
-    run = list(ir_measures.read_trec_run(str(run_path)))
-    measures = [
-        ir_measures.alpha_nDCG @ 10,
-        ir_measures.ERR_IA @ 10,
-        ir_measures.StRecall @ 10,
-    ]
-    per_topic = list(ir_measures.iter_calc(measures, qrels, run))
+    got = _values(out)
+    per_topic, means = _reference(path, run_path)
     assert {(str(m.measure), m.query_id) for m in per_topic} | {
-        (str(m), "all") for m in measures
+        (str(m), "all") for m in MEASURES
     } == set(got)
     for m in per_topic:
         assert got[(str(m.measure), m.query_id)] == pytest.approx(m.value, abs=1e-4)
-    for m, v in ir_measures.calc_aggregate(measures, qrels, run).items():
+    for m, v in means.items():
         assert got[(str(m), "all")] == pytest.approx(v, abs=1e-4)
 
 
