@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import compress
 from typing import Any
 
@@ -82,6 +83,18 @@ class _Decay(dict[int, float]):
         return value
 
 
+@lru_cache(maxsize=65_536)
+def nugget_parts(
+    text: str, keywords: tuple[str, ...], options: MatchOptions
+) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]]:
+    """A nugget's shingles and keyword terms, kept per process: a topic's matcher is
+    compiled again whenever one of its nuggets changes (the judging page), and
+    normalizing the unchanged ones again was most of that cost."""
+    shingles = nugget_shingles(normalize(text, options), options.k)
+    terms = frozenset(t for keyword in keywords for t in normalize(keyword, options))
+    return tuple(shingles), terms
+
+
 @dataclass(frozen=True)
 class _Nugget:
     id: str
@@ -124,15 +137,9 @@ class TopicMatcher:
         self._index()
 
     def _compile(self, spec: NuggetSpec) -> _Nugget | None:
-        terms = normalize(spec.text, self.options)
-        shingles = nugget_shingles(terms, self.options.k)
+        shingles, keywords = nugget_parts(spec.text, spec.keywords, self.options)
         if not shingles:
             return None
-        keywords = frozenset(
-            term
-            for keyword in spec.keywords
-            for term in normalize(keyword, self.options)
-        )
         size = len(shingles[0])
         decay = self._decays.setdefault(size, _Decay(self.options.lam, size))
         return _Nugget(

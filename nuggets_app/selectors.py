@@ -7,16 +7,20 @@ judgments or nuggets involved (the judging page is checked with a query budget).
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 import threading
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import FilteredRelation, Q, QuerySet
+from django.db import connections
+from django.db.models import CharField, FilteredRelation, Q, QuerySet
+from django.db.models.functions import Cast
 
 from nuggets_app.access import topic_nuggets_visible
 from nuggets_app.ir.agreement import (
@@ -188,7 +192,7 @@ class _MatcherCache:
                 self.entries[key] = matcher
                 return matcher
         matcher = _matcher_of(
-            tuple((r["id"], r["text"], tuple(r["keywords"] or ())) for r in rows)
+            tuple((r["id"], r["text"], tuple(row_keywords(r))) for r in rows)
         )
         with self.lock:
             self.entries[key] = matcher
@@ -254,11 +258,11 @@ def nugget_row(
         "end": row["end"],
         "span_text": row["span_text"],
         "text": row["text"],
-        "keywords": row["keywords"],
+        "keywords": row_keywords(row),
         "grade": row["grade"],
         "aspect": row["aspect"],
         "version": row["version"],
-        "client_uuid": str(row["client_uuid"]),
+        "client_uuid": str(uuid.UUID(row["client_uuid"])),
         "assessor": _provenance(row),
         "mine": row["assessor_id"] == viewer_id,
         "score": score,
@@ -266,12 +270,33 @@ def nugget_row(
 
 
 def topic_nugget_rows(*, viewer: Any, topic_id: int) -> list[dict]:
-    """The topic's nuggets ``viewer`` may read, oldest first, as rows (one query)."""
-    return list(
+    """The topic's nuggets ``viewer`` may read, oldest first, as rows (one query).
+
+    The rows are the driver's values, without Django's per-row converters: a topic
+    can hold a thousand nuggets, every judging request reads them all, and the
+    converters (JSON-decoding every nugget's keywords, most of which are never sent)
+    were half the cost of the page. ``row_keywords`` decodes one row's keywords.
+    """
+    # The uuid as text: the driver's UUID objects cost more than the rest of a row.
+    columns = [
+        Cast(name, CharField()) if name == "client_uuid" else name
+        for name in NUGGET_FIELDS
+    ]
+    qs = (
         topic_nuggets_visible(viewer, topic_id)
         .order_by("created_at", "pk")
-        .values(*NUGGET_FIELDS)
+        .values_list(*columns)
     )
+    sql, params = qs.query.get_compiler(qs.db).as_sql()
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return [dict(zip(NUGGET_FIELDS, row, strict=True)) for row in cursor]
+
+
+def row_keywords(row: dict) -> list[str]:
+    """The keywords of a ``topic_nugget_rows`` row (stored as JSON text)."""
+    value = row["keywords"]
+    return (json.loads(value) if isinstance(value, str) else value) or []
 
 
 @dataclass
@@ -342,9 +367,8 @@ def judge_page(
     rows = topic_nugget_rows(viewer=viewer, topic_id=assignment.topic_id)
     scores, spans = _scores(_matchers.get(rows), document.text)
     # Highlights in the text are the nuggets extracted from this very document.
-    own = [
-        (r["id"], r["start"], r["end"]) for r in rows if r["document_id"] == document.pk
-    ]
+    doc_id, viewer_id = document.pk, viewer.pk
+    own = [(r["id"], r["start"], r["end"]) for r in rows if r["document_id"] == doc_id]
     relevance, seconds = judged.get(document.pk, (None, 0.0))
     return JudgePage(
         assignment=assignment,
@@ -356,7 +380,7 @@ def judge_page(
         active_seconds=seconds,
         topic_nuggets=[
             nugget_row(
-                r, viewer.pk, scores.get(r["id"]), full=r["document_id"] == document.pk
+                r, viewer_id, scores.get(r["id"]), full=r["document_id"] == doc_id
             )
             for r in rows
         ],
