@@ -294,21 +294,21 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
 
 
 def test_saves_run_a_fixed_small_number_of_queries(
-    world, assessor_client, django_assert_max_num_queries
+    world, assessor_client, django_assert_num_queries
 ):
     a, pos = world.assignment.pk, world.position("29")
     # The session comes from the cache; then user, assignment, queue item (without
-    # the text), and the update, here followed by the insert of a new row (each in a
-    # savepoint). The assignment and queue item just read prove the assignment: it
-    # is not asked again.
-    with django_assert_max_num_queries(9):
+    # the text) and one upsert that creates the row. The assignment and queue item
+    # just read prove the assignment: it is not asked again.
+    with django_assert_num_queries(4):
         response = assessor_client.post(
             reverse("judgment-save", args=[a, pos]), {"relevance": 1, "seconds": 2}
         )
     assert response.status_code == 200
-    # An existing row: the update and the read of the new total.
-    with django_assert_max_num_queries(7):
+    assert response.json() == {"relevance": 1, "active_seconds": 2.0}
+    # An existing row: the same upsert adds the time and answers the new total.
+    with django_assert_num_queries(4):
         response = assessor_client.post(
             reverse("time-save", args=[a, pos]), {"seconds": 2}
         )
-    assert response.status_code == 200
+    assert response.json() == {"active_seconds": 4.0}
