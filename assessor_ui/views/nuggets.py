@@ -55,6 +55,7 @@ def nugget_create(
             aspect=data["aspect"],
             client_uuid=data["client_uuid"],
             span_text=data["span_text"],
+            slot=(assignment, item),
         )
     except JudgingError as exc:
         return json_error(exc)

@@ -19,13 +19,14 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from nuggets_app.models import Document, Nugget, Topic
 from nuggets_app.services.judgments import (
     JudgingError,
     NotAssigned,
+    Slot,
     assignment_check,
     grade_check,
 )
@@ -124,17 +125,27 @@ def nugget_span_check(
     return start, start + len(trimmed)
 
 
-def _duplicate_check(
-    *, assessor: Any, topic: Topic, document: Document, start: int, end: int
-) -> None:
-    same = Nugget.objects.filter(
+def _earlier(
+    *,
+    client_uuid: uuid.UUID,
+    assessor: Any,
+    topic: Topic,
+    document: Document,
+    start: int,
+    end: int,
+) -> tuple[Nugget | None, Nugget | None]:
+    """The nugget already saved with ``client_uuid`` (a replayed request), and the
+    assessor's nugget of the same span, if any: one query for both checks."""
+    same_span = Q(
         assessor=assessor, topic=topic, document=document, start=start, end=end
-    ).first()
-    if same is not None:
-        raise DuplicateNugget(
-            f"you already made a nugget of this span (nugget {same.pk})",
-            field="span_text",
-        )
+    )
+    replayed = duplicate = None
+    for row in Nugget.objects.filter(Q(client_uuid=client_uuid) | same_span)[:2]:
+        if row.client_uuid == client_uuid:
+            replayed = row
+        else:
+            duplicate = row
+    return replayed, duplicate
 
 
 def nugget_save(
@@ -150,6 +161,7 @@ def nugget_save(
     aspect: str,
     client_uuid: uuid.UUID,
     span_text: str | None = None,
+    slot: Slot | None = None,
 ) -> tuple[Nugget, bool]:
     """Create a nugget from the span ``[start, end)``; returns ``(nugget, created)``.
 
@@ -157,14 +169,19 @@ def nugget_save(
     (``created`` False). ``span_text``, when given, must equal the canonical text at
     the offsets (``SpanMismatch`` otherwise: the client's offsets drifted). The
     stored span is trimmed of whitespace; a span too short to be information or one
-    the assessor already made a nugget of is refused (``DuplicateNugget``).
+    the assessor already made a nugget of is refused (``DuplicateNugget``). ``slot``
+    is the judging view's proof of the assignment (``assignment_check``).
     """
-    existing = Nugget.objects.filter(client_uuid=client_uuid).first()
-    if existing is not None:
-        return _replayed(existing, assessor), False
-    start, end = nugget_span_check(
+    checked = nugget_span_check(
         document=document, start=start, end=end, span_text=span_text
     )
+    replayed, duplicate = _earlier(
+        client_uuid=client_uuid, assessor=assessor, topic=topic, document=document,
+        start=checked[0], end=checked[1],
+    )  # fmt: skip
+    if replayed is not None:
+        return _replayed(replayed, assessor), False
+    start, end = checked
     fields = {
         "text": _clean_text(text),
         "keywords": _clean_keywords(keywords),
@@ -172,22 +189,24 @@ def nugget_save(
         "grade": grade,
     }
     grade_check(topic=topic, value=grade, field="grade")
+    assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
+    if duplicate is not None:
+        raise DuplicateNugget(
+            f"you already made a nugget of this span (nugget {duplicate.pk})",
+            field="span_text",
+        )
     try:
-        with transaction.atomic():
-            assignment_check(assessor=assessor, topic=topic, document=document)
-            _duplicate_check(
-                assessor=assessor, topic=topic, document=document, start=start, end=end
-            )
-            nugget = Nugget.objects.create(
-                topic=topic,
-                document=document,
-                assessor=assessor,
-                start=start,
-                end=end,
-                span_text=document.text[start:end],
-                client_uuid=client_uuid,
-                **fields,
-            )
+        # One statement, atomic by itself: the checks above are reads.
+        nugget = Nugget.objects.create(
+            topic=topic,
+            document=document,
+            assessor=assessor,
+            start=start,
+            end=end,
+            span_text=document.text[start:end],
+            client_uuid=client_uuid,
+            **fields,
+        )
     except IntegrityError:
         # The same client_uuid won a race in another request: that row is the answer.
         existing = Nugget.objects.filter(client_uuid=client_uuid).first()
@@ -228,17 +247,23 @@ def nugget_update(
         "grade": grade,
     }
     grade_check(topic=nugget.topic, value=grade, field="grade")
-    with transaction.atomic():
-        changed = Nugget.objects.filter(pk=nugget.pk, version=version).update(
-            **fields, version=F("version") + 1, updated_at=timezone.now()
-        )
-        current = Nugget.objects.get(pk=nugget.pk)
+    now = timezone.now()
+    changed = Nugget.objects.filter(pk=nugget.pk, version=version).update(
+        **fields, version=F("version") + 1, updated_at=now
+    )
     if not changed:
+        current = Nugget.objects.get(pk=nugget.pk)
         raise NuggetConflict(
             f"nugget {nugget.pk} is at version {current.version}, not {version}",
             current=current,
         )
-    return current
+    # The row is now exactly the nugget read plus these changes (the version check
+    # made the update conditional on nobody else's): no need to read it back.
+    for name, value in fields.items():
+        setattr(nugget, name, value)
+    nugget.version, nugget.updated_at = version + 1, now
+    nugget.assessor = assessor  # the owner, checked above: no query for provenance
+    return nugget
 
 
 def nugget_delete(*, assessor: Any, nugget: Nugget, version: int | None = None) -> None:

@@ -5,6 +5,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
+from assessor_ui.views.judge import nugget_json
 from nuggets_app.models import Nugget
 from tests import factories as f
 from tests.integration.judging_world import build_world
@@ -93,6 +94,26 @@ def test_edit_then_conflict_from_a_stale_tab(world, assessor_client):
     assert stale.status_code == 409
     assert stale.json()["current"]["text"] == data["text"]
     assert Nugget.objects.get().text == data["text"]
+
+
+def test_nugget_saves_run_few_queries_and_answer_what_is_stored(
+    world, assessor, assessor_client, django_assert_num_queries
+):
+    # User, assignment, queue item, one read for a replay or a duplicate span, insert.
+    with django_assert_num_queries(5):
+        created = _create(assessor_client, world).json()
+    url = reverse("nugget-edit", args=[created["id"]])
+    # User, the nugget, the conditional update; the answer is not read back.
+    with django_assert_num_queries(3):
+        edited = assessor_client.post(
+            url, {"version": 1, "text": "model similarity", "keywords": '["model"]'}
+        ).json()
+    stored = nugget_json(Nugget.objects.get(pk=created["id"]), assessor)
+    assert edited == stored
+    assert (stored["version"], stored["keywords"]) == (2, ["model"])
+    # The same span again is refused, whatever its uuid.
+    again = _create(assessor_client, world)
+    assert (again.status_code, again.json()["field"]) == (409, "span_text")
 
 
 def test_other_assessor_gets_404_on_edit_and_delete(
