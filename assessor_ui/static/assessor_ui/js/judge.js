@@ -28,8 +28,8 @@ const nextLink = document.getElementById("next-link");
 const judgedCount = document.getElementById("judged-count");
 const positions = config.positions;
 const judged = new Set(config.judged);
-// A cached document is shown as is for this long; older ones are fetched again (other
-// assessors' nuggets change its scores).
+// A cached document is shown as is for this long; an older one is shown at once and its
+// nuggets and scores fetched again behind it (other assessors' nuggets change them).
 const FRESH_MS = 60000;
 const AHEAD = 2;
 
@@ -85,6 +85,8 @@ function flushTime() {
 }
 
 // --- The queue: prefetched documents and moves without a page load ------------------
+// Entries are { at, promise, stale }: `stale` once a nugget changed after the fetch, so
+// the nuggets and scores may be out of date, though the text itself is not.
 const cache = new Map();
 const CACHE_SIZE = 20;
 
@@ -100,11 +102,10 @@ async function fetchDoc(position) {
   return r.json();
 }
 
+// Any entry will do: a stale or old one is refreshed when it is shown.
 function prefetch(position) {
-  if (position === null || position === current.position) return;
-  const hit = cache.get(position);
-  if (hit && Date.now() - hit.at < FRESH_MS) return;
-  const entry = { at: Date.now(), promise: fetchDoc(position) };
+  if (position === null || position === current.position || cache.has(position)) return;
+  const entry = { at: Date.now(), promise: fetchDoc(position), stale: false };
   remember(position, entry);
   entry.promise.catch(() => {
     if (cache.get(position) === entry) cache.delete(position);
@@ -120,31 +121,36 @@ function prefetchAround(position) {
   for (const p of wanted) if (p !== undefined) prefetch(p);
 }
 
+// The document of a position, and whether its nuggets and scores need a refresh once
+// it is shown (a kept copy never waits on the network).
 async function load(position) {
   const hit = cache.get(position);
-  if (hit && Date.now() - hit.at < FRESH_MS) {
+  if (hit) {
     try {
-      return await hit.promise;
+      const doc = await hit.promise;
+      return { doc, stale: hit.stale || Date.now() - hit.at >= FRESH_MS };
     } catch (err) {
       /* fetched again below */
     }
   }
-  const entry = { at: Date.now(), promise: fetchDoc(position) };
+  const entry = { at: Date.now(), promise: fetchDoc(position), stale: false };
   remember(position, entry);
   try {
-    return await entry.promise;
+    return { doc: await entry.promise, stale: false };
   } catch (err) {
     cache.delete(position);
     throw err;
   }
 }
 
-// Keep what the page shows of the document being left: going back is instant too.
+// Keep what the page shows of the document being left: going back is instant too. A
+// refresh still due for it is dropped, and the copy kept as stale instead.
 function leave() {
   flushTime();
   panel.flush();
+  clearTimeout(refreshTimer);
   const doc = { ...current, segments: segmentsFromDom(root), nuggets: panel.list(), judged: undefined };
-  remember(current.position, { at: Date.now(), promise: Promise.resolve(doc) });
+  remember(current.position, { at: Date.now(), promise: Promise.resolve(doc), stale: currentStale });
 }
 
 function setLink(link, position) {
@@ -194,9 +200,9 @@ async function go(position, { push = true } = {}) {
   }
   const move = ++moves;
   if (position !== current.position) leave();
-  let doc;
+  let loaded;
   try {
-    doc = await load(position);
+    loaded = await load(position);
   } catch (err) {
     // The data endpoint failed (offline, a new login needed): a plain page load shows
     // the server's answer; the autosave queue is flushed first.
@@ -205,31 +211,59 @@ async function go(position, { push = true } = {}) {
     return;
   }
   if (move !== moves) return; // a later key press won
-  show(doc);
+  show(loaded.doc);
+  currentStale = loaded.stale;
   if (push) history.pushState({ position }, "", urlFor("page", position));
+  if (currentStale) refreshShown();
   prefetchAround(position);
 }
 
-// A nugget was created, edited or deleted (and saved): every other document's scores
-// may change, and this one's scores are fetched again.
-let refresh = null;
+// --- Nugget changes: the scores of every document may change ------------------------
+// The documents kept are marked stale rather than dropped (their text stays the same)
+// and are refreshed when shown; the one shown now is refreshed after a short debounce.
+let changes = 0;
+let currentStale = false;
+let refreshTimer = null;
 function nuggetsChanged() {
-  cache.clear();
-  clearTimeout(refresh);
-  refresh = setTimeout(async () => {
-    const position = current.position;
-    try {
-      const doc = await fetchDoc(position);
-      if (position === current.position) {
-        current.scores = doc.scores;
-        panel.updateScores(doc.nuggets);
-        if (doc.aspects) panel.setAspects(doc.aspects);
-      }
-    } catch (err) {
-      /* scores stay as they were until the next move */
-    }
-    prefetchAround(current.position);
-  }, 300);
+  changes += 1;
+  currentStale = true;
+  for (const entry of cache.values()) entry.stale = true;
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refreshShown, 300);
+}
+
+// The shown document's nugget list, scores and aspects from one data request, applied
+// only if the page still shows it. An answer asked for before a later nugget change
+// may predate that change: its scores are taken (another refresh follows), but not its
+// text highlights, nor its list as the whole truth.
+async function refreshShown() {
+  const move = moves;
+  const seen = changes;
+  let doc;
+  try {
+    doc = await fetchDoc(current.position);
+  } catch (err) {
+    return; // stays stale: refreshed when next shown
+  }
+  if (move !== moves) return;
+  const whole = seen === changes;
+  current.scores = doc.scores;
+  panel.updateScores(doc.nuggets, { whole });
+  if (doc.aspects) panel.setAspects(doc.aspects);
+  if (!whole) return;
+  currentStale = false;
+  redraw(doc.segments);
+}
+
+// The text again with the server's nugget highlights (less those deleted here, maybe
+// still undoable) and matcher spans, unless they are what is shown or the assessor is
+// selecting (a new rendering drops a selection).
+function redraw(segments) {
+  const shown = segments.map(([start, text, ids, ...rest]) => [start, text, ids.filter((id) => !panel.hidden(id)), ...rest]);
+  if (selectionOffsets(root) || JSON.stringify(shown) === JSON.stringify(segmentsFromDom(root))) return;
+  renderSegments(root, shown);
+  if (termsBox.checked) highlightTerms(root, current.terms, true);
+  panel.reflash();
 }
 
 function goHome() {
