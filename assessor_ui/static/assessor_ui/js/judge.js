@@ -3,6 +3,7 @@
 // shown are fetched ahead (text and state, as JSON), a move swaps them in and pushes a
 // history entry, and saves go through the autosave queue without holding the move up.
 
+import { DocumentCache } from "./doc_cache.js";
 import { bindKeymap } from "./keymap.js";
 import { Saver } from "./net.js";
 import { NuggetPanel } from "./nuggets.js";
@@ -28,9 +29,6 @@ const nextLink = document.getElementById("next-link");
 const judgedCount = document.getElementById("judged-count");
 const positions = config.positions;
 const judged = new Set(config.judged);
-// A cached document is shown as is for this long; an older one is shown at once and its
-// nuggets and scores fetched again behind it (other assessors' nuggets change them).
-const FRESH_MS = 60000;
 const AHEAD = 2;
 
 function status(kind, message) {
@@ -85,31 +83,10 @@ function flushTime() {
 }
 
 // --- The queue: prefetched documents and moves without a page load ------------------
-// Entries are { at, promise, stale }: `stale` once a nugget changed after the fetch, so
-// the nuggets and scores may be out of date, though the text itself is not.
-const cache = new Map();
-const CACHE_SIZE = 20;
+const cache = new DocumentCache((position) => urlFor("data", position));
 
-function remember(position, entry) {
-  cache.delete(position);
-  cache.set(position, entry);
-  while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
-}
-
-async function fetchDoc(position) {
-  const r = await fetch(urlFor("data", position), { credentials: "same-origin", headers: { Accept: "application/json" } });
-  if (!r.ok) throw new Error(`document ${position}: ${r.status}`);
-  return r.json();
-}
-
-// Any entry will do: a stale or old one is refreshed when it is shown.
 function prefetch(position) {
-  if (position === null || position === current.position || cache.has(position)) return;
-  const entry = { at: Date.now(), promise: fetchDoc(position), stale: false };
-  remember(position, entry);
-  entry.promise.catch(() => {
-    if (cache.get(position) === entry) cache.delete(position);
-  });
+  if (position !== null && position !== current.position) cache.prefetch(position);
 }
 
 function prefetchAround(position) {
@@ -121,28 +98,6 @@ function prefetchAround(position) {
   for (const p of wanted) if (p !== undefined) prefetch(p);
 }
 
-// The document of a position, and whether its nuggets and scores need a refresh once
-// it is shown (a kept copy never waits on the network).
-async function load(position) {
-  const hit = cache.get(position);
-  if (hit) {
-    try {
-      const doc = await hit.promise;
-      return { doc, stale: hit.stale || Date.now() - hit.at >= FRESH_MS };
-    } catch (err) {
-      /* fetched again below */
-    }
-  }
-  const entry = { at: Date.now(), promise: fetchDoc(position), stale: false };
-  remember(position, entry);
-  try {
-    return { doc: await entry.promise, stale: false };
-  } catch (err) {
-    cache.delete(position);
-    throw err;
-  }
-}
-
 // Keep what the page shows of the document being left: going back is instant too. A
 // refresh still due for it is dropped, and the copy kept as stale instead.
 function leave() {
@@ -150,7 +105,7 @@ function leave() {
   panel.flush();
   clearTimeout(refreshTimer);
   const doc = { ...current, segments: segmentsFromDom(root), nuggets: panel.list(), judged: undefined };
-  remember(current.position, { at: Date.now(), promise: Promise.resolve(doc), stale: currentStale });
+  cache.keep(current.position, doc, currentStale);
 }
 
 function setLink(link, position) {
@@ -202,7 +157,7 @@ async function go(position, { push = true } = {}) {
   if (position !== current.position) leave();
   let loaded;
   try {
-    loaded = await load(position);
+    loaded = await cache.load(position);
   } catch (err) {
     // The data endpoint failed (offline, a new login needed): a plain page load shows
     // the server's answer; the autosave queue is flushed first.
@@ -227,7 +182,7 @@ let refreshTimer = null;
 function nuggetsChanged() {
   changes += 1;
   currentStale = true;
-  for (const entry of cache.values()) entry.stale = true;
+  cache.markStale();
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(refreshShown, 300);
 }
@@ -241,7 +196,7 @@ async function refreshShown() {
   const seen = changes;
   let doc;
   try {
-    doc = await fetchDoc(current.position);
+    doc = await cache.fetch(current.position);
   } catch (err) {
     return; // stays stale: refreshed when next shown
   }
