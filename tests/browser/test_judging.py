@@ -483,3 +483,89 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
         "a2: models",
         "1: wind <b>tunnel</b> tests",
     ]
+
+
+def data_fetches(driver, since: float = 0.0) -> list[tuple[int, float]]:
+    """The page's requests to the data endpoint started at or after ``since`` (ms of
+    the page's clock), as (queue position, start time), from the browser's own
+    resource timing."""
+    return [
+        (int(position), start)
+        for position, start in driver.execute_script(
+            """
+            return performance.getEntriesByType("resource")
+              .map((e) => [new URL(e.name).pathname.split("/"), e.startTime])
+              .filter(([parts, start]) => parts.at(-1) === "data" && start >= arguments[0])
+              .map(([parts, start]) => [parts.at(-2), start]);
+            """,
+            since,
+        )
+    ]
+
+
+def test_a_nugget_change_refetches_the_document_shown_not_every_neighbour(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 2))
+    driver.execute_script(
+        """window.shownAt = {};
+        document.addEventListener("judge:shown", (e) => {
+          window.shownAt[e.detail.position] = performance.now();
+        });"""
+    )
+    # The previous document and the next two are fetched ahead.
+    wait_for(lambda: {1, 3, 4} <= {p for p, _ in data_fetches(driver)}, "prefetched")
+    since = driver.execute_script("return performance.now()")
+    # In 29 and in 31 (where the matcher finds it), not in 12.
+    select_text(driver, "thermal stress distribution")
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    score = f'#topic-nuggets [data-id="{nugget.pk}"] .score'
+    wait_for(lambda: 2 in {p for p, _ in data_fetches(driver, since)}, "refresh")
+    # A second change: the nugget's grade.
+    editor = driver.find_element(
+        By.CSS_SELECTOR, f'#doc-nuggets [data-id="{nugget.pk}"]'
+    )
+    editor.find_element(By.NAME, "grade").send_keys("\ue015")  # Down: the next grade
+    wait_for(lambda: Nugget.objects.get(pk=nugget.pk).grade is not None, "grade")
+    wait_for(
+        lambda: [p for p, _ in data_fetches(driver, since)].count(2) == 2,
+        "refresh after the second change",
+    )
+    press(driver, "\ue00c")  # Escape leaves the field
+
+    press(driver, "j")
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "31", "second")
+    # 31 was fetched before the nugget existed: shown at once, then brought up to date,
+    # with the matcher's spans of the new nugget underlined in its text.
+    wait_for(
+        lambda: driver.find_element(By.CSS_SELECTOR, score).text == "1.00",
+        "score of the new nugget in the next document",
+    )
+    wait_for(
+        lambda: driver.find_elements(By.CSS_SELECTOR, "#doc-text .seg.match"),
+        "matcher spans of the new nugget",
+    )
+    press(driver, "j")
+    wait_for(lambda: driver.find_element(By.ID, "docno").text == "12", "third")
+    wait_for(
+        lambda: driver.find_element(By.CSS_SELECTOR, score).text == "\u2013",
+        "the new nugget, not found in this document",
+    )
+    wait_for(
+        lambda: {5, 6} <= {p for p, _ in data_fetches(driver, since)},
+        "the new neighbours",
+    )
+
+    # One request per nugget change and one per move to a document kept from before
+    # the changes, plus the new neighbours: none of the kept documents (1, 3, 4) is
+    # fetched again until shown, and each refresh starts after its document is shown.
+    after = data_fetches(driver, since)
+    assert sorted(p for p, _ in after) == [2, 2, 3, 4, 5, 6], after
+    shown_at = driver.execute_script("return window.shownAt")
+    for position, start in after:
+        if position in (3, 4):
+            assert start >= shown_at[str(position)], (position, after, shown_at)

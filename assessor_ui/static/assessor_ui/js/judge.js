@@ -3,6 +3,7 @@
 // shown are fetched ahead (text and state, as JSON), a move swaps them in and pushes a
 // history entry, and saves go through the autosave queue without holding the move up.
 
+import { DocumentCache } from "./doc_cache.js";
 import { bindKeymap } from "./keymap.js";
 import { Saver } from "./net.js";
 import { NuggetPanel } from "./nuggets.js";
@@ -28,9 +29,6 @@ const nextLink = document.getElementById("next-link");
 const judgedCount = document.getElementById("judged-count");
 const positions = config.positions;
 const judged = new Set(config.judged);
-// A cached document is shown as is for this long; older ones are fetched again (other
-// assessors' nuggets change its scores).
-const FRESH_MS = 60000;
 const AHEAD = 2;
 
 function status(kind, message) {
@@ -85,30 +83,10 @@ function flushTime() {
 }
 
 // --- The queue: prefetched documents and moves without a page load ------------------
-const cache = new Map();
-const CACHE_SIZE = 20;
-
-function remember(position, entry) {
-  cache.delete(position);
-  cache.set(position, entry);
-  while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
-}
-
-async function fetchDoc(position) {
-  const r = await fetch(urlFor("data", position), { credentials: "same-origin", headers: { Accept: "application/json" } });
-  if (!r.ok) throw new Error(`document ${position}: ${r.status}`);
-  return r.json();
-}
+const cache = new DocumentCache((position) => urlFor("data", position));
 
 function prefetch(position) {
-  if (position === null || position === current.position) return;
-  const hit = cache.get(position);
-  if (hit && Date.now() - hit.at < FRESH_MS) return;
-  const entry = { at: Date.now(), promise: fetchDoc(position) };
-  remember(position, entry);
-  entry.promise.catch(() => {
-    if (cache.get(position) === entry) cache.delete(position);
-  });
+  if (position !== null && position !== current.position) cache.prefetch(position);
 }
 
 function prefetchAround(position) {
@@ -120,31 +98,14 @@ function prefetchAround(position) {
   for (const p of wanted) if (p !== undefined) prefetch(p);
 }
 
-async function load(position) {
-  const hit = cache.get(position);
-  if (hit && Date.now() - hit.at < FRESH_MS) {
-    try {
-      return await hit.promise;
-    } catch (err) {
-      /* fetched again below */
-    }
-  }
-  const entry = { at: Date.now(), promise: fetchDoc(position) };
-  remember(position, entry);
-  try {
-    return await entry.promise;
-  } catch (err) {
-    cache.delete(position);
-    throw err;
-  }
-}
-
-// Keep what the page shows of the document being left: going back is instant too.
+// Keep what the page shows of the document being left: going back is instant too. A
+// refresh still due for it is dropped, and the copy kept as stale instead.
 function leave() {
   flushTime();
   panel.flush();
+  clearTimeout(refreshTimer);
   const doc = { ...current, segments: segmentsFromDom(root), nuggets: panel.list(), judged: undefined };
-  remember(current.position, { at: Date.now(), promise: Promise.resolve(doc) });
+  cache.keep(current.position, doc, currentStale);
 }
 
 function setLink(link, position) {
@@ -194,9 +155,9 @@ async function go(position, { push = true } = {}) {
   }
   const move = ++moves;
   if (position !== current.position) leave();
-  let doc;
+  let loaded;
   try {
-    doc = await load(position);
+    loaded = await cache.load(position);
   } catch (err) {
     // The data endpoint failed (offline, a new login needed): a plain page load shows
     // the server's answer; the autosave queue is flushed first.
@@ -205,31 +166,59 @@ async function go(position, { push = true } = {}) {
     return;
   }
   if (move !== moves) return; // a later key press won
-  show(doc);
+  show(loaded.doc);
+  currentStale = loaded.stale;
   if (push) history.pushState({ position }, "", urlFor("page", position));
+  if (currentStale) refreshShown();
   prefetchAround(position);
 }
 
-// A nugget was created, edited or deleted (and saved): every other document's scores
-// may change, and this one's scores are fetched again.
-let refresh = null;
+// --- Nugget changes: the scores of every document may change ------------------------
+// The documents kept are marked stale rather than dropped (their text stays the same)
+// and are refreshed when shown; the one shown now is refreshed after a short debounce.
+let changes = 0;
+let currentStale = false;
+let refreshTimer = null;
 function nuggetsChanged() {
-  cache.clear();
-  clearTimeout(refresh);
-  refresh = setTimeout(async () => {
-    const position = current.position;
-    try {
-      const doc = await fetchDoc(position);
-      if (position === current.position) {
-        current.scores = doc.scores;
-        panel.updateScores(doc.nuggets);
-        if (doc.aspects) panel.setAspects(doc.aspects);
-      }
-    } catch (err) {
-      /* scores stay as they were until the next move */
-    }
-    prefetchAround(current.position);
-  }, 300);
+  changes += 1;
+  currentStale = true;
+  cache.markStale();
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refreshShown, 300);
+}
+
+// The shown document's nugget list, scores and aspects from one data request, applied
+// only if the page still shows it. An answer asked for before a later nugget change
+// may predate that change: its scores are taken (another refresh follows), but not its
+// text highlights, nor its list as the whole truth.
+async function refreshShown() {
+  const move = moves;
+  const seen = changes;
+  let doc;
+  try {
+    doc = await cache.fetch(current.position);
+  } catch (err) {
+    return; // stays stale: refreshed when next shown
+  }
+  if (move !== moves) return;
+  const whole = seen === changes;
+  current.scores = doc.scores;
+  panel.updateScores(doc.nuggets, { whole });
+  if (doc.aspects) panel.setAspects(doc.aspects);
+  if (!whole) return;
+  currentStale = false;
+  redraw(doc.segments);
+}
+
+// The text again with the server's nugget highlights (less those deleted here, maybe
+// still undoable) and matcher spans, unless they are what is shown or the assessor is
+// selecting (a new rendering drops a selection).
+function redraw(segments) {
+  const shown = segments.map(([start, text, ids, ...rest]) => [start, text, ids.filter((id) => !panel.hidden(id)), ...rest]);
+  if (selectionOffsets(root) || JSON.stringify(shown) === JSON.stringify(segmentsFromDom(root))) return;
+  renderSegments(root, shown);
+  if (termsBox.checked) highlightTerms(root, current.terms, true);
+  panel.reflash();
 }
 
 function goHome() {

@@ -59,6 +59,8 @@ export class NuggetPanel {
     this.nuggets = new Map();
     this.pending = new Set();
     this.deletes = new Map();
+    // Deleted by this page: a document fetched before the delete still lists them.
+    this.gone = new Set();
     this.conflicts = new Set();
     this.aspectCard = document.getElementById("topic-aspects");
     if (this.undoButton) this.undoButton.addEventListener("click", () => this.undoDelete());
@@ -75,7 +77,7 @@ export class NuggetPanel {
       const mine = this.nuggets.get(n.id);
       next.set(n.id, mine && mine.version > n.version ? { ...mine, score: n.score } : n);
     }
-    for (const id of this.deletes.keys()) next.delete(id);
+    for (const id of [...this.deletes.keys(), ...this.gone]) next.delete(id);
     this.nuggets = next;
     this.docList.replaceChildren();
     this.render();
@@ -90,14 +92,36 @@ export class NuggetPanel {
     return Array.from(this.nuggets.values());
   }
 
-  // Fresh matcher scores for this document (after a nugget changed).
-  updateScores(nuggets) {
+  // Fresh matcher scores for this document (after a nugget changed). `whole`: the list
+  // is the topic's as of now (nothing changed on this page since it was asked for), so
+  // a nugget missing from it was deleted elsewhere.
+  updateScores(nuggets, { whole = false } = {}) {
     for (const n of nuggets) {
       const mine = this.nuggets.get(n.id);
       if (mine) mine.score = n.score;
-      else if (!this.deletes.has(n.id)) this.nuggets.set(n.id, n);
+      else if (!this.hidden(n.id)) this.nuggets.set(n.id, n);
+    }
+    if (whole) {
+      const listed = new Set(nuggets.map((n) => n.id));
+      for (const id of Array.from(this.nuggets.keys()).filter((x) => !listed.has(x))) {
+        this.nuggets.delete(id);
+        unmarkNugget(this.root, id);
+        const li = this.docList.querySelector(`[data-id="${id}"]`);
+        if (li) li.remove();
+      }
     }
     this.render();
+  }
+
+  // Deleted on this page (or waiting for its Undo time to pass).
+  hidden(id) {
+    return this.deletes.has(id) || this.gone.has(id);
+  }
+
+  // The text was rendered again: the nugget whose editor has focus is marked again.
+  reflash() {
+    const li = document.activeElement && document.activeElement.closest(".nugget-editor");
+    if (li && this.docList.contains(li)) this.flash(li.dataset.id, true);
   }
 
   url(name, id) {
@@ -358,10 +382,12 @@ export class NuggetPanel {
     if (!entry) return;
     clearTimeout(entry.timer);
     this.deletes.delete(id);
+    this.gone.add(id);
     if (this.undoButton && this.deletes.size === 0) this.undoButton.hidden = true;
     const { status, body } = await this.saver.post(this.url("nuggetDelete", id), { version: entry.n.version });
     if (status !== 200 && status !== 404) {
       this.status("error", body.error || `Nugget not deleted (${status})`);
+      this.gone.delete(id);
       this.nuggets.set(id, entry.n);
       if (entry.documentId === this.document) markNugget(this.root, id, entry.n.start, entry.n.end);
       this.render();
