@@ -3,6 +3,13 @@ loopback, PostgreSQL behind it; a /healthz/live baseline (no database) measured 
 
 Not a test: it prints median and p95 latency per request kind and the ratio to the
 baseline. Targets: judging page and saves median < 20 ms, p95 < 50 ms.
+
+Each simulated assessor sends what the judging page sends (``--client inplace``, the
+default): per document, the JSON of the document the page prefetches next (and of the
+document shown, when a nugget changed since it was prefetched), a judgment save, and
+for a relevant grade a nugget save, an edit, and the JSON of the current document
+again (its scores after the nugget change). ``--client page`` instead opens
+every document as a full page load, as the page did before it moved in place.
 """
 
 from __future__ import annotations
@@ -54,6 +61,12 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=3)
         parser.add_argument("--threads", type=int, default=2)
         parser.add_argument("--docs", default="", help="JSONL(.gz) documents to judge")
+        parser.add_argument(
+            "--client",
+            choices=["inplace", "page"],
+            default="inplace",
+            help="what each move requests: the page's prefetch (JSON) or a full page",
+        )
 
     def handle(self, *args, **opts) -> None:
         if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
@@ -61,8 +74,11 @@ class Command(BaseCommand):
         paths = fixture_build(users=opts["users"], docs_path=opts["docs"])
         opts["port"] = free_port(opts["port"])
         opts["load_before"] = os.getloadavg()
+        client = opts["client"]
         with gunicorn_server(opts) as base:
-            self.stdout.write(f"server up at {base}; {opts['users']} assessors")
+            self.stdout.write(
+                f"server up at {base}; {opts['users']} assessors; client {client}"
+            )
             sessions = [login(opts["port"], name) for name in sorted(paths)]
             # Every worker's first pages import and compile what later ones reuse
             # (views, templates, the stemmer): a warm-up pass, not counted, so the
@@ -71,7 +87,7 @@ class Command(BaseCommand):
             run_phase(
                 {**opts, "seconds": opts["warmup"]},
                 sessions,
-                lambda s, rng: assessor_step(s, paths[s.username], warmup, rng),
+                lambda s, rng: assessor_step(s, paths[s.username], warmup, rng, client),
                 "warm-up",
             )
             self.stdout.write(
@@ -84,7 +100,9 @@ class Command(BaseCommand):
             run_phase(
                 opts,
                 sessions,
-                lambda s, rng: assessor_step(s, paths[s.username], results, rng),
+                lambda s, rng: assessor_step(
+                    s, paths[s.username], results, rng, client
+                ),
                 "judging",
             )
         self.report(results, opts)
@@ -105,6 +123,7 @@ class Command(BaseCommand):
         for kind in (
             "healthz",
             "judge_page",
+            "document_data",
             "judgment_save",
             "nugget_save",
             "nugget_edit",
@@ -302,6 +321,8 @@ class Session:
         # shortest document), since the same span twice is refused as a duplicate.
         self.round = 0
         self.nugget: dict | None = None
+        self.opened = False  # the judging page loaded once (then moves are in place)
+        self.stale = False  # a nugget changed: the next document shown is refreshed
 
     def call(self, method: str, path: str, data: dict | None = None):
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
@@ -351,12 +372,27 @@ def baseline_step(session: Session, results: dict) -> None:
 
 
 def assessor_step(
-    session: Session, path: tuple[int, int], results: dict, rng: random.Random
+    session: Session,
+    path: tuple[int, int],
+    results: dict,
+    rng: random.Random,
+    client: str = "inplace",
 ) -> None:
-    """Open the page, judge it, and for a relevant one save a nugget and edit it."""
+    """One document: move to it, judge it, and for a relevant one save a nugget and
+    edit it (module docstring: what each ``client`` requests)."""
     assignment, length = path
     base = f"/assess/{assignment}/{session.position}/"
-    steps = [("judge_page", "GET", base, None)]
+    if client == "page" or not session.opened:
+        steps = [("judge_page", "GET", base, None)]
+        session.opened = True
+    else:
+        # The page prefetches the document two ahead; one kept from before the last
+        # nugget change is shown at once and refreshed behind it.
+        ahead = (session.position + 1) % length + 1
+        steps = [("document_data", "GET", f"/assess/{assignment}/{ahead}/data", None)]
+        if session.stale:
+            steps.append(("document_data", "GET", base + "data", None))
+    session.stale = False
     grade = rng.choice([0, 1, 2])
     steps.append(
         (
@@ -383,6 +419,10 @@ def assessor_step(
                 {"version": nugget["version"], "text": "wing flow edited", "keywords": "[]"},
             )  # fmt: skip
             results["nugget_edit" if status == 200 else "failure"].append(ms)
+            if client == "inplace":
+                status, _, ms = session.call("GET", base + "data")
+                results["document_data" if status == 200 else "failure"].append(ms)
+                session.stale = True
     session.round += session.position == length
     session.position = session.position % length + 1
 
@@ -393,6 +433,10 @@ def run_phase(opts: dict, sessions: list[Session], step, name: str) -> None:
 
     def loop(session: Session, seed: int) -> None:
         rng = random.Random(seed)
+        # Think before the first step too: assessors do not start in the same
+        # instant, and a burst of every session at once measured the queue it
+        # made (a seventh of the samples at think 3 s), not the steady state.
+        time.sleep(rng.uniform(0, 2 * opts["think"]))
         while time.monotonic() < stop:
             step(session, rng)
             time.sleep(rng.uniform(0, 2 * opts["think"]))
