@@ -16,7 +16,7 @@ from typing import Any
 
 from .evidence import Evidence, NuggetEvidence, Rescorer, check_lam
 from .options import MatcherError, MatchOptions
-from .shingles import ShingleTable, nugget_shingles
+from .shingles import Shingle, ShingleTable, nugget_shingles, shingle_of
 from .span import window
 from .tokens import PreparedText, normalize
 
@@ -86,13 +86,13 @@ class _Decay(dict[int, float]):
 @lru_cache(maxsize=65_536)
 def nugget_parts(
     text: str, keywords: tuple[str, ...], options: MatchOptions
-) -> tuple[tuple[tuple[str, ...], ...], frozenset[str]]:
+) -> tuple[tuple[Shingle, ...], frozenset[str]]:
     """A nugget's shingles and keyword terms, kept per process: a topic's matcher is
     compiled again whenever one of its nuggets changes (the judging page), and
     normalizing the unchanged ones again was most of that cost."""
     shingles = nugget_shingles(normalize(text, options), options.k)
     terms = frozenset(t for keyword in keywords for t in normalize(keyword, options))
-    return tuple(shingles), terms
+    return tuple(map(shingle_of, shingles)), terms
 
 
 @dataclass(frozen=True)
@@ -140,11 +140,11 @@ class TopicMatcher:
         shingles, keywords = nugget_parts(spec.text, spec.keywords, self.options)
         if not shingles:
             return None
-        size = len(shingles[0])
+        size = shingles[0].size
         decay = self._decays.setdefault(size, _Decay(self.options.lam, size))
         return _Nugget(
             spec.id,
-            tuple(self._table.add(shingle) for shingle in shingles),
+            tuple(self._table.add_shingle(shingle) for shingle in shingles),
             (size,) * len(shingles),
             keywords,
             decay,

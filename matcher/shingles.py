@@ -48,7 +48,10 @@ class ShingleTable:
 
     def add(self, terms: Sequence[str]) -> int:
         """Index of the shingle made of ``terms``, adding it when new."""
-        shingle = shingle_of(terms)
+        return self.add_shingle(shingle_of(terms))
+
+    def add_shingle(self, shingle: Shingle) -> int:
+        """Index of ``shingle`` (never mutated: it may be shared), adding it when new."""
         index = self._index.get(shingle.key)
         if index is None:
             index = self._index[shingle.key] = len(self.shingles)

@@ -137,6 +137,9 @@ class Command(BaseCommand):
             )
         failures = results.get("failure", [])
         self.stdout.write(f"failures: {len(failures)}")
+        # Every judging request reads the topic's nuggets: their number sets its cost.
+        nuggets = m.Nugget.objects.filter(topic__collection__name="bench-judging")
+        self.stdout.write(f"topic nuggets at the end: {nuggets.count()}")
 
 
 def free_port(port: int) -> int:
