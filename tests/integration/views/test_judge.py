@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from nuggets_app.models import Judgment
+from assessor_ui.views.judge import nugget_json
+from nuggets_app.models import Judgment, Nugget
 from tests import factories as f
 from tests.integration.judging_world import build_world
 
@@ -273,7 +274,7 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
     world, assessor_client, assessor, other_assessor, django_assert_max_num_queries
 ):
     doc = world.docs["184"]
-    url = reverse("judge-data", args=[world.assignment.pk, 1])
+    url = reverse("judge-data", args=[world.assignment.pk, world.position("184")])
     # User, assignment, queue item, the queue with judgments, nuggets (the session
     # comes from the cache).
     with django_assert_max_num_queries(5) as few:
@@ -283,6 +284,7 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
             topic=world.topic, document=doc if i % 3 else world.docs["29"],
             assessor=assessor if i % 2 else other_assessor,
             start=i, end=i + 20, text=doc.text[i : i + 60],
+            keywords=["flow", f"k{i}"] if i % 5 == 0 else [],
         )  # fmt: skip
     with django_assert_max_num_queries(len(few.captured_queries)):
         data = assessor_client.get(url).json()
@@ -291,6 +293,13 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
     others = [n for n in data["nuggets"] if n["document"] != doc.pk]
     assert others
     assert all("span_text" not in n for n in others)
+    # This document's nuggets, read as plain rows, are exactly what the model gives.
+    own = [n for n in data["nuggets"] if n["document"] == doc.pk]
+    assert len(own) == 40
+    assert any(n["keywords"] for n in own)
+    for row in own:
+        stored = Nugget.objects.get(pk=row["id"])
+        assert row == nugget_json(stored, assessor, row["score"])
 
 
 def test_saves_run_a_fixed_small_number_of_queries(
