@@ -107,7 +107,11 @@ class Command(BaseCommand):
             f"next {second * 1000:6.1f} ms (median of {len(kept)}, kept result); "
             f"ratio {second / first:.3f}; speed-up {first / second:.0f}x"
         )
-        result = page.computation.get(**params).value
+        # Read, never started here: a missing result means the page used other values.
+        state = cache.get(page.computation.key(**params)) or {}
+        if state.get("status") != "done":
+            raise CommandError(f"{page.name}: no result kept under {params}")
+        result = state["value"]
         downloads = [
             (f"{url}csv/{t}", f"CSV {t}")
             for t in result.tables
@@ -155,10 +159,13 @@ def _pages(collection: Collection, qrels: Qrels, world: DashboardWorld) -> list[
     measures = [str(m) for m in measures_parse(DEFAULT_MEASURES)]
     job = world.job.pk
     return [
-        Page("runs", {**base, "qrels": f"qrels:{qrels.pk}", "sample": ""},
+        # Without a sample or expected measures (a blank field would take the first).
+        Page("runs", {**base, "qrels": f"qrels:{qrels.pk}", "sample": "",
+                      "expected": ""},
              dashboards.runs_evaluation,
              {"qrels": f"qrels:{qrels.pk}", "rule": rule, "sample": None,
-              "measures": measures}, downloads=("evaluation_topics",)),
+              "expected": None, "measures": measures},
+             downloads=("evaluation_topics",)),
         Page("compare", {**base, "qrels_a": f"qrels:{qrels.pk}", "qrels_b": "human",
                          "measure": "AP"},
              dashboards.qrels_comparison,
