@@ -93,7 +93,9 @@ class Command(BaseCommand):
         for page in _pages(collection, qrels, world):
             self._page(client, collection, page, opts["repeat"])
 
-    def _page(self, client: Client, collection: Collection, page: Page, repeat: int):
+    def _page(
+        self, client: Client, collection: Collection, page: Page, repeat: int
+    ) -> None:
         """First request and kept requests of a page, then each of its downloads."""
         url = reverse("evaluation-page", args=[collection.pk, page.name])
         params = {"collection_id": collection.pk, **page.params}
