@@ -227,8 +227,8 @@ class PageData:
             self.keys[name] = outcome.key
 
     def kept(self, what: str, name: str, compute: Callable[[], bytes | str]):
-        """A download drawn from a kept result, itself kept beside it (pages without
-        kept results compute it)."""
+        """A download drawn from a kept result, itself kept beside it (a table or
+        figure from no kept result is computed)."""
         key = self.keys.get(name)
         return computed.kept(f"{key}:{what}", compute) if key else compute()
 
@@ -301,12 +301,12 @@ def _verification_page(
     chosen = request.GET.get("sample", "")
     if chosen:
         sample = get_object_or_404(samples, pk=int(chosen) if chosen.isdigit() else 0)
-        report = verification.verification_report(sample=sample)
-        page.tables["verification"] = report.table()
-        if report.calibration:
-            page.tables["calibration"] = report.calibration_table()
-        page.figures["agreement"] = report.figure
-        page.context.update(report=report, sample=sample)
+        page.context["sample"] = sample
+        page.use(
+            dashboards.verification_agreement.get(
+                collection_id=collection.pk, sample=sample.pk
+            )
+        )
 
 
 Builder = Callable[[HttpRequest, Collection, PageData], None]

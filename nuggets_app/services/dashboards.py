@@ -16,7 +16,7 @@ from typing import Any
 
 from nuggets_app import plots, selectors_eval
 from nuggets_app.models import Collection, MatchJob, Run, Sample
-from nuggets_app.services import diagnostics, uncertainty
+from nuggets_app.services import diagnostics, uncertainty, verification
 from nuggets_app.services.computed import Progress, computed
 from nuggets_app.services.inference import DecisionRule
 
@@ -226,4 +226,34 @@ def run_histograms(
         figures={
             "run_histograms": functools.partial(plots.histogram_figure, analysis, None)
         },
+    )
+
+
+# --- Verification -----------------------------------------------------------------------
+def _verification_versions(*, collection_id: int, sample: int, **_: Any):
+    collection = _collection(collection_id)
+    # The draws (inferred labels, strata) are stored once with the sample, so re-scoring
+    # its job changes nothing; the people's judgments of the drawn documents do.
+    drawn = Sample.objects.filter(pk=sample).values_list("created_at", flat=True)
+    return [
+        selectors_eval.collection_version(collection),
+        ["sample", sample, str(drawn.first())],
+        selectors_eval.judgments_version(collection),
+    ]
+
+
+@computed(versions=_verification_versions)
+def verification_agreement(
+    *, collection_id: int, sample: int, progress: Progress
+) -> PageResult:
+    """Agreement of inferred and human labels on a verification sample."""
+    stored = Sample.objects.select_related("pool__collection").get(
+        pk=sample, pool__collection_id=collection_id
+    )
+    report = verification.verification_report(sample=stored)
+    tables = {"verification": report.table()}
+    if report.calibration:
+        tables["calibration"] = report.calibration_table()
+    return PageResult(
+        tables=tables, figures={"agreement": report.figure}, context={"report": report}
     )

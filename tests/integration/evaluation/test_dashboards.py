@@ -15,7 +15,9 @@ from django.urls import reverse
 from nuggets_app.models import Judgment
 from nuggets_app.services import dashboards
 from nuggets_app.services.imports import qrels_import, runs_import
+from nuggets_app.services.inference import DecisionRule
 from nuggets_app.services.matching import match_job_rescore
+from nuggets_app.services.verification import verification_queue_create
 
 pytestmark = pytest.mark.django_db
 RULE = {"kind": "threshold", "threshold": "0.5", "n": "100"}
@@ -25,7 +27,9 @@ RULE = {"kind": "threshold", "threshold": "0.5", "n": "100"}
 def calls(monkeypatch):
     """How many times each page computation really ran."""
     counts: dict[str, int] = {}
-    for name in ("runs_evaluation", "qrels_comparison", "trust_diagnostics"):
+    names = ("runs_evaluation", "qrels_comparison", "trust_diagnostics",
+             "verification_agreement")  # fmt: skip
+    for name in names:
         computation = getattr(dashboards, name)
         original = computation.fn
 
@@ -218,3 +222,58 @@ def test_while_computing_the_page_shows_progress_and_downloads_wait(
     assert staff_client.get(f"{url}progress", query).json() == {"status": "done"}
     assert b'id="computing"' not in staff_client.get(url, query).content
     assert calls["runs_evaluation"] == 1
+
+
+def _verification(world, assessor):
+    return verification_queue_create(
+        job=world.job, rule=DecisionRule(kind="top_n", n=6), relevant=3,
+        nonrelevant=2, seed=1, assessors=[assessor],
+    )  # fmt: skip
+
+
+def test_the_verification_report_and_its_downloads_are_kept(
+    staff_client, world, calls, other_assessor
+):
+    sample = _verification(world, other_assessor)
+    url, query = _page(world, "verification"), {"sample": str(sample.pk)}
+    with CaptureQueriesContext(connection) as first:
+        page = staff_client.get(url, query)
+    # Counted now: a later request may empty the connection's log of queries.
+    computing = len(first)
+    assert page.context["report"].overall.drawn == sum(
+        len(info["drawn"])
+        for record in sample.draws.values()
+        for info in record["strata"].values()
+    )
+    with CaptureQueriesContext(connection) as second:
+        staff_client.get(url, query)
+    kept = len(second)
+    svg = staff_client.get(f"{url}plot/agreement.svg", query)
+    assert svg.content.startswith(b"<?xml")
+    assert staff_client.get(f"{url}plot/agreement.svg", query).content == svg.content
+    table = staff_client.get(f"{url}csv/verification", query)
+    assert staff_client.get(f"{url}csv/verification", query).content == table.content
+    assert calls["verification_agreement"] == 1
+    # The kept report answers after its version checks, not the report's reads.
+    assert kept < computing
+
+
+def test_a_new_judgment_recomputes_the_verification_report_a_rescore_does_not(
+    staff_client, world, calls, other_assessor
+):
+    sample = _verification(world, other_assessor)
+    url, query = _page(world, "verification"), {"sample": str(sample.pk)}
+    assert staff_client.get(url, query).context["report"].overall.judged == 0
+    # The inferred labels were stored with the draw: re-scoring the job changes none.
+    match_job_rescore(job=world.job, lam=0.9)
+    staff_client.get(url, query)
+    assert calls["verification_agreement"] == 1
+    qid, record = next(iter(sample.draws.items()))
+    docno = next(d for info in record["strata"].values() for d in info["drawn"])
+    Judgment.objects.create(
+        topic=world.topics[qid], document=world.collection.documents.get(docno=docno),
+        assessor=other_assessor, relevance=1,
+    )  # fmt: skip
+    page = staff_client.get(url, query)
+    assert calls["verification_agreement"] == 2
+    assert page.context["report"].overall.judged == 1
