@@ -51,6 +51,7 @@ export class NuggetPanel {
     this.status = status;
     this.urlFor = urlFor;
     this.onChange = onChange || (() => {});
+    this.aspects = new Map();
     this.docList = document.getElementById("doc-nuggets");
     this.topicList = document.getElementById("topic-nuggets");
     this.editorTemplate = document.getElementById("nugget-editor");
@@ -145,8 +146,12 @@ export class NuggetPanel {
 
   // The topic's aspects changed (this assessor added one, or the server says others
   // did): every select, the editor template and the topic card show them. Text only,
-  // never markup.
-  setAspects(aspects) {
+  // never markup. Aspects are only ever added, and a document fetched before this page
+  // added one can answer after it: the lists are merged, so a late answer cannot drop
+  // the new aspect (and with it the value a select was just given).
+  setAspects(given) {
+    for (const a of given) this.aspects.set(a.id, a);
+    const aspects = Array.from(this.aspects.values());
     const template = this.editorTemplate.content.querySelector("[name=aspect]");
     if (template) fillAspects(template, aspects);
     for (const select of this.docList.querySelectorAll("[name=aspect]")) fillAspects(select, aspects);
