@@ -124,7 +124,7 @@ def _upsert(
         document=document,
         assessor=assessor,
         relevance=stored_relevance,
-        active_seconds=seconds,
+        active_seconds=float(seconds),
     )
 
 
