@@ -46,7 +46,7 @@ from nuggets_app.models import (
     Topic,
 )
 from nuggets_app.services.inference import DecisionRule, rule_apply, rule_fit
-from nuggets_app.services.matching import match_chunk_run, match_job_launch
+from nuggets_app.services.matching import match_job_finish_here, match_job_launch
 from nuggets_app.services.pools import pool_build
 from nuggets_app.services.relevance_model import relevance_model_run
 from nuggets_app.services.samples import sample_draw
@@ -375,10 +375,7 @@ def _match(
             lam=config.lam,
             name=f"simulation {pool.name} seed {config.seed}",
         )
-    # A chunk the eager call left behind (e.g. a transient error) runs again here.
-    for chunk_id in job.chunks.exclude(status="done").values_list("pk", flat=True):
-        match_chunk_run(chunk_id=chunk_id)
-    job.refresh_from_db()
+    job = match_job_finish_here(job)
     if job.status != MatchJob.Status.DONE:
         raise SimulationError(f"matching job {job.pk} ended {job.status}: {job.error}")
     return job

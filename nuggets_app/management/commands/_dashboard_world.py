@@ -26,7 +26,7 @@ from nuggets_app.models import (
 )
 from nuggets_app.selectors_eval import stored_qrels
 from nuggets_app.services.inference import DecisionRule
-from nuggets_app.services.matching import match_chunk_run, match_job_launch
+from nuggets_app.services.matching import match_job_finish_here, match_job_launch
 from nuggets_app.services.pools import pool_build
 from nuggets_app.services.samples import sample_draw
 from nuggets_app.services.verification import verification_queue_create
@@ -86,9 +86,7 @@ def _job(collection: Collection, truth, assessor, count: int) -> MatchJob:
         nugget_filter={"assessors": [assessor.pk]}, name=JOB,
     )  # fmt: skip
     # Without a broker the chunks ran in this process; one left behind runs here.
-    for chunk_id in job.chunks.exclude(status="done").values_list("pk", flat=True):
-        match_chunk_run(chunk_id=chunk_id)
-    job.refresh_from_db()
+    job = match_job_finish_here(job)
     if job.status != MatchJob.Status.DONE:
         raise RuntimeError(f"matching job {job.pk} ended {job.status}: {job.error}")
     return job

@@ -36,7 +36,12 @@ from .base import (
     job_nugget_specs,
     job_nuggets,
 )
-from .chunks import ChunkOutcome, chunk_attempts, match_chunk_run
+from .chunks import (
+    ChunkOutcome,
+    chunk_attempts,
+    match_chunk_run,
+    match_job_finish_here,
+)
 from .control import (
     match_job_cancel,
     match_job_progress,
@@ -62,6 +67,7 @@ __all__ = [
     "job_nuggets",
     "match_chunk_run",
     "match_job_cancel",
+    "match_job_finish_here",
     "match_job_launch",
     "match_job_progress",
     "match_job_rescore",

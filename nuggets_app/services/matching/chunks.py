@@ -60,6 +60,16 @@ class ChunkOutcome:
         }
 
 
+def match_job_finish_here(job: MatchJob) -> MatchJob:
+    """Run in this process every chunk of ``job`` not done yet (one an in-process
+    launch left behind, e.g. after a transient error) and return the job as it ended:
+    for commands and experiments that run a whole job without a worker."""
+    for chunk_id in job.chunks.exclude(status="done").values_list("pk", flat=True):
+        match_chunk_run(chunk_id=chunk_id)
+    job.refresh_from_db()
+    return job
+
+
 def match_chunk_run(*, chunk_id: int) -> ChunkOutcome:
     """Score one chunk's documents and upsert its results.
 
