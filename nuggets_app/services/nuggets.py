@@ -140,7 +140,9 @@ def _earlier(
         assessor=assessor, topic=topic, document=document, start=start, end=end
     )
     replayed = duplicate = None
-    for row in Nugget.objects.filter(Q(client_uuid=client_uuid) | same_span)[:2]:
+    # Not sliced: a concurrent double create can leave two rows of one span, and the
+    # replayed row must still be found beside them.
+    for row in Nugget.objects.filter(Q(client_uuid=client_uuid) | same_span):
         if row.client_uuid == client_uuid:
             replayed = row
         else:
@@ -172,16 +174,15 @@ def nugget_save(
     the assessor already made a nugget of is refused (``DuplicateNugget``). ``slot``
     is the judging view's proof of the assignment (``assignment_check``).
     """
-    checked = nugget_span_check(
+    start, end = nugget_span_check(
         document=document, start=start, end=end, span_text=span_text
     )
     replayed, duplicate = _earlier(
         client_uuid=client_uuid, assessor=assessor, topic=topic, document=document,
-        start=checked[0], end=checked[1],
+        start=start, end=end,
     )  # fmt: skip
     if replayed is not None:
         return _replayed(replayed, assessor), False
-    start, end = checked
     fields = {
         "text": _clean_text(text),
         "keywords": _clean_keywords(keywords),
