@@ -237,9 +237,10 @@ CACHES = {
     )
 }
 # With Redis, sessions are read from the cache and written through to the database:
-# one query less on every request of the judging page and its autosaves.
+# one query less on every request of the judging page and its autosaves. A failing
+# cache (Redis down or restarting) costs a database read, never the request.
 if REDIS_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "nuggets_app.sessions"
 
 # --- Application ----------------------------------------------------------------------
 # Dashboard results are kept in the cache, keyed by their input versions (changed inputs
