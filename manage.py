@@ -7,8 +7,17 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    from nuggets_app.serving import SERVER_COMMANDS, secret_key_require
+
+    if sys.argv[1:2] and sys.argv[1] in SERVER_COMMANDS:
+        # The web server needs a SECRET_KEY; the other commands start without one.
+        try:
+            secret_key_require()
+        except ImproperlyConfigured as exc:
+            sys.exit(f"ImproperlyConfigured: {exc}")
     execute_from_command_line(sys.argv)
 
 

@@ -35,6 +35,7 @@ class CollectionForm(forms.ModelForm):
         model = Collection
         fields = ["name", "description"]
         help_texts = {"name": "letters, digits, - and _ (a slug)"}
+        widgets = {"description": forms.Textarea(attrs={"rows": 1})}
 
 
 class DocumentsUploadForm(forms.Form):
@@ -116,7 +117,7 @@ class PoolForm(forms.Form):
         Run.objects.none(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="or choose a subset (untick 'All runs')",
+        help_text="the subset to pool (with 'All runs' unticked)",
     )
 
     def __init__(self, *args, collection: Collection, **kwargs):

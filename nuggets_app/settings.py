@@ -10,7 +10,6 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
-from django.core.exceptions import ImproperlyConfigured
 
 from nuggets_app.env import env_bool, env_int, env_list, env_str
 
@@ -23,21 +22,18 @@ DEBUG = env_bool("DEBUG", False)
 
 def _secret_key() -> str:
     """The SECRET_KEY variable; in development (DEBUG on) without it, a random key
-    generated once and kept in DATA_DIR. With DEBUG off a missing key stops the start:
-    a key generated on one machine would differ between web servers and workers, and
-    vanish with a lost DATA_DIR, logging everybody out.
+    generated once and kept in DATA_DIR. With DEBUG off and no key it is empty: the
+    commands that sign nothing (statap, evaluate, imports, exports) run, and the web
+    server refuses to start (``nuggets_app.serving``): a key generated on one machine
+    would differ between web servers, and vanish with a lost DATA_DIR, logging
+    everybody out. Anything that signs data without a key fails with Django's
+    ``ImproperlyConfigured``.
 
     Never a key written in the source: a shared default lets anyone forge sessions.
     """
     key = env_str("SECRET_KEY")
-    if key:
+    if key or not DEBUG:
         return key
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set. Set it in the environment to 50+ random characters "
-            '(python -c "import secrets; print(secrets.token_urlsafe(50))"), or set '
-            "DEBUG=1 for development, which generates one into DATA_DIR."
-        )
     path = DATA_DIR / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(64))
@@ -237,9 +233,10 @@ CACHES = {
     )
 }
 # With Redis, sessions are read from the cache and written through to the database:
-# one query less on every request of the judging page and its autosaves.
+# one query less on every request of the judging page and its autosaves. A failing
+# cache (Redis down or restarting) costs a database read, never the request.
 if REDIS_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "nuggets_app.sessions"
 
 # --- Application ----------------------------------------------------------------------
 # Dashboard results are kept in the cache, keyed by their input versions (changed inputs

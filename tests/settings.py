@@ -1,6 +1,7 @@
 """The test suite's settings: the real ones, with a random SECRET_KEY for this run when
-none is set. The real settings refuse to start without a key when DEBUG is off, as
-tests run; processes the tests start (Celery workers) inherit the key.
+none is set. Without a key (DEBUG off, as tests run) the web server refuses to start
+and nothing can sign sessions; processes the tests start (Celery workers, gunicorn)
+inherit the key.
 
 The test client and the live server speak plain HTTP and nobody runs collectstatic, so
 the suite runs without an SSL redirect, Secure-only cookies or a static manifest. These

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, connection
+from django.db import connection
 
 OK = "ok"
 IN_PROCESS = "none (tasks run in-process)"
@@ -18,24 +18,28 @@ class BrokerUnavailable(Exception):
 
 
 def database_check() -> str:
-    """'' when the database answers a query, else what went wrong."""
+    """'' when the database answers a query, else what went wrong (any error: a
+    health check reports, it never raises)."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-    except (DatabaseError, InterfaceError) as exc:
-        return f"{type(exc).__name__}: {str(exc).strip()}"
+    except Exception as exc:
+        return _describe(exc)
     return ""
 
 
-def broker_check() -> None:
-    """Raise :class:`BrokerUnavailable` unless the broker answers within a few
-    seconds. With no ``REDIS_URL`` tasks run in-process and there is nothing to ask."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).strip()}"
+
+
+def _broker_connection() -> Any:
+    """A new connection to the broker with short timeouts, never one of the app's
+    pooled connections: a broker restart leaves those closed, and the first read on
+    one raised ``ConnectionError`` (``/healthz`` answered 500 once)."""
     from nuggets_app.celery import app
 
-    conn = app.connection_for_write(
+    return app.connection_for_write(
         connect_timeout=BROKER_TIMEOUT,
         transport_options={
             "socket_timeout": BROKER_TIMEOUT,
@@ -43,50 +47,87 @@ def broker_check() -> None:
             "max_retries": 0,
         },
     )
+
+
+def _broker_where(conn: Any) -> str:
+    """The broker's address without its password (kombu masks even an absent one)."""
+    if conn is None:
+        return "(address unknown)"
     try:
+        return conn.as_uri(include_password=not conn.password)
+    except Exception:
+        return "(address unknown)"
+
+
+def _broker_ask(conn: Any) -> None:
+    """Connect and make one round trip (a Redis PING where the transport has one)."""
+    conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0)
+    client = getattr(conn.default_channel, "client", None)
+    if client is not None:
+        client.ping()
+
+
+def broker_check() -> None:
+    """Raise :class:`BrokerUnavailable` unless the broker answers within a few
+    seconds. With no ``REDIS_URL`` tasks run in-process and there is nothing to ask."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    conn = None
+    try:
+        conn = _broker_connection()
         with conn:
-            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0)
-            client = getattr(conn.default_channel, "client", None)
-            if client is not None:
-                client.ping()
+            _broker_ask(conn)
     except Exception as exc:  # kombu and redis raise many kinds
-        # The address without its password (kombu masks even an absent one).
-        where = conn.as_uri(include_password=not conn.password)
         raise BrokerUnavailable(
-            f"the task broker at {where} is unreachable "
-            f"({type(exc).__name__}: {str(exc).strip()})"
+            f"the task broker at {_broker_where(conn)} is unreachable "
+            f"({_describe(exc)})"
         ) from exc
 
 
-def workers_ping() -> list[str]:
-    """Names of the Celery workers that answer a ping within half a second."""
+def workers_ping(conn: Any | None = None) -> list[str]:
+    """Names of the Celery workers that answer a ping within half a second, asked
+    over ``conn`` (default: a new connection, closed afterwards)."""
     from nuggets_app.celery import app
 
-    replies = app.control.ping(timeout=PING_TIMEOUT) or []
+    if conn is None:
+        with _broker_connection() as fresh:
+            return workers_ping(fresh)
+    replies = app.control.ping(timeout=PING_TIMEOUT, connection=conn) or []
     return sorted(name for reply in replies for name in reply)
+
+
+def _broker_and_workers() -> tuple[str, list[str] | None]:
+    """(the broker's state, the workers that answered or None), over one new
+    connection; any error is the broker's, with its message."""
+    conn = None
+    step = "is unreachable"
+    try:
+        conn = _broker_connection()
+        with conn:
+            _broker_ask(conn)
+            step = "failed the workers' ping"
+            return OK, workers_ping(conn)
+    except Exception as exc:  # kombu and redis raise many kinds
+        return (
+            f"the task broker at {_broker_where(conn)} {step} ({_describe(exc)})",
+            None,
+        )
 
 
 def health_report() -> dict[str, Any]:
     """What ``/healthz`` answers: each part's state, and ``ok`` when the database and
     the broker both work (workers are reported, not required: a deployment may scale
-    them to zero between jobs)."""
+    them to zero between jobs). Never raises: an error of a part is that part's state
+    (its message), and ``ok`` is false."""
     report: dict[str, Any] = {"database": OK, "broker": OK, "workers": None}
-    ok = True
     problem = database_check()
     if problem:
         report["database"] = problem
-        ok = False
     if settings.CELERY_TASK_ALWAYS_EAGER:
         report["broker"] = IN_PROCESS
     else:
-        try:
-            broker_check()
-        except BrokerUnavailable as exc:
-            report["broker"] = str(exc)
-            ok = False
-        else:
-            report["workers"] = workers_ping()
-    report["ok"] = ok
+        report["broker"], report["workers"] = _broker_and_workers()
+    report["ok"] = report["database"] == OK and report["broker"] in (OK, IN_PROCESS)
     return report
 
 

@@ -187,9 +187,13 @@ def topic_evidence_load(*, job: MatchJob, topic_id: int) -> model_ir.TopicEviden
     stats = job_stats_ensure(job=job)
     options = job_options(job)
     topic = Topic.objects.get(pk=topic_id)
+    # A nugget imported without a source document (a TREC QA, RAG or TS bank) has
+    # no docno: no document leaves it out (leave-one-out), every one counts it.
     nuggets = [
-        model_ir.NuggetText(normalize(n.text, options), n.document.docno, str(n.pk))
-        for n in job_nuggets(job, topic_id).select_related("document")
+        model_ir.NuggetText(normalize(text, options), docno, str(pk))
+        for pk, text, docno in job_nuggets(job, topic_id).values_list(
+            "pk", "text", "document__docno"
+        )
     ]
     threshold = job.collection.relevant_threshold
     grades = human_grades([topic_id])

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,13 +108,53 @@ def _settings_key(tmp_path, **env_vars: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_without_secret_key_production_settings_refuse_to_start(tmp_path):
-    result = _settings_key(tmp_path)
+def test_without_secret_key_production_settings_load_with_no_key(tmp_path):
+    for env in ({}, {"DEBUG": "0", "SECRET_KEY": ""}):
+        result = _settings_key(tmp_path, **env)
+        assert result.returncode != 0
+        # Nothing can sign with it, and no key is made up.
+        assert "The SECRET_KEY setting must not be empty" in result.stderr
+        assert not (tmp_path / "secret_key").exists()
+
+
+def _clean_env(tmp_path, **env_vars: str) -> dict[str, str]:
+    """A shell's environment with neither SECRET_KEY nor DEBUG (nor a database)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL"}
+    }
+    env.update(DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="nuggets_app.settings")
+    env.update(env_vars)
+    return env
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        args, cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+
+
+WEB_SERVERS = {
+    "wsgi": [sys.executable, "-c", "import nuggets_app.wsgi"],
+    "asgi": [sys.executable, "-c", "import nuggets_app.asgi"],
+    "runserver": [sys.executable, "manage.py", "runserver", "--noreload", "127.0.0.1:0"],
+    "gunicorn": [
+        str(Path(sys.executable).with_name("gunicorn")), "nuggets_app.wsgi",
+        "--bind", "127.0.0.1:0", "--workers", "1",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("server", sorted(WEB_SERVERS))
+@pytest.mark.parametrize("env_vars", [{}, {"DEBUG": "0", "SECRET_KEY": ""}])
+def test_without_secret_key_the_web_server_refuses_to_start(tmp_path, server, env_vars):
+    result = _run(WEB_SERVERS[server], _clean_env(tmp_path, **env_vars))
     assert result.returncode != 0
-    assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+    output = result.stdout + result.stderr
+    assert "ImproperlyConfigured: SECRET_KEY is not set" in output, output[-3000:]
     assert not (tmp_path / "secret_key").exists()
-    result = _settings_key(tmp_path, DEBUG="0", SECRET_KEY="")
-    assert "SECRET_KEY is not set" in result.stderr
 
 
 def test_in_development_a_random_key_is_generated_once(tmp_path):

@@ -25,6 +25,9 @@ function render(p) {
   show("docs_done", p.docs_done);
   show("rate", p.docs_per_second ? `${p.docs_per_second.toFixed(1)} documents/s` : "–");
   show("left", p.seconds_left != null ? `${Math.round(p.seconds_left)} s` : "–");
+  // Time left means nothing once the job stopped.
+  const left = box.querySelector('[data-tile="left"]');
+  if (left) left.hidden = !p.can_cancel;
   show("error", p.error || "");
   // Only the controls that apply now: Cancel while the job runs, Re-run once it
   // stopped short (or a live chunk shows no sign of life), Re-score once it is done.

@@ -349,6 +349,7 @@ export class NuggetPanel {
     this.nuggets.set(body.id, body);
     if (documentId === this.document) markNugget(this.root, body.id, body.start, body.end);
     this.render();
+    this.reveal(this.docList.querySelector(`[data-id="${body.id}"]`));
     this.status("saved", `Nugget saved: ${quote(body.span_text)}`);
     this.onChange();
     return body;
@@ -399,6 +400,16 @@ export class NuggetPanel {
       return;
     }
     this.onChange();
+  }
+
+  // A new nugget's editor (its text, grade and aspect) scrolled into the nugget panel's
+  // view: on a short window it opened below the panel's fold. Never past its top.
+  reveal(li) {
+    const panel = li && li.closest(".nugget-panel");
+    if (!panel) return;
+    const box = panel.getBoundingClientRect();
+    const r = li.getBoundingClientRect();
+    if (r.bottom > box.bottom) panel.scrollTop += Math.min(r.bottom - box.bottom, r.top - box.top);
   }
 
   focusLast() {

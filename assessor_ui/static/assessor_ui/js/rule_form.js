@@ -1,0 +1,19 @@
+// Decision rule forms show only the fields their kind reads: the threshold for the
+// paper rule and "p >= threshold", N for "top N", neither for "best expected F1"
+// (without JavaScript every field stays visible; the server ignores the others).
+const USES = { threshold: ["threshold"], probability: ["threshold"], top_n: ["n"], expected_f1: [] };
+
+function sync(form) {
+  const kind = form.querySelector('[name="kind"]').value;
+  for (const name of ["threshold", "n"]) {
+    const input = form.querySelector(`[name="${name}"]`);
+    const row = input && input.closest("p");
+    if (row) row.hidden = !(USES[kind] || []).includes(name);
+  }
+}
+
+for (const form of document.querySelectorAll("form[data-rule-form]")) {
+  form.querySelector('[name="kind"]').addEventListener("change", () => sync(form));
+  sync(form);
+}
+document.body.dataset.ready = "1";
