@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "nuggets_app.apps.NuggetsAppConfig",
+    "nuggets_app.benchmarks.apps.BenchmarksConfig",
     "assessor_ui",
 ]
 
