@@ -13,7 +13,7 @@ STACK_REDIS_URL ?= redis://127.0.0.1:6379/0
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets_bench
 BENCH_REDIS_URL ?= redis://127.0.0.1:6379/2
 
-.PHONY: help setup setup-dev run stack worker test test-unit test-integration lint bench clean
+.PHONY: help setup setup-dev run stack worker test test-unit test-integration lint bench docs clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -75,6 +75,9 @@ bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, mat
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging_ui
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_dashboards
 	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_recovery
+
+docs: setup-dev ## The manual (docs/) as a static site in site/, built strictly: a broken link fails
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean: ## Remove the virtual environment and the embedded database
 	rm -rf $(VENV) var

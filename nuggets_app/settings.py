@@ -2,7 +2,7 @@
 
 ``DATABASE_URL`` absent -> an embedded SQLite file in ``DATA_DIR``.
 ``REDIS_URL`` absent -> Celery runs tasks eagerly, in-process.
-Every variable is listed in README.md and .env.example.
+Every variable is listed in docs/reference/settings.md and .env.example.
 """
 
 import secrets

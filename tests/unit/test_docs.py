@@ -1,0 +1,44 @@
+"""The README stays a front door, and the manual's reference pages name every setting
+and every command (the manual's own links are checked by `mkdocs build --strict`)."""
+
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO / "docs" / "reference"
+
+
+def _env_names() -> set[str]:
+    """Every variable settings.py reads (env_* calls) and .env.example lists."""
+    tree = ast.parse((REPO / "nuggets_app" / "settings.py").read_text())
+    names = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.startswith("env_")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+    example = (REPO / ".env.example").read_text()
+    return names | set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", example))
+
+
+def test_readme_is_a_front_door():
+    lines = (REPO / "README.md").read_text().splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines; the manual is docs/"
+
+
+def test_every_setting_is_in_the_settings_reference():
+    page = (REFERENCE / "settings.md").read_text()
+    missing = {name for name in _env_names() if f"`{name}`" not in page}
+    assert not missing, f"docs/reference/settings.md lacks {sorted(missing)}"
+
+
+def test_every_management_command_is_in_the_commands_reference():
+    page = (REFERENCE / "commands.md").read_text()
+    folder = REPO / "nuggets_app" / "management" / "commands"
+    commands = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+    missing = {c for c in commands if not re.search(rf"`{c}\b", page)}
+    assert not missing, f"docs/reference/commands.md lacks {sorted(missing)}"
