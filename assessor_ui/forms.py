@@ -10,7 +10,7 @@ import json
 
 from django import forms
 
-from nuggets_app.services.judgments import MAX_ACTIVE_SECONDS_DELTA
+from nuggets_app.judging.services.judgments import MAX_ACTIVE_SECONDS_DELTA
 
 
 class KeywordsField(forms.CharField):

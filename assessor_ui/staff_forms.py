@@ -11,7 +11,7 @@ from nuggets_app.importers.documents import FORMATS as DOC_FORMATS
 from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
 from nuggets_app.models import Collection, Run, Sample
-from nuggets_app.services.samples import DRAWABLE_METHODS
+from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
 
 
 class MultipleFileInput(forms.ClearableFileInput):

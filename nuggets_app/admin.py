@@ -4,8 +4,8 @@ from django import forms
 from django.contrib import admin
 
 from nuggets_app import models as m
-from nuggets_app.services.judgments import JudgingError
-from nuggets_app.services.nuggets import nugget_span_check
+from nuggets_app.judging.services.judgments import JudgingError
+from nuggets_app.judging.services.nuggets import nugget_span_check
 
 
 @admin.register(m.Collection)

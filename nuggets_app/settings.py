@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "nuggets_app.apps.NuggetsAppConfig",
+    "nuggets_app.benchmarks.apps.BenchmarksConfig",
     "assessor_ui",
 ]
 

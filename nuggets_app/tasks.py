@@ -1,84 +1,18 @@
-"""Celery entry points only: each task takes ids and plain values, calls one service
-and returns a small summary. Callers import them with a ``_task`` suffix."""
+"""The top floor: every Celery task of the project, for Celery's autodiscovery.
 
-from __future__ import annotations
+Each domain keeps its entry points in its own ``tasks`` module; importing them here
+registers them with the app (under the names in :mod:`nuggets_app.operations.queue`)
+in every worker. Nothing below imports this module or a domain's ``tasks``.
+"""
 
-from typing import Any
+from nuggets_app.inference.tasks import match_chunk, match_job_fit, match_supervise
+from nuggets_app.operations.tasks import computed_run
+from nuggets_app.staff.tasks import staff_task
 
-from celery import shared_task
-from celery.signals import worker_ready
-from django.conf import settings
-
-from nuggets_app.services import computed, matching, relevance
-
-# Retries of one message while the database is unreachable: with the backoff capped
-# at 60 s this rides out about 15 minutes of outage; past it the chunk is left to the
-# supervisor, which re-queues chunks nobody holds.
-RECONNECT_RETRIES = 20
-
-
-@shared_task(
-    bind=True, ignore_result=True, max_retries=RECONNECT_RETRIES, acks_late=True
-)
-def match_chunk(self, chunk_id: int) -> dict[str, Any]:
-    """Score one chunk of a matching job (``matching.match_chunk_run``).
-
-    Transient errors (database, lost connection, broker) retry with exponential
-    backoff on a fresh database connection. The attempt budget is counted in the
-    database, so a chunk that keeps failing stops after
-    ``settings.MATCH_MAX_ATTEMPTS`` claims whatever Celery believes; a lost connection
-    does not use up an attempt.
-    """
-    try:
-        return matching.match_chunk_run(chunk_id=chunk_id).as_dict()
-    except matching.TRANSIENT_ERRORS as exc:
-        matching.db_connection_reset()
-        attempts = matching.chunk_attempts(chunk_id)
-        if attempts is not None and attempts >= settings.MATCH_MAX_ATTEMPTS:
-            return {"status": "failed", "detail": str(exc)}
-        countdown = min(2 ** min(self.request.retries, 6), 60)
-        raise self.retry(exc=exc, countdown=countdown) from exc
-
-
-@shared_task(ignore_result=True)
-def match_supervise() -> dict[str, Any]:
-    """Re-queue stale chunks of every active job (schedule it every few minutes)."""
-    requeued = matching.match_supervise()
-    return {"jobs": len(requeued), "chunks": sum(len(v) for v in requeued.values())}
-
-
-@shared_task(ignore_result=True, acks_late=True)
-def staff_task(task_id: int, phase: str) -> dict[str, Any]:
-    """One phase of a task started on the staff pages (``staff_tasks.staff_task_run``)."""
-    from nuggets_app.services import staff_tasks
-
-    return {"status": staff_tasks.staff_task_run(task_id=task_id, phase=phase)}
-
-
-@shared_task(ignore_result=True, acks_late=True)
-def computed_run(name: str, params: dict[str, Any], key: str) -> dict[str, Any]:
-    """Compute a kept result (``computed.computed_run``): a dashboard page's numbers."""
-    return computed.computed_run(name=name, params=params, key=key)
-
-
-@worker_ready.connect
-def _supervise_after_start(**_: Any) -> None:
-    """A worker that starts may be replacing one that was killed: look for its
-    orphaned chunks once their heartbeat has aged, even where beat is not running."""
-    match_supervise.apply_async(countdown=settings.MATCH_ORPHAN_SECONDS + 1)
-
-
-@shared_task(ignore_result=True)
-def match_job_fit(job_id: int) -> dict[str, Any]:
-    """Fit the relevance model of a finished job (``relevance.job_model_fit``); a job
-    whose judgments cannot support a fit keeps the reason on its model row."""
-    from nuggets_app.models import MatchJob
-
-    job = MatchJob.objects.filter(pk=job_id).first()
-    if job is None:
-        return {"status": "skipped", "detail": "no such job"}
-    try:
-        summary = relevance.job_model_fit(job=job)
-    except relevance.RelevanceModelError as exc:
-        return {"status": "failed", "detail": str(exc)}
-    return {"status": "done", "documents": summary.documents}
+__all__ = [
+    "computed_run",
+    "match_chunk",
+    "match_job_fit",
+    "match_supervise",
+    "staff_task",
+]

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 
-from nuggets_app.services.health import health_public, health_report
+from nuggets_app.operations.services.health import health_public, health_report
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

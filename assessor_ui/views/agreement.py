@@ -7,20 +7,20 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from assessor_ui.views.decorators import staff_required
-from nuggets_app import selectors
 from nuggets_app.csvout import csv_writer
+from nuggets_app.judging import agreement as judging_agreement
 
 
 @staff_required
 @require_GET
 def agreement(request: HttpRequest) -> HttpResponse:
     """Percent agreement, Cohen's kappa and nugget span overlap; ``?format=csv``."""
-    pairs = selectors.topic_agreement()
+    pairs = judging_agreement.topic_agreement()
     if request.GET.get("format") == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="agreement.csv"'
         writer = csv_writer(response)
-        writer.writerow(selectors.PairAgreement.CSV_HEADER)
+        writer.writerow(judging_agreement.PairAgreement.CSV_HEADER)
         for pair in pairs:
             writer.writerow(pair.csv_row())
         return response

@@ -8,14 +8,15 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from nuggets_app import access, selectors
+from nuggets_app import access
+from nuggets_app.pooling import selectors as pooling_selectors
 
 
 @login_required
 @require_GET
 def assessor_home(request: HttpRequest) -> HttpResponse:
     """My assigned topics: judged / to judge, relevant found, nuggets, active time."""
-    progress = selectors.assignment_progress(
+    progress = pooling_selectors.assignment_progress(
         assignments=access.assignments_for(request.user)
     )
     resume = next((p for p in progress if p.resume_position is not None), None)

@@ -29,18 +29,19 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from assessor_ui.views.decorators import researcher_required
-from nuggets_app import plots, selectors_eval
-from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
-from nuggets_app.models import Collection, MatchJob, Run, Sample
-from nuggets_app.services import (
-    computed,
+from nuggets_app import plots
+from nuggets_app.evaluation import selectors as selectors_eval
+from nuggets_app.evaluation.services import (
     dashboards,
     diagnostics,
     uncertainty,
     verification,
 )
-from nuggets_app.services.assignments import AssignmentError
-from nuggets_app.services.inference import DecisionRule
+from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
+from nuggets_app.models import Collection, MatchJob, Run, Sample
+from nuggets_app.operations.services import computed
+from nuggets_app.pooling.services.assignments import AssignmentError
 
 
 # --- forms ------------------------------------------------------------------------------

@@ -17,10 +17,17 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.errors import error_page
 from assessor_ui.views.job_charts import chart_reliability
-from nuggets_app import selectors
+from nuggets_app.collection.services.topics import UnknownTopics, topics_find
+from nuggets_app.evaluation import selectors as evaluation_selectors
+from nuggets_app.inference import selectors as inference_selectors
+from nuggets_app.inference.services import (
+    diversity,
+    exports,
+    job_model,
+    matching,
+    rules,
+)
 from nuggets_app.models import Collection, MatchJob, MatchResult, Pool, Sample
-from nuggets_app.services import diversity, exports, inference, matching, relevance
-from nuggets_app.services.topics import UnknownTopics, topics_find
 
 EXPORT_KINDS = (
     "human",
@@ -129,21 +136,21 @@ class RuleForm(forms.Form):
     def __init__(self, *args, job: MatchJob | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.default = (
-            inference.rule_default(job) if job is not None else inference.DecisionRule()
+            rules.rule_default(job) if job is not None else rules.DecisionRule()
         )
         self.fields["kind"].initial = self.default.kind
 
-    def rule(self) -> inference.DecisionRule:
+    def rule(self) -> rules.DecisionRule:
         if not self.is_bound:
             return self.default
         data = self.cleaned_data if self.is_valid() else {}
         kind = data.get("kind") or self.default.kind
         if kind == "top_n":
-            return inference.DecisionRule(kind="top_n", n=data.get("n") or 100)
+            return rules.DecisionRule(kind="top_n", n=data.get("n") or 100)
         if kind == "expected_f1":
-            return inference.DecisionRule(kind="expected_f1")
+            return rules.DecisionRule(kind="expected_f1")
         threshold = data.get("threshold")
-        return inference.DecisionRule(
+        return rules.DecisionRule(
             kind=kind, threshold=0.5 if threshold is None else threshold
         )
 
@@ -171,7 +178,7 @@ def job_launch(request: HttpRequest) -> HttpResponse:
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
         else:
-            for warning in inference.launch_warnings(job):
+            for warning in rules.launch_warnings(job):
                 messages.warning(request, warning)
             return redirect("job-detail", pk=job.pk)
     return render(request, "assessor_ui/jobs/launch.html", {"form": form})
@@ -185,15 +192,15 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "job": job,
         "progress": matching.match_job_progress(job),
         "topics": job.topics.order_by("qid"),
-        "nugget_sources": selectors.job_nugget_sources(job),
+        "nugget_sources": inference_selectors.job_nugget_sources(job),
         "failed_chunks": job.chunks.filter(status="failed").select_related("topic")[
             :20
         ],
         "kinds": job_export_kinds(job),
         "rule_form": RuleForm(request.GET or None, job=job),
         "nugget_filter": nugget_filter_text(job),
-        "warnings": inference.launch_warnings(job),
-        "model": relevance.job_inference(job),
+        "warnings": rules.launch_warnings(job),
+        "model": job_model.job_inference(job),
         "reliability": _reliability(job),
     }
     return render(request, "assessor_ui/jobs/detail.html", context)
@@ -220,7 +227,7 @@ def nugget_filter_text(job: MatchJob) -> str:
 
 
 def _reliability(job: MatchJob) -> dict | None:
-    info = relevance.job_inference(job)
+    info = job_model.job_inference(job)
     return chart_reliability((info.fit_info or {}).get("reliability") if info else None)
 
 
@@ -229,8 +236,8 @@ def _reliability(job: MatchJob) -> dict | None:
 def job_fit(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob, pk=pk)
     try:
-        summary = relevance.job_model_fit(job=job)
-    except relevance.RelevanceModelError as exc:
+        summary = job_model.job_model_fit(job=job)
+    except job_model.RelevanceModelError as exc:
         messages.error(request, f"Not fitted: {exc}")
     else:
         messages.info(
@@ -306,15 +313,15 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         rule_form, suggestion = _suggested_rule_form(job, topic)
     rule = rule_form.rule()
     try:
-        decided = inference.rule_apply(job=job, rule=rule, topics=[topic])
+        decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
     except ValueError as exc:
         messages.error(request, f"{exc}; showing the paper rule instead.")
-        rule = inference.DecisionRule()
-        decided = inference.rule_apply(job=job, rule=rule, topics=[topic])
-    undecided = topic.pk in {t.pk for t in inference.rule_undecided(job, rule)}
-    groups = inference.topic_scores(job, topic)
-    model = relevance.topic_model_view(job=job, topic=topic)
-    estimates = inference.rule_estimate(job=job, rule=rule, topics=[topic])
+        rule = rules.DecisionRule()
+        decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
+    undecided = topic.pk in {t.pk for t in rules.rule_undecided(job, rule)}
+    groups = inference_selectors.topic_scores(job, topic)
+    model = evaluation_selectors.topic_model_view(job=job, topic=topic)
+    estimates = rules.rule_estimate(job=job, rule=rule, topics=[topic])
     inferred = (
         []
         if undecided
@@ -327,9 +334,9 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "rule": rule,
         "suggestion": suggestion,
         "undecided": undecided,
-        "estimate": estimates.get(topic.qid, inference.RuleEstimate()),
-        "histogram": chart_histogram(inference.score_histograms(groups)),
-        "curve": chart_curve(inference.tp_fp_curve(groups)),
+        "estimate": estimates.get(topic.qid, rules.RuleEstimate()),
+        "histogram": chart_histogram(inference_selectors.score_histograms(groups)),
+        "curve": chart_curve(inference_selectors.tp_fp_curve(groups)),
         "groups": {name: len(pairs) for name, pairs in groups.items()},
         "inferred_count": len(inferred),
         "top": _top_inferred(job, topic, inferred, model.p_by_doc),
@@ -377,7 +384,7 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
     """The rule form filled with the best-F1 threshold of the topic's held-out judged
     documents (the global one when the topic has too few), and a note saying which."""
     try:
-        fitted = inference.rule_fit(job=job, scope="per-topic")
+        fitted = rules.rule_fit(job=job, scope="per-topic")
     except ValueError as exc:
         return RuleForm(job=job), f"No threshold can be suggested: {exc}."
     threshold = fitted.per_topic.get(topic.qid, fitted.threshold)

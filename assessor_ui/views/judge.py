@@ -25,14 +25,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.forms import JudgmentForm, TimeForm, first_error
-from nuggets_app import access, selectors
+from nuggets_app import access
 from nuggets_app.html import sanitize_html
-from nuggets_app.models import Nugget, Topic
-from nuggets_app.services.judgments import (
+from nuggets_app.judging import selectors
+from nuggets_app.judging.services.judgments import (
     JudgingError,
     judgment_record,
     judgment_time_add,
 )
+from nuggets_app.models import Nugget, Topic
+from nuggets_app.pooling import selectors as pooling_selectors
 
 # The one keymap: the JavaScript reads it (json_script) and the help overlay is
 # rendered from it, so they cannot disagree. Grade keys are added per collection.
@@ -127,7 +129,7 @@ def nugget_json(nugget: Nugget, viewer: Any, score: float | None = None) -> dict
 def judge_continue(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """Redirect to the first document still to judge (or the first of the queue)."""
     assignment = access.assignment_for(request.user, assignment_id)
-    (progress,) = selectors.assignment_progress(assignments=[assignment])
+    (progress,) = pooling_selectors.assignment_progress(assignments=[assignment])
     position = progress.resume_position
     if position is None:
         first = assignment.sample.documents.filter(topic_id=assignment.topic_id)

@@ -19,10 +19,11 @@ from assessor_ui.views.judge import (
     json_login_required,
     nugget_json,
 )
-from nuggets_app import access, selectors
-from nuggets_app.services.aspects import DuplicateAspect, aspect_create
-from nuggets_app.services.judgments import JudgingError
-from nuggets_app.services.nuggets import (
+from nuggets_app import access
+from nuggets_app.judging import selectors
+from nuggets_app.judging.services.aspects import DuplicateAspect, aspect_create
+from nuggets_app.judging.services.judgments import JudgingError
+from nuggets_app.judging.services.nuggets import (
     NuggetConflict,
     nugget_delete,
     nugget_save,

@@ -18,7 +18,6 @@ from assessor_ui.staff_forms import (
     SampleForm,
 )
 from assessor_ui.views.decorators import staff_required
-from nuggets_app import selectors_staff
 from nuggets_app.models import (
     Assignment,
     Collection,
@@ -29,13 +28,14 @@ from nuggets_app.models import (
     TaskRecord,
     Topic,
 )
-from nuggets_app.services import staff_tasks
-from nuggets_app.services.assignments import (
+from nuggets_app.pooling.services.assignments import (
     AssignmentError,
     assignment_create,
     assignment_reassign,
 )
-from nuggets_app.services.samples import SampleError
+from nuggets_app.pooling.services.samples import SampleError
+from nuggets_app.staff import selectors as selectors_staff
+from nuggets_app.staff import services as staff_tasks
 
 
 @staff_required

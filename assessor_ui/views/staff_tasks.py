@@ -14,9 +14,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.staff_forms import UPLOAD_FORMS
 from assessor_ui.views.decorators import staff_required
+from nuggets_app.collection.services import uploads
 from nuggets_app.models import Collection, MatchJob, TaskRecord
-from nuggets_app.services import staff_tasks, uploads
-from nuggets_app.services.task_records import task_record_cancel, task_record_progress
+from nuggets_app.operations.services.task_records import (
+    task_record_cancel,
+    task_record_progress,
+)
+from nuggets_app.staff import services as staff_tasks
 
 
 class LimitedUploadHandler(TemporaryFileUploadHandler):

@@ -1,6 +1,6 @@
 """File formats: pure parsers that yield records with line numbers (no database here).
 
-Loaders that write to the database live in :mod:`nuggets_app.services.imports`.
+Loaders that write to the database live in :mod:`nuggets_app.collection.services.imports`.
 """
 
 from .documents import DocRecord, parse_collection

@@ -2,7 +2,7 @@
 
 Every reader yields :class:`NuggetRecord` with the line it came from; a bad line is an
 :class:`ImportFormatError` naming file and line. Nothing here touches the database: the
-loader (:func:`nuggets_app.services.nugget_banks.nugget_bank_import`) checks topics,
+loader (:func:`nuggets_app.collection.services.nugget_banks.nugget_bank_import`) checks topics,
 documents and offsets against the collection.
 
 - ``jsonl`` (the project's own): one nugget per line, ``{"qid", "text", "keywords"?,

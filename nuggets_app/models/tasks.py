@@ -2,7 +2,7 @@
 
 One row per task: what it is, who started it, its state, the check summary and the
 problems found, and how it ended. Live progress lives in the cache while it runs
-(``nuggets_app.services.task_records``); matching jobs keep their own model.
+(``nuggets_app.operations.services.task_records``); matching jobs keep their own model.
 """
 
 from django.conf import settings

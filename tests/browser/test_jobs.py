@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from nuggets_app.services import matching
-from nuggets_app.services.matching import launch
+from nuggets_app.inference.services import matching
+from nuggets_app.inference.services.matching import launch
 from tests.browser.chrome import chromium, login, open_page, screenshot, wait_for
 from tests.integration.jobs.world import cranfield_world, run_inline
 

@@ -18,14 +18,15 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from nuggets_app.collection.services import imports
+from nuggets_app.inference.services.job_model import job_model_fit
+from nuggets_app.inference.services.matching import chunks, launch, match_job_launch
+from nuggets_app.judging.services.aspects import aspect_create
 from nuggets_app.models import Collection, Nugget, Run, TaskRecord
-from nuggets_app.services import imports, staff_tasks
-from nuggets_app.services.aspects import aspect_create
-from nuggets_app.services.assignments import assignment_create
-from nuggets_app.services.matching import chunks, launch, match_job_launch
-from nuggets_app.services.pools import pool_build
-from nuggets_app.services.relevance import job_model_fit
-from nuggets_app.services.samples import sample_draw
+from nuggets_app.pooling.services.assignments import assignment_create
+from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.samples import sample_draw
+from nuggets_app.staff import services as staff_tasks
 from tests.browser.chrome import chromium, login, open_page, screenshot, wait_for
 from tests.browser.test_judging import press, select_text
 from tests.conftest import TEST_DATA

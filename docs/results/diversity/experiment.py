@@ -43,10 +43,10 @@ django.setup()
 
 from scipy.stats import kendalltau  # noqa: E402
 
+from nuggets_app.inference.selectors import job_nuggets  # noqa: E402
+from nuggets_app.inference.services.diversity import subtopics_export  # noqa: E402
 from nuggets_app.ir.diversity import diversity_evaluate  # noqa: E402
 from nuggets_app.models import Judgment, MatchJob, Topic  # noqa: E402
-from nuggets_app.services.diversity import subtopics_export  # noqa: E402
-from nuggets_app.services.matching.base import job_nuggets  # noqa: E402
 
 K = 10
 MEASURES = (f"alpha_nDCG@{K}", f"ERR_IA@{K}", f"StRecall@{K}")

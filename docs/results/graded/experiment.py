@@ -34,10 +34,10 @@ import ir_measures  # noqa: E402
 from ir_measures import nDCG  # noqa: E402
 from scipy.stats import kendalltau  # noqa: E402
 
+from nuggets_app.inference.services.graded import graded_export  # noqa: E402
 from nuggets_app.ir.expected import expected_ndcg  # noqa: E402
 from nuggets_app.ir.graded import stat_ndcg  # noqa: E402
 from nuggets_app.models import Judgment, MatchJob, SampleDocument, Topic  # noqa: E402
-from nuggets_app.services.graded import graded_export  # noqa: E402
 
 MEASURES = [nDCG @ 10, nDCG]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Sample
-from nuggets_app.services.assignments import AssignmentError, assignment_create
-from nuggets_app.services.topics import UnknownTopics, topics_find
+from nuggets_app.pooling.services.assignments import AssignmentError, assignment_create
 
 
 def find_sample(name: str, pool: str | None, collection: str | None) -> Sample:

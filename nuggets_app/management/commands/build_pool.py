@@ -8,7 +8,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import Collection, Run
-from nuggets_app.services.pools import PoolError, PoolSummary, pool_build, pool_summary
+from nuggets_app.pooling.services.pools import (
+    PoolError,
+    PoolSummary,
+    pool_build,
+    pool_summary,
+)
 
 
 def summary_lines(summary: PoolSummary, per_topic: bool) -> list[str]:

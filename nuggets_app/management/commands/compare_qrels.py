@@ -20,6 +20,7 @@ import math
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
@@ -36,7 +37,6 @@ from nuggets_app.management.commands.evaluate import (
     read_qrels_file,
     read_run_file,
 )
-from nuggets_app.selectors_eval import stored_qrels
 
 Judgments = dict[str, dict[str, int]]
 

@@ -14,17 +14,17 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from nuggets_app.demo.generate import DATA_DIR
-from nuggets_app.models import Collection, Qrels, Run, Sample
-from nuggets_app.services.assignments import assignment_create
-from nuggets_app.services.imports import (
+from nuggets_app.collection.services.imports import (
     collection_import,
     qrels_import,
     runs_import,
     topics_import,
 )
-from nuggets_app.services.pools import pool_build
-from nuggets_app.services.samples import sample_draw
+from nuggets_app.demo.generate import DATA_DIR
+from nuggets_app.models import Collection, Qrels, Run, Sample
+from nuggets_app.pooling.services.assignments import assignment_create
+from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.samples import sample_draw
 
 COLLECTION = "demo"
 POOL = "demo-depth20"

@@ -19,10 +19,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.evaluation.selectors import SourceError
+from nuggets_app.evaluation.services.diagnostics import trust_report, trust_report_write
+from nuggets_app.inference.services.rules import (
+    RULE_SPECS,
+    DecisionRule,
+    rule_from_spec,
+)
 from nuggets_app.models import Collection, MatchJob, Qrels
-from nuggets_app.selectors_eval import SourceError
-from nuggets_app.services.diagnostics import trust_report, trust_report_write
-from nuggets_app.services.inference import RULE_SPECS, DecisionRule, rule_from_spec
 
 
 def rule_from_options(options) -> DecisionRule:

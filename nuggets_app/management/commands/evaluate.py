@@ -21,9 +21,18 @@ from dataclasses import dataclass
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.evaluation.selectors import (
+    SourceError,
+    job_probability_qrels,
+    stored_qrels,
+    stored_subtopic_qrels,
+)
+from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.qrels import PLACEHOLDER_REL, parse_qrels
 from nuggets_app.importers.runs import parse_run
+from nuggets_app.inference.services.exports import ExportError
+from nuggets_app.inference.services.graded import job_expected_gains
 from nuggets_app.ir.diversity import (
     DiversityError,
     diversity_evaluate,
@@ -40,15 +49,6 @@ from nuggets_app.ir.prels import (
 )
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
 from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
-from nuggets_app.selectors_eval import (
-    SourceError,
-    job_probability_qrels,
-    stored_qrels,
-    stored_subtopic_qrels,
-)
-from nuggets_app.selectors_eval import run_scores as stored_run_scores
-from nuggets_app.services.exports import ExportError
-from nuggets_app.services.graded import job_expected_gains
 
 INTEGER_MEASURES = frozenset({"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet"})
 

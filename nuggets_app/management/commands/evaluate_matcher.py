@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandParser
 
 from nuggets_app.importers.cli import check_paths
-from nuggets_app.services.matcher_evaluation import (
+from nuggets_app.research.services.matcher_evaluation import (
     evaluation_load,
     evaluation_run,
     report_write,

@@ -33,6 +33,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.evaluation.selectors import qrels_resolve
+from nuggets_app.inference.services.exports import passages_export
 from nuggets_app.ir.passages import (
     DEFAULT_N,
     Passage,
@@ -44,8 +46,6 @@ from nuggets_app.ir.passages import (
 from nuggets_app.ir.prels import topic_key
 from nuggets_app.management.commands.evaluate import format_value
 from nuggets_app.models import Collection, Topic
-from nuggets_app.selectors_eval import qrels_resolve
-from nuggets_app.services.exports import passages_export
 
 GP_RANKS = (5, 10, 25, 50)
 MEASURES = ("relevant_chars", "retrieved_chars", "char_P@min(N,R)", "char_Rprec",

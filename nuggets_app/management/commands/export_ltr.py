@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.inference.services.exports import ExportError
+from nuggets_app.inference.services.rules import (
+    RULE_SPECS,
+    rule_default,
+    rule_from_spec,
+)
 from nuggets_app.models import MatchJob
-from nuggets_app.services.exports import ExportError
-from nuggets_app.services.inference import RULE_SPECS, rule_default, rule_from_spec
-from nuggets_app.services.ltr import LtrError, ltr_export
+from nuggets_app.research.services.ltr import LtrError, ltr_export
 
 
 class Command(BaseCommand):

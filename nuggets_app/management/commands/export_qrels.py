@@ -8,11 +8,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.ir.rules import fit_spec_parse
-from nuggets_app.management.commands._base import only_one
-from nuggets_app.models import Collection, MatchJob, Sample
-from nuggets_app.services.diversity import subtopics_export
-from nuggets_app.services.exports import (
+from nuggets_app.collection.services.topics import UnknownTopics, topics_find
+from nuggets_app.inference.services.diversity import subtopics_export
+from nuggets_app.inference.services.exports import (
     QRELS_KINDS,
     ExportError,
     passages_export,
@@ -21,8 +19,8 @@ from nuggets_app.services.exports import (
     qrels_export,
     scores_export,
 )
-from nuggets_app.services.graded import GRADED_SOURCES, graded_export
-from nuggets_app.services.inference import (
+from nuggets_app.inference.services.graded import GRADED_SOURCES, graded_export
+from nuggets_app.inference.services.rules import (
     RULE_SPECS,
     DecisionRule,
     rule_default,
@@ -30,7 +28,9 @@ from nuggets_app.services.inference import (
     rule_fit,
     rule_from_spec,
 )
-from nuggets_app.services.topics import UnknownTopics, topics_find
+from nuggets_app.learning.thresholds import fit_spec_parse
+from nuggets_app.management.commands._base import only_one
+from nuggets_app.models import Collection, MatchJob, Sample
 
 KINDS = (
     *QRELS_KINDS,

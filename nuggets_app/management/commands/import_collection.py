@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
-from nuggets_app.importers.documents import FORMATS
-from nuggets_app.services.imports import (
+from nuggets_app.collection.services.imports import (
     ImportSummary,
     collection_import,
     ir_datasets_import,
 )
+from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
+from nuggets_app.importers.documents import FORMATS
 
 
 class Command(BaseCommand):

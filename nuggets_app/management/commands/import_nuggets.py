@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from nuggets_app.collection.services.nugget_banks import nugget_bank_import
 from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.nuggets import FORMATS
-from nuggets_app.services.nugget_banks import nugget_bank_import
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from nuggets_app.collection.services.imports import qrels_import
 from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.qrels import KINDS
-from nuggets_app.services.imports import qrels_import
 
 
 class Command(BaseCommand):

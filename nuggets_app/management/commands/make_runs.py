@@ -7,18 +7,18 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.importers.documents import parse_collection
-from nuggets_app.importers.errors import ImportFormatError
-from nuggets_app.importers.topics import parse_topics
-from nuggets_app.ir.run_suite import RUNS
-from nuggets_app.models import Collection, Topic
-from nuggets_app.services.imports import runs_import
-from nuggets_app.services.suite_runs import (
+from nuggets_app.collection.services.imports import runs_import
+from nuggets_app.collection.services.suite_runs import (
     document_texts,
     qrels_read,
     runs_make,
     topic_queries,
 )
+from nuggets_app.importers.documents import parse_collection
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.topics import parse_topics
+from nuggets_app.learning.run_suite import RUNS
+from nuggets_app.models import Collection, Topic
 
 
 def _file_docs(path: str) -> list[tuple[str, str]]:

@@ -9,10 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from nuggets_app.management.commands._base import only_one
-from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
-from nuggets_app.services.inference import launch_warnings
-from nuggets_app.services.matching import (
+from nuggets_app.collection.services.topics import UnknownTopics, topics_find
+from nuggets_app.inference.services.job_model import RelevanceModelError, job_model_fit
+from nuggets_app.inference.services.matching import (
     MatchJobError,
     match_job_cancel,
     match_job_launch,
@@ -21,8 +20,9 @@ from nuggets_app.services.matching import (
     match_job_resume,
     match_supervise,
 )
-from nuggets_app.services.relevance import RelevanceModelError, job_model_fit
-from nuggets_app.services.topics import UnknownTopics, topics_find
+from nuggets_app.inference.services.rules import launch_warnings
+from nuggets_app.management.commands._base import only_one
+from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
 
 FINAL = (MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED)
 

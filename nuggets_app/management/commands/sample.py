@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import Pool, Sample
-from nuggets_app.services.samples import (
+from nuggets_app.pooling.services.samples import (
     DRAWABLE_METHODS,
     SampleError,
     sample_draw,

@@ -7,18 +7,18 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
-from nuggets_app.ir.simulation import ExtractionOptions
+from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Run
-from nuggets_app.services.imports import runs_import
-from nuggets_app.services.pools import PoolError
-from nuggets_app.services.samples import SampleError
-from nuggets_app.services.simulation import (
+from nuggets_app.pooling.services.pools import PoolError
+from nuggets_app.pooling.services.samples import SampleError
+from nuggets_app.research.services.simulation import (
     SimulationConfig,
     SimulationError,
     simulation_run,
 )
-from nuggets_app.services.simulation_report import report_build, report_write
+from nuggets_app.research.services.simulation_report import report_build, report_write
 
 SUMMARY_KEYS = (
     "pool_size",

@@ -17,17 +17,17 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.evaluation.services.verification import (
+    VerificationError,
+    verification_queue_create,
+    verification_report,
+)
 from nuggets_app.management.commands.diagnose import (
     add_rule_arguments,
     rule_from_options,
 )
 from nuggets_app.models import MatchJob, Sample
-from nuggets_app.services.assignments import AssignmentError
-from nuggets_app.services.verification import (
-    VerificationError,
-    verification_queue_create,
-    verification_report,
-)
+from nuggets_app.pooling.services.assignments import AssignmentError
 
 
 class Command(BaseCommand):

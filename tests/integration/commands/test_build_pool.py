@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from nuggets_app.models import Pool
-from tests.integration.services.test_pools import make_runs
+from tests.integration.pooling.test_pools import make_runs
 
 pytestmark = pytest.mark.django_db
 

@@ -6,11 +6,15 @@ from django.core.management import get_commands, load_command_class
 
 
 @pytest.mark.parametrize(
-    "name",
-    sorted(n for n, app in get_commands().items() if app == "nuggets_app"),
+    ("app", "name"),
+    sorted(
+        (app, n)
+        for n, app in get_commands().items()
+        if app in ("nuggets_app", "nuggets_app.benchmarks")
+    ),
 )
-def test_help_prints_no_doubled_percent_sign(name):
-    command = load_command_class("nuggets_app", name)
+def test_help_prints_no_doubled_percent_sign(app, name):
+    command = load_command_class(app, name)
     text = command.create_parser("manage.py", name).format_help()
     assert "%%" not in text
 

@@ -6,9 +6,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from nuggets_app.models import Assignment, Sample, SampleDocument
-from nuggets_app.services.pools import pool_build
+from nuggets_app.pooling.services.pools import pool_build
 from tests.factories import UserFactory
-from tests.integration.services.test_pools import make_runs
+from tests.integration.pooling.test_pools import make_runs
 
 pytestmark = pytest.mark.django_db
 

@@ -12,12 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from nuggets_app.collection.services.imports import qrels_import, runs_import
+from nuggets_app.evaluation.services import dashboards
+from nuggets_app.evaluation.services.verification import verification_queue_create
+from nuggets_app.inference.services.matching import match_job_rescore
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment
-from nuggets_app.services import dashboards
-from nuggets_app.services.imports import qrels_import, runs_import
-from nuggets_app.services.inference import DecisionRule
-from nuggets_app.services.matching import match_job_rescore
-from nuggets_app.services.verification import verification_queue_create
 
 pytestmark = pytest.mark.django_db
 RULE = {"kind": "threshold", "threshold": "0.5", "n": "100"}

@@ -10,19 +10,19 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from nuggets_app.evaluation.selectors import job_probability_qrels, sample_prels
+from nuggets_app.evaluation.services.verification import (
+    verification_queue_create,
+    verification_report,
+)
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.exports import prels_export, probabilistic_export
+from nuggets_app.inference.services.job_model import job_model_fit
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.ranking import ranking_compare
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Judgment
-from nuggets_app.selectors_eval import job_probability_qrels, sample_prels
-from nuggets_app.services import relevance
-from nuggets_app.services.exports import prels_export, probabilistic_export
-from nuggets_app.services.inference import DecisionRule
-from nuggets_app.services.relevance import job_model_fit
-from nuggets_app.services.verification import (
-    verification_queue_create,
-    verification_report,
-)
 
 pytestmark = pytest.mark.django_db
 

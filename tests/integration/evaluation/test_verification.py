@@ -7,6 +7,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from nuggets_app.evaluation.services.verification import (
+    StratumResult,
+    VerificationError,
+    agreement_estimate,
+    verification_queue_create,
+    verification_report,
+    wilson_interval,
+)
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import (
     Assignment,
     Judgment,
@@ -14,15 +23,6 @@ from nuggets_app.models import (
     MatchResult,
     PoolDocument,
     SampleDocument,
-)
-from nuggets_app.services.inference import DecisionRule
-from nuggets_app.services.verification import (
-    StratumResult,
-    VerificationError,
-    agreement_estimate,
-    verification_queue_create,
-    verification_report,
-    wilson_interval,
 )
 
 pytestmark = pytest.mark.django_db
@@ -243,7 +243,7 @@ def test_the_dashboard_draws_and_reports(staff_client, world, other_assessor):
 
 
 def test_my_topics_labels_verification_queues(world, client, other_assessor):
-    from nuggets_app.services.assignments import assignment_create
+    from nuggets_app.pooling.services.assignments import assignment_create
 
     assignment_create(sample=world.sample, assessors=[other_assessor])
     sample = _queue(world, [other_assessor])

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from nuggets_app.models import Run
-from nuggets_app.services.samples import sample_draw
+from nuggets_app.pooling.services.samples import sample_draw
 from tests.factories import UserFactory
 from tests.integration.evaluation.world import _judge as judge_sample
 

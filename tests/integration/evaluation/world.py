@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import (
     Collection,
     Document,
@@ -28,9 +29,8 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.services.matching import match_job_launch
-from nuggets_app.services.pools import pool_build
-from nuggets_app.services.samples import sample_draw
+from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.samples import sample_draw
 from tests.integration.jobs.world import run_inline
 
 QIDS = ("1", "2", "3", "4", "5", "6")

@@ -6,16 +6,16 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.models import Judgment, Qrels, Sample, SampleDocument
-from nuggets_app.services.exports import (
+from nuggets_app.collection.services.imports import qrels_import
+from nuggets_app.inference.services.exports import (
     passages_export,
     prels_export,
     qrels_export,
     scores_export,
 )
-from nuggets_app.services.imports import qrels_import
-from nuggets_app.services.inference import DecisionRule
-from nuggets_app.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.models import Judgment, Qrels, Sample, SampleDocument
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db

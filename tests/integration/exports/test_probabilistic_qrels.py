@@ -10,15 +10,16 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
+from nuggets_app.collection.services.imports import qrels_import
 from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.exports import probabilistic_export, qrels_export
+from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
+from nuggets_app.inference.services.matching import match_job_launch
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
+from nuggets_app.learning import relevance_features
 from nuggets_app.models import Judgment, Nugget, Qrels
-from nuggets_app.services import relevance
-from nuggets_app.services.exports import probabilistic_export, qrels_export
-from nuggets_app.services.imports import qrels_import
-from nuggets_app.services.inference import DecisionRule
-from nuggets_app.services.matching import match_job_launch
-from nuggets_app.services.relevance import job_model_fit, job_probabilities
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
@@ -79,8 +80,8 @@ def test_one_line_per_pooled_document_with_human_overrides(world, job):
     assert side["format"] == "probabilistic-qrels"
     assert side["columns"] == "qid docno rel p pi source"
     assert side["counts"]["human"] == len(judged) == 28
-    assert side["model"]["features"] == list(relevance.model_ir.FEATURE_NAMES)
-    assert set(side["model"]["coefficients"]) == set(relevance.model_ir.FEATURE_NAMES)
+    assert side["model"]["features"] == list(relevance_features.FEATURE_NAMES)
+    assert set(side["model"]["coefficients"]) == set(relevance_features.FEATURE_NAMES)
     assert len(side["model"]["calibration"]) == 2
 
 
@@ -97,7 +98,7 @@ def test_probabilistic_qrels_round_trip_through_import_qrels(world, job, tmp_pat
     for qid, docno, rel, p, _pi, _ in _lines(probabilistic_export(job=job)):
         assert entries[(qid, docno)] == (int(rel), float(p), None)
     # The binary reading of stored probabilistic qrels keeps only what people judged.
-    from nuggets_app.selectors_eval import stored_probabilities, stored_qrels
+    from nuggets_app.evaluation.selectors import stored_probabilities, stored_qrels
 
     assert sum(len(v) for v in stored_qrels(qrels).values()) == 28
     probs = stored_probabilities(qrels)
@@ -149,7 +150,7 @@ def test_inferred_and_merged_follow_the_chosen_rule_and_round_trip(
         want = int(rel) if rel != "-1" else int(p >= 0.5)
         assert imported[key] == want
     model = export.provenance["model"]
-    assert model["features"] == list(relevance.model_ir.FEATURE_NAMES)
+    assert model["features"] == list(relevance_features.FEATURE_NAMES)
     assert export.provenance["rule"] == {"kind": "probability", "threshold": 0.5}
 
 

@@ -12,6 +12,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import Avg, Count
 
+from nuggets_app.collection.services.imports import (
+    collection_import,
+    qrels_import,
+    runs_import,
+    topics_import,
+)
 from nuggets_app.importers import ImportFormatError
 from nuggets_app.models import (
     Collection,
@@ -22,12 +28,6 @@ from nuggets_app.models import (
     Run,
     RunEntry,
     Topic,
-)
-from nuggets_app.services.imports import (
-    collection_import,
-    qrels_import,
-    runs_import,
-    topics_import,
 )
 
 ALL_TABLES = (Collection, Document, Topic, Run, RunEntry, Qrels, QrelsEntry)

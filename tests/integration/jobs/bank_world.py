@@ -28,6 +28,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
+from nuggets_app.collection.services.imports import collection_import, topics_import
 from nuggets_app.models import (
     Collection,
     Document,
@@ -36,7 +37,6 @@ from nuggets_app.models import (
     NuggetBank,
     Topic,
 )
-from nuggets_app.services.imports import collection_import, topics_import
 
 NAME = "banks"
 TS_TOPICS = ("TS14.25",)

@@ -23,7 +23,7 @@ __all__ = ["app"]
 def _install_faults(**_: object) -> None:
     from django.db import OperationalError
 
-    from nuggets_app.services.matching import chunks
+    from nuggets_app.inference.services.matching import chunks
 
     real = chunks._score_document
 

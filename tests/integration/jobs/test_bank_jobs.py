@@ -13,15 +13,15 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from nuggets_app.ir.relevance import FEATURE_NAMES
-from nuggets_app.models import JobInference, MatchJob, MatchResult, Nugget, Topic
-from nuggets_app.services import relevance
-from nuggets_app.services.matching import match_job_launch
-from nuggets_app.services.relevance import (
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.job_model import (
     features_unpack,
     job_model_fit,
     job_probabilities,
 )
+from nuggets_app.inference.services.matching import match_job_launch
+from nuggets_app.learning.relevance_features import FEATURE_NAMES
+from nuggets_app.models import JobInference, MatchJob, MatchResult, Nugget, Topic
 from tests.integration.jobs.bank_world import bank_world
 from tests.integration.jobs.world import run_inline, wait_until
 

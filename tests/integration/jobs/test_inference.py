@@ -3,20 +3,15 @@
 import pytest
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.models import Judgment, MatchJob, MatchResult
-from nuggets_app.services.inference import (
-    DecisionRule,
-    rule_estimate,
-    score_histograms,
-    topic_scores,
-    tp_fp_curve,
-)
-from nuggets_app.services.matching import (
+from nuggets_app.inference.selectors import score_histograms, topic_scores, tp_fp_curve
+from nuggets_app.inference.services.matching import (
     MatchJobError,
     job_nugget_specs,
     match_job_launch,
     match_job_rescore,
 )
+from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
+from nuggets_app.models import Judgment, MatchJob, MatchResult
 from tests.factories import CollectionFactory, DocumentFactory, TopicFactory
 from tests.integration.jobs.world import cranfield_world, run_inline
 

@@ -5,8 +5,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob
-from nuggets_app.services.matching import match_job_launch
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db

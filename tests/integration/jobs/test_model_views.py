@@ -8,10 +8,10 @@ import re
 import pytest
 from django.urls import reverse
 
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
+from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Nugget
-from nuggets_app.services import relevance
-from nuggets_app.services.matching import match_job_launch
-from nuggets_app.services.relevance import job_model_fit, job_probabilities
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,21 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.ir import relevance as model_ir
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.exports import qrels_export
+from nuggets_app.inference.services.job_model import (
+    features_unpack,
+    job_model_fit,
+    job_probabilities,
+)
+from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.rules import (
+    DecisionRule,
+    rule_apply,
+    rule_undecided,
+)
+from nuggets_app.learning import relevance_features as model_ir
+from nuggets_app.learning import relevance_model
 from nuggets_app.models import (
     JobInference,
     Judgment,
@@ -17,19 +31,6 @@ from nuggets_app.models import (
     Nugget,
     Sample,
     SampleDocument,
-)
-from nuggets_app.services import relevance
-from nuggets_app.services.exports import qrels_export
-from nuggets_app.services.inference import (
-    DecisionRule,
-    rule_apply,
-    rule_undecided,
-)
-from nuggets_app.services.matching import job_nugget_specs, match_job_launch
-from nuggets_app.services.relevance import (
-    features_unpack,
-    job_model_fit,
-    job_probabilities,
 )
 from tests.integration.jobs.world import cranfield_world, run_inline
 
@@ -103,7 +104,9 @@ def test_fit_stores_a_probability_for_every_pooled_document(world, job):
         assert len(docs) == 30
         assert np.all((p >= 0) & (p <= 1))
     info = JobInference.objects.get(job=job)
-    model = model_ir.RelevanceModel.from_json(__import__("json").dumps(info.model))
+    model = relevance_model.RelevanceModel.from_json(
+        __import__("json").dumps(info.model)
+    )
     assert model.feature_names == model_ir.FEATURE_NAMES
     bins = info.fit_info["reliability"]["bins"]
     assert sum(b["n"] for b in bins) == info.fit_info["reliability"]["n"] == 42
@@ -290,7 +293,9 @@ def test_a_fully_judged_sample_anchors_the_expected_count_to_its_estimate(
     relevant = Judgment.objects.filter(topic__in=world.topics, relevance__gte=1).count()
     # Horvitz-Thompson: every judged relevant document stands for 1 / 0.5 = 2.
     assert info.fit_info["pool_relevant"] == pytest.approx(2 * relevant)
-    model = model_ir.RelevanceModel.from_json(__import__("json").dumps(info.model))
+    model = relevance_model.RelevanceModel.from_json(
+        __import__("json").dumps(info.model)
+    )
     assert model.shift != 0
     raw = job_probabilities(job=job, override=False)
     merged = job_probabilities(job=job)

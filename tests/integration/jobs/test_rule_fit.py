@@ -15,10 +15,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.ir.rules import FitError
+from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.rules import rule_estimate, rule_fit
+from nuggets_app.learning.thresholds import FitError
 from nuggets_app.models import Judgment, MatchJob, MatchResult, Nugget
-from nuggets_app.services.inference import rule_estimate, rule_fit
-from nuggets_app.services.matching import job_nugget_specs, match_job_launch
 from tests.factories import (
     CollectionFactory,
     DocumentFactory,

@@ -6,8 +6,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob, MatchResult
-from nuggets_app.services.matching import match_job_launch
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db

@@ -12,14 +12,14 @@ from django.db import connection
 from django.db.models import Count
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.models import MatchChunk, MatchJob, MatchResult
-from nuggets_app.services.matching import (
+from nuggets_app.inference.services.matching import (
     job_nugget_specs,
     match_job_cancel,
     match_job_launch,
     match_job_resume,
     match_supervise,
 )
+from nuggets_app.models import MatchChunk, MatchJob, MatchResult
 from tests.integration.jobs.world import cranfield_world, wait_for, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.timeout(150)]

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.ir.relevance import FEATURE_NAMES
+from nuggets_app.inference.services.evidence import evidence_unpack
+from nuggets_app.inference.services.job_model import features_unpack, job_probabilities
+from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult
-from nuggets_app.services.inference import evidence_unpack
-from nuggets_app.services.matching import job_nugget_specs, match_job_launch
-from nuggets_app.services.relevance import features_unpack, job_probabilities
 from tests.integration.jobs.world import cranfield_world, wait_for, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.timeout(120)]

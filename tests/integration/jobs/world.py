@@ -139,7 +139,7 @@ def wait_until(predicate, timeout: float = 60, what: str = "condition") -> None:
 
 def run_inline(job: MatchJob) -> MatchJob:
     """Run every chunk of the job in this process (no worker), in chunk order."""
-    from nuggets_app.services.matching import match_chunk_run
+    from nuggets_app.inference.services.matching import match_chunk_run
 
     for chunk_id in job.chunks.order_by("pk").values_list("pk", flat=True):
         outcome = match_chunk_run(chunk_id=chunk_id)

@@ -10,17 +10,25 @@ from pathlib import Path
 
 import pytest
 
+from nuggets_app.collection.services.imports import (
+    collection_import,
+    runs_import,
+    topics_import,
+)
+from nuggets_app.collection.services.nugget_banks import nugget_bank_import
+from nuggets_app.collection.services.suite_runs import (
+    document_texts,
+    runs_make,
+    topic_queries,
+)
 from nuggets_app.models import Collection, Nugget, Run
-from nuggets_app.services.imports import collection_import, runs_import, topics_import
-from nuggets_app.services.nugget_banks import nugget_bank_import
-from nuggets_app.services.simulation import (
+from nuggets_app.research.services.simulation import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
     SimulationError,
     simulation_run,
 )
-from nuggets_app.services.simulation_report import report_build
-from nuggets_app.services.suite_runs import document_texts, runs_make, topic_queries
+from nuggets_app.research.services.simulation_report import report_build
 
 pytestmark = pytest.mark.django_db
 

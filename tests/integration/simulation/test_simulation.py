@@ -14,16 +14,24 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from nuggets_app.ir.simulation import ExtractionOptions
+from nuggets_app.collection.services.imports import (
+    collection_import,
+    runs_import,
+    topics_import,
+)
+from nuggets_app.collection.services.suite_runs import (
+    document_texts,
+    runs_make,
+    topic_queries,
+)
+from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Judgment, Nugget, PoolDocument, Run
-from nuggets_app.services.imports import collection_import, runs_import, topics_import
-from nuggets_app.services.simulation import (
+from nuggets_app.research.services.simulation import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
     simulation_run,
 )
-from nuggets_app.services.simulation_report import report_build, report_write
-from nuggets_app.services.suite_runs import document_texts, runs_make, topic_queries
+from nuggets_app.research.services.simulation_report import report_build, report_write
 
 pytestmark = pytest.mark.django_db
 SIZE = 8

@@ -12,12 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from nuggets_app.collection.services.imports import (
+    collection_import,
+    runs_import,
+    topics_import,
+)
+from nuggets_app.collection.services.suite_runs import (
+    document_texts,
+    runs_make,
+    topic_queries,
+)
 from nuggets_app.ir.expected import qrels_probabilities
 from nuggets_app.models import Collection, Run
-from nuggets_app.services.imports import collection_import, runs_import, topics_import
-from nuggets_app.services.simulation import SimulationConfig, simulation_run
-from nuggets_app.services.simulation_report import report_build
-from nuggets_app.services.suite_runs import document_texts, runs_make, topic_queries
+from nuggets_app.research.services.simulation import SimulationConfig, simulation_run
+from nuggets_app.research.services.simulation_report import report_build
 
 REPO = Path(__file__).resolve().parents[3]
 

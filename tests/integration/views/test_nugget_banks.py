@@ -7,8 +7,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from nuggets_app.collection.services.nugget_banks import nugget_bank_import
 from nuggets_app.models import MatchJob
-from nuggets_app.services.nugget_banks import nugget_bank_import
 from tests.integration.judging_world import build_world
 
 pytestmark = pytest.mark.django_db

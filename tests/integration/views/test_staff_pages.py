@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from nuggets_app.collection.services import imports
 from nuggets_app.models import (
     Assignment,
     Collection,
@@ -21,9 +22,9 @@ from nuggets_app.models import (
     TaskRecord,
     Topic,
 )
-from nuggets_app.services import imports, staff_tasks
-from nuggets_app.services.pools import pool_build
-from nuggets_app.services.samples import sample_draw
+from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.samples import sample_draw
+from nuggets_app.staff import services as staff_tasks
 from tests import factories as f
 from tests.conftest import TEST_DATA
 

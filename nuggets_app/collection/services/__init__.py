@@ -1,0 +1,1 @@
+"""Writes of the collection domain: imports, uploads, nugget banks, topics, suite runs."""

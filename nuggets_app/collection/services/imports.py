@@ -1,0 +1,580 @@
+"""Loading files into the database: collections, topics, runs and qrels.
+
+Each file is read by its streaming parser (``nuggets_app.importers``) and written in
+batches of ``settings.IMPORT_BATCH_SIZE`` inside one transaction, so a bad line anywhere
+in a file leaves the database as it was. Re-importing a file is idempotent: documents and
+topics are upserted on their natural keys, and a run or qrels of the same name has its
+entries replaced.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.validators import validate_slug
+from django.db import connection, transaction
+from django.db.models import Q
+
+from nuggets_app.importers import (
+    ErrorSink,
+    ImportFormatError,
+    parse_collection,
+    parse_qrels,
+    parse_run,
+    parse_topics,
+    rank_by_score,
+)
+from nuggets_app.importers.bulk import insert_rows
+from nuggets_app.importers.errors import report
+from nuggets_app.importers.qrels import detect_kind
+from nuggets_app.importers.textio import ReadStats
+from nuggets_app.ir.spans import span_reanchor
+from nuggets_app.judging.services.aspects import SOURCE_TOPICS_FILE, aspects_merge
+from nuggets_app.models import (
+    Collection,
+    Document,
+    Nugget,
+    Qrels,
+    QrelsEntry,
+    Run,
+    RunEntry,
+    Topic,
+)
+
+Progress = Callable[[int], None]
+"""Called as ``progress(n)`` with the number of records just written."""
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What one file import did."""
+
+    path: str
+    kind: str
+    name: str
+    records: int
+    created: int
+    updated: int
+    replaced_chars: int = 0
+    seconds: float = 0.0
+    reanchored: int = 0
+
+    def describe(self) -> str:
+        """One line for people: counts, target and time."""
+        line = (
+            f"{self.path}: {self.records} {self.kind} into {self.name!r} "
+            f"({self.created} new, {self.updated} replaced) in {self.seconds:.2f} s"
+        )
+        if self.replaced_chars:
+            line += f"; {self.replaced_chars} undecodable bytes replaced by U+FFFD"
+        if self.reanchored:
+            line += f"; {self.reanchored} nuggets re-anchored to the new text"
+        return line
+
+
+CHANGED_TEXT = ("refuse", "reanchor")
+"""What a re-import does with a document whose text changes while it carries
+judgments or nuggets: refuse the file, or move each nugget to its span text."""
+
+
+def _batch_size() -> int:
+    return max(1, settings.IMPORT_BATCH_SIZE)
+
+
+def _collection(collection: Collection | str) -> Collection:
+    if isinstance(collection, Collection):
+        return collection
+    try:
+        return Collection.objects.get(name=collection)
+    except Collection.DoesNotExist:
+        raise ValueError(f"no collection named {collection!r}") from None
+
+
+def _tick(progress: Progress | None, count: int) -> None:
+    if progress is not None and count:
+        progress(count)
+
+
+_DOCUMENT_FIELDS = (
+    "collection",
+    "docno",
+    "title",
+    "text",
+    "html",
+    "length_words",
+    "length_chars",
+)
+
+
+def _document_row(collection: Collection, record) -> tuple:
+    return (
+        collection.pk,
+        record.docno,
+        record.title,
+        record.text,
+        record.html,
+        len(record.text.split()),
+        len(record.text),
+    )
+
+
+def _upsert_documents(rows: list[tuple]) -> None:
+    insert_rows(
+        Document,
+        _DOCUMENT_FIELDS,
+        rows,
+        conflict=("collection", "docno"),
+        update=_DOCUMENT_FIELDS[2:],
+        page_size=_batch_size(),
+    )
+
+
+def collection_import(
+    *,
+    path: str | Path,
+    name: str,
+    fmt: str = "auto",
+    encoding: str = "utf-8",
+    encoding_errors: str = "strict",
+    max_errors: int = 1,
+    changed_text: str = "refuse",
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import the documents of ``path`` into collection ``name`` (created if missing).
+
+    Documents are upserted by docno, so re-importing the same file changes nothing.
+    Raises :class:`ImportFormatError` (the first ``max_errors`` problems) and saves nothing
+    when any document is bad; ValueError for a bad name, format or encoding.
+
+    A document that carries judgments or nuggets keeps its text unless
+    ``changed_text="reanchor"``: then each of its nuggets moves to the occurrence of its
+    span text nearest to where it was. Otherwise, or when a nugget's span text is gone
+    from the new text, ValueError names the documents (or nuggets) and nothing is saved:
+    no offset ever points at text other than its span.
+    """
+    validate_slug(name)
+    if changed_text not in CHANGED_TEXT:
+        raise ValueError(f"changed_text must be one of {CHANGED_TEXT}")
+    started = time.perf_counter()
+    sink = ErrorSink(max_errors)
+    stats = ReadStats()
+    records = parse_collection(
+        path,
+        fmt=fmt,
+        encoding=encoding,
+        encoding_errors=encoding_errors,
+        sink=sink,
+        stats=stats,
+    )
+    guard = _TextGuard(changed_text)
+    count, created = _load_documents(name, records, sink, progress, guard)
+    return ImportSummary(
+        str(path),
+        "documents",
+        name,
+        count,
+        created,
+        count - created,
+        stats.replaced,
+        time.perf_counter() - started,
+        guard.reanchored,
+    )
+
+
+def ir_datasets_import(
+    *, dataset_id: str, name: str, progress: Progress | None = None
+) -> ImportSummary:
+    """Import the documents of an ir_datasets dataset (needs ir_datasets installed)."""
+    from nuggets_app.importers.irds import parse_ir_datasets
+
+    validate_slug(name)
+    started = time.perf_counter()
+    sink = ErrorSink(1)
+    count, created = _load_documents(
+        name, parse_ir_datasets(dataset_id), sink, progress, _TextGuard("refuse")
+    )
+    return ImportSummary(
+        f"ir_datasets:{dataset_id}",
+        "documents",
+        name,
+        count,
+        created,
+        count - created,
+        0,
+        time.perf_counter() - started,
+    )
+
+
+def _load_documents(
+    name: str,
+    records: Iterable,
+    sink: ErrorSink,
+    progress: Progress | None,
+    guard: _TextGuard,
+) -> tuple[int, int]:
+    """Upsert ``records`` into collection ``name`` in one transaction: (count, created)."""
+    count = 0
+    with transaction.atomic():
+        collection, _ = Collection.objects.get_or_create(name=name)
+        before = collection.documents.count()
+        batch: list[tuple] = []
+        for record in records:
+            batch.append(_document_row(collection, record))
+            if len(batch) >= _batch_size():
+                guard.check(collection, batch)
+                _upsert_documents(batch)
+                count += len(batch)
+                _tick(progress, len(batch))
+                batch = []
+        if batch:
+            guard.check(collection, batch)
+            _upsert_documents(batch)
+            count += len(batch)
+            _tick(progress, len(batch))
+        sink.check()
+        guard.finish(collection.name)
+        created = collection.documents.count() - before
+    return count, created
+
+
+class _TextGuard:
+    """Keeps judged documents' offsets true across a re-import (see CHANGED_TEXT)."""
+
+    SHOWN = 10
+
+    def __init__(self, policy: str):
+        self.policy = policy
+        self.changed: list[str] = []  # docnos whose judged text would change
+        self.lost: list[str] = []  # nuggets whose span text is gone
+        self.reanchored = 0
+
+    def check(self, collection: Collection, rows: list[tuple]) -> None:
+        """Before a batch is written: find its judged documents whose text changes,
+        and re-anchor their nuggets (or note them for refusal)."""
+        new_text = {row[1]: row[3] for row in rows}
+        judged = (
+            Document.objects.filter(collection=collection, docno__in=list(new_text))
+            .filter(Q(nuggets__isnull=False) | Q(judgments__isnull=False))
+            .distinct()
+            .values_list("pk", "docno", "text")
+        )
+        changed = {pk: docno for pk, docno, text in judged if new_text[docno] != text}
+        if not changed:
+            return
+        self.changed += sorted(changed.values())
+        if self.policy != "reanchor":
+            return
+        moved = []
+        for nugget in Nugget.objects.filter(document_id__in=list(changed)):
+            text = new_text[changed[nugget.document_id]]
+            start = span_reanchor(text, nugget.span_text, nugget.start)
+            if start is None:
+                self.lost.append(
+                    f"nugget {nugget.pk} of document {changed[nugget.document_id]} "
+                    f"({nugget.span_text[:40]!r})"
+                )
+                continue
+            if start != nugget.start:
+                nugget.start, nugget.end = start, start + len(nugget.span_text)
+                moved.append(nugget)
+        Nugget.objects.bulk_update(moved, ["start", "end"], batch_size=500)
+        self.reanchored += len(moved)
+
+    def finish(self, name: str) -> None:
+        """After the last batch: refuse the whole file when offsets would break."""
+        if self.policy == "refuse" and self.changed:
+            raise ValueError(
+                f"{len(self.changed)} document(s) of {name!r} that carry judgments or "
+                f"nuggets would change text ({_some(self.changed, self.SHOWN)}); "
+                "nothing was imported. Re-import with --changed-text reanchor to move "
+                "each nugget to its span text in the new text, or import into a new "
+                "collection name."
+            )
+        if self.lost:
+            raise ValueError(
+                f"{len(self.lost)} nugget(s) cannot be re-anchored: their span text is "
+                f"not in the new text ({_some(self.lost, self.SHOWN)}); nothing was "
+                "imported."
+            )
+
+
+def _some(items: list[str], shown: int) -> str:
+    more = f", and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
+def _keep_added_aspects(collection: Collection, rows: list[Topic]) -> None:
+    """A re-imported topic keeps the aspects assessors or nugget banks added to it
+    (those not from a topics file), after the file's; the rows are locked first."""
+    existing = dict(
+        Topic.objects.select_for_update()
+        .filter(collection=collection, qid__in=[t.qid for t in rows])
+        .order_by("pk")
+        .values_list("qid", "aspects")
+    )
+    for topic in rows:
+        added = [
+            a
+            for a in existing.get(topic.qid) or []
+            if a.get("source", SOURCE_TOPICS_FILE) != SOURCE_TOPICS_FILE
+        ]
+        topic.aspects = aspects_merge(topic.aspects, added)
+
+
+def topics_import(
+    *,
+    path: str | Path,
+    collection: Collection | str,
+    fmt: str = "auto",
+    encoding: str = "utf-8",
+    max_errors: int = 1,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import (upsert by qid) the topics of ``path`` into ``collection``."""
+    collection = _collection(collection)
+    started = time.perf_counter()
+    sink = ErrorSink(max_errors)
+    records = list(parse_topics(path, fmt=fmt, encoding=encoding, sink=sink))
+    sink.check()
+    rows = [
+        Topic(
+            collection=collection,
+            qid=r.qid,
+            title=r.title,
+            description=r.description,
+            narrative=r.narrative,
+            aspects=[{**a, "source": SOURCE_TOPICS_FILE} for a in r.aspects],
+        )
+        for r in records
+    ]
+    with transaction.atomic():
+        _keep_added_aspects(collection, rows)
+        before = collection.topics.count()
+        Topic.objects.bulk_create(
+            rows,
+            batch_size=_batch_size(),
+            update_conflicts=True,
+            unique_fields=["collection", "qid"],
+            update_fields=["title", "description", "narrative", "aspects"],
+        )
+        created = collection.topics.count() - before
+    _tick(progress, len(rows))
+    return ImportSummary(
+        str(path),
+        "topics",
+        collection.name,
+        len(rows),
+        created,
+        len(rows) - created,
+        0,
+        time.perf_counter() - started,
+    )
+
+
+def _lookup_batch() -> int:
+    # SQLite limits bound parameters per statement (999 in older builds).
+    return 900 if connection.vendor == "sqlite" else 10_000
+
+
+def document_ids(collection: Collection, docnos: Iterable[str]) -> dict[str, int]:
+    """docno -> primary key for those of ``docnos`` that are in ``collection``."""
+    wanted = sorted(set(docnos))
+    found: dict[str, int] = {}
+    step = _lookup_batch()
+    for start in range(0, len(wanted), step):
+        chunk = wanted[start : start + step]
+        found.update(
+            Document.objects.filter(collection=collection, docno__in=chunk).values_list(
+                "docno", "id"
+            )
+        )
+    return found
+
+
+def _resolve(
+    path: str | Path,
+    collection: Collection,
+    lines: Sequence,
+    sink: ErrorSink,
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Topic and document ids for the lines; each unknown qid/docno reported once."""
+    topics = dict(collection.topics.values_list("qid", "id"))
+    documents = document_ids(collection, (line.docno for line in lines))
+    unknown: set[tuple[str, str]] = set()
+    for line in lines:
+        for kind, key, known in (
+            ("topic", line.qid, topics),
+            ("document", line.docno, documents),
+        ):
+            if key not in known and (kind, key) not in unknown:
+                unknown.add((kind, key))
+                report(
+                    sink,
+                    ImportFormatError(
+                        path,
+                        line.line,
+                        f"unknown {kind}",
+                        expected=f"a {'qid' if kind == 'topic' else 'docno'} of collection "
+                        f"{collection.name!r}",
+                        got=key,
+                    ),
+                )
+    return topics, documents
+
+
+def _run_import_file(
+    path: str | Path,
+    collection: Collection,
+    encoding: str,
+    max_errors: int,
+    progress: Progress | None,
+    claimed: dict[str, str],
+) -> ImportSummary:
+    started = time.perf_counter()
+    sink = ErrorSink(max_errors)
+    lines = list(parse_run(path, encoding=encoding, sink=sink))
+    topics, documents = _resolve(path, collection, lines, sink)
+    sink.check()
+    tag = lines[0].tag
+    if tag in claimed:
+        raise ImportFormatError(
+            path,
+            lines[0].line,
+            f"run tag already used by {claimed[tag]} in this import",
+            expected="a distinct tag per file",
+            got=tag,
+        )
+    claimed[tag] = str(path)
+    with transaction.atomic():
+        run, created = Run.objects.get_or_create(
+            collection=collection, name=tag, defaults={"source_file": str(path)}
+        )
+        if not created:
+            run.entries.all().delete()
+            run.source_file = str(path)
+            run.save(update_fields=["source_file", "updated_at"])
+        rows = [
+            (run.pk, topics[line.qid], documents[line.docno], line.rank, line.score)
+            for line in rank_by_score(lines)
+        ]
+        step = _batch_size()
+        for start in range(0, len(rows), step):
+            insert_rows(
+                RunEntry,
+                ("run", "topic", "document", "rank", "score"),
+                rows[start : start + step],
+                page_size=step,
+            )
+            _tick(progress, len(rows[start : start + step]))
+    return ImportSummary(
+        str(path),
+        "run entries",
+        tag,
+        len(rows),
+        int(created),
+        int(not created),
+        0,
+        time.perf_counter() - started,
+    )
+
+
+def runs_import(
+    *,
+    paths: Sequence[str | Path],
+    collection: Collection | str,
+    encoding: str = "utf-8",
+    max_errors: int = 1,
+    progress: Progress | None = None,
+) -> list[ImportSummary]:
+    """Import TREC run files, one transaction per file; the run name is the tag column.
+
+    Ranks are recomputed in trec_eval's order (score descending, docno descending).
+    A run already imported under the same tag is replaced. Unknown topics or documents
+    are errors naming file and line; files before a bad one stay imported.
+    """
+    collection = _collection(collection)
+    claimed: dict[str, str] = {}
+    return [
+        _run_import_file(path, collection, encoding, max_errors, progress, claimed)
+        for path in paths
+    ]
+
+
+def qrels_import(
+    *,
+    path: str | Path,
+    collection: Collection | str,
+    name: str,
+    kind: str = "auto",
+    encoding: str = "utf-8",
+    max_errors: int = 1,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import a qrels, prels, probabilistic or subtopic qrels file as the qrels
+    ``name`` of ``collection`` (subtopic qrels only with ``kind="subtopics"``).
+
+    A qrels of the same name has its entries replaced, all or nothing. Unknown topics or documents are
+    errors naming file and line.
+    """
+    collection = _collection(collection)
+    started = time.perf_counter()
+    if kind == "auto":
+        kind = detect_kind(path, encoding=encoding)
+    sink = ErrorSink(max_errors)
+    lines = list(parse_qrels(path, kind, encoding=encoding, sink=sink))
+    topics, documents = _resolve(path, collection, lines, sink)
+    sink.check()
+    with transaction.atomic():
+        qrels, created = Qrels.objects.get_or_create(
+            collection=collection,
+            name=name,
+            defaults={"kind": kind, "source_file": str(path)},
+        )
+        if not created:
+            qrels.entries.all().delete()
+            qrels.kind = kind
+            qrels.source_file = str(path)
+            qrels.save(update_fields=["kind", "source_file", "updated_at"])
+        rows = [
+            (
+                qrels.pk,
+                topics[line.qid],
+                documents[line.docno],
+                line.rel,
+                line.method,
+                line.inclusion_prob,
+                line.probability,
+                line.subtopic or "",
+            )
+            for line in lines
+        ]
+        insert_rows(
+            QrelsEntry,
+            (
+                "qrels",
+                "topic",
+                "document",
+                "relevance",
+                "method",
+                "inclusion_prob",
+                "probability",
+                "subtopic",
+            ),
+            rows,
+            page_size=_batch_size(),
+        )
+    _tick(progress, len(rows))
+    return ImportSummary(
+        str(path),
+        "judgments",
+        name,
+        len(rows),
+        len(rows) if created else 0,
+        0 if created else len(rows),
+        0,
+        time.perf_counter() - started,
+    )

@@ -1,0 +1,1 @@
+"""Workflows of evaluation: dashboards, diagnostics, uncertainty, verification."""

@@ -1,0 +1,441 @@
+"""Exports in the formats evaluation tools read, deterministic byte for byte.
+
+- qrels (``qid 0 docno rel``): human judgments, inferred judgments (a job plus a
+  decision rule), or merged (human grades always override inferred ones); each with a
+  provenance sidecar (JSON: job, parameters, rule, counts, and per line whether a
+  person or the matcher decided, with the matching nugget);
+- probabilistic qrels (``qid docno rel p pi source``): every document of a job with
+  its probability of relevance (human grade and p = 1/0 where judged), with a sidecar
+  naming the model (:func:`probabilistic_export`);
+- scores (``qid docno score nugget``): every result of a job;
+- prels (``qid docno rel method inclusion_prob``): a sample's judged documents, for
+  statAP (method 1 = drawn by the sampler, 0 = judged with certainty by design);
+- passage qrels (``qid docno start length``): one line per distinct nugget span.
+
+trec_eval conventions: four columns, integer grades, no topic without lines, lines
+sorted by qid (numeric qids in numeric order, so every topic is contiguous) then docno.
+A human grade for a document several assessors judged is the highest one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nuggets_app.inference.services.job_model import job_probabilities
+from nuggets_app.inference.services.rules import (
+    DecisionRule,
+    rule_apply,
+    rule_on_model,
+    rule_undecided,
+)
+from nuggets_app.judging.selectors import human_grades
+from nuggets_app.models import (
+    Collection,
+    Document,
+    JobInference,
+    Judgment,
+    MatchJob,
+    MatchResult,
+    Nugget,
+    Sample,
+    SampleDocument,
+    Topic,
+)
+
+QRELS_KINDS = ("human", "inferred", "merged")
+PROBABILISTIC_COLUMNS = "qid docno rel p pi source"
+
+
+class ExportError(ValueError):
+    """An export cannot be made as asked; the message says why."""
+
+
+@dataclass
+class Export:
+    """An export's text lines and, for qrels, its provenance sidecar."""
+
+    lines: list[str]
+    provenance: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The file content (one line per record, newline-terminated)."""
+        return "".join(f"{line}\n" for line in self.lines)
+
+    def sidecar(self) -> str:
+        """The provenance JSON (sorted keys, so it is deterministic)."""
+        return json.dumps(self.provenance, sort_keys=True, indent=1) + "\n"
+
+    def write(self, path: str | Path) -> list[Path]:
+        """Write the file, and ``<path>.provenance.json`` when there is provenance."""
+        path = Path(path)
+        path.write_text(self.text(), encoding="utf-8")
+        written = [path]
+        if self.provenance is not None:
+            side = path.with_name(path.name + ".provenance.json")
+            side.write_text(self.sidecar(), encoding="utf-8")
+            written.append(side)
+        return written
+
+
+def qid_key(qid: str) -> tuple:
+    """Sort key: numeric qids in numeric order first, then the others as text."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
+def _line_key(row: tuple) -> tuple:
+    return (qid_key(row[0]), row[1])
+
+
+# --- qrels ------------------------------------------------------------------------------
+def job_check_done(job: MatchJob, collection: Collection) -> None:
+    """``ExportError`` unless ``job`` is a finished job of ``collection``."""
+    if job.collection_id != collection.pk:
+        raise ExportError(f"job {job.pk} is not a job of {collection.name}")
+    if job.status != MatchJob.Status.DONE:
+        raise ExportError(f"job {job.pk} is {job.status}, not done")
+
+
+def qrels_export(
+    *,
+    collection: Collection,
+    kind: str = "human",
+    job: MatchJob | None = None,
+    rule: DecisionRule | None = None,
+    topics: Iterable[Topic] | None = None,
+) -> Export:
+    """TREC qrels of human, inferred or merged judgments, with provenance."""
+    if kind not in QRELS_KINDS:
+        raise ExportError(
+            f"qrels kind must be one of {', '.join(QRELS_KINDS)}, got {kind!r}"
+        )
+    if kind != "human":
+        if job is None or rule is None:
+            raise ExportError(f"{kind} qrels need a matching job and a decision rule")
+        job_check_done(job, collection)
+    topic_qs = Topic.objects.filter(collection=collection)
+    if topics is not None:
+        topic_qs = topic_qs.filter(pk__in=[t.pk for t in topics])
+    if job is not None and kind != "human":
+        topic_qs = topic_qs.filter(match_jobs=job)
+    qids = dict(topic_qs.values_list("pk", "qid"))
+    records: dict[tuple[int, int], dict[str, Any]] = {}
+    undecided: list[str] = []
+    if kind in ("inferred", "merged"):
+        undecided = sorted(
+            (t.qid for t in rule_undecided(job, rule) if t.pk in qids), key=qid_key
+        )
+        decided = {t: q for t, q in qids.items() if q not in undecided}
+        records.update(_inferred_records(job, rule, collection, decided))
+    if kind in ("human", "merged"):
+        records.update(_human_records(qids))
+    docnos = dict(
+        Document.objects.filter(pk__in={d for _, d in records}).values_list(
+            "pk", "docno"
+        )
+    )
+    rows = sorted(
+        ((qids[t], docnos[d], rec) for (t, d), rec in records.items()), key=_line_key
+    )
+    lines = [f"{qid} 0 {docno} {rec['rel']}" for qid, docno, rec in rows]
+    provenance = {
+        "format": "trec-qrels",
+        "columns": "qid iter docno rel",
+        "kind": kind,
+        "collection": collection.name,
+        "relevant_threshold": collection.relevant_threshold,
+        "job": _job_info(job) if kind != "human" else None,
+        "rule": rule.as_dict() if rule is not None and kind != "human" else None,
+        "undecided_topics": undecided,
+        "warnings": _undecided_warnings(undecided),
+        "model": _model_info(job)
+        if kind != "human" and rule_uses_p(job, rule)
+        else None,
+        "counts": _counts(rows, collection.relevant_threshold),
+        "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
+    }
+    return Export(lines=lines, provenance=provenance)
+
+
+def _undecided_warnings(qids: list[str]) -> list[str]:
+    if not qids:
+        return []
+    return [
+        f"topics {', '.join(qids)} have no nuggets: the paper rule cannot decide "
+        "them, so their unjudged documents are left out (only human judgments)"
+    ]
+
+
+def rule_uses_p(job: MatchJob | None, rule: DecisionRule | None) -> bool:
+    """Whether the export's decisions come from the job's relevance model."""
+    return job is not None and rule is not None and rule_on_model(job, rule)
+
+
+def _model_info(job: MatchJob) -> dict[str, Any] | None:
+    """The model behind probabilities: features, coefficients, calibration."""
+    info = JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+    if info is None or info.model is None:
+        return None
+    model = info.model
+    return {
+        "name": "logistic regression on per-topic z-scored features, Platt-calibrated",
+        "features": model.get("feature_names", info.feature_names),
+        "coefficients": dict(
+            zip(model.get("feature_names", []), model.get("coef", []), strict=False)
+        ),
+        "intercept": model.get("intercept"),
+        "calibration": model.get("calibration"),
+        "fitted_at": info.fitted_at.isoformat() if info.fitted_at else None,
+        "fit": {k: v for k, v in info.fit_info.items() if k in ("judged", "relevant")},
+        "reliability": {
+            k: v
+            for k, v in (info.fit_info.get("reliability") or {}).items()
+            if k in ("n", "brier", "ece")
+        },
+        "json": model,
+    }
+
+
+def _human_records(qids: dict[int, str]) -> dict[tuple[int, int], dict[str, Any]]:
+    """Highest grade per (topic, document), with the assessors who gave it."""
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    rows = (
+        Judgment.objects.filter(topic_id__in=list(qids), relevance__isnull=False)
+        .order_by("topic_id", "document_id", "assessor__username")
+        .values_list("topic_id", "document_id", "relevance", "assessor__username")
+    )
+    for topic_id, doc_id, grade, username in rows:
+        rec = out.get((topic_id, doc_id))
+        if rec is None or grade > rec["rel"]:
+            out[(topic_id, doc_id)] = {
+                "rel": grade,
+                "source": "person",
+                "assessors": [username],
+            }
+        elif grade == rec["rel"]:
+            rec["assessors"].append(username)
+    return out
+
+
+def _inferred_records(
+    job: MatchJob, rule: DecisionRule, collection: Collection, qids: dict[int, str]
+) -> dict[tuple[int, int], dict[str, Any]]:
+    decisions = rule_apply(
+        job=job, rule=rule, topics=Topic.objects.filter(pk__in=list(qids))
+    )
+    scores = {
+        (t, d): (s, n)
+        for t, d, s, n in MatchResult.objects.filter(
+            job=job, topic_id__in=list(qids)
+        ).values_list("topic_id", "document_id", "score", "nugget_id")
+    }
+    model_p: dict[tuple[int, int], float] = {}
+    if rule_on_model(job, rule):
+        for topic_id, (docs, p) in job_probabilities(
+            job=job, override=False, topics=qids
+        ).items():
+            model_p.update(
+                ((topic_id, d), v)
+                for d, v in zip(docs.tolist(), p.tolist(), strict=True)
+            )
+    grade = collection.relevant_threshold
+    out = {}
+    for topic_id, decided in decisions.items():
+        for doc_id, relevant in decided.items():
+            score, nugget = scores[(topic_id, doc_id)]
+            rec: dict[str, Any] = {
+                "rel": grade if relevant else 0,
+                "source": "model" if model_p else "matcher",
+                "score": score,
+                "nugget": nugget,
+            }
+            if model_p:
+                rec["p"] = model_p.get((topic_id, doc_id))
+            out[(topic_id, doc_id)] = rec
+    return out
+
+
+def probabilistic_export(
+    *, job: MatchJob, topics: Iterable[Topic] | None = None
+) -> Export:
+    """Probabilistic qrels, one line per (topic, document) of the job:
+    ``qid docno rel p pi source`` with ``rel`` the human grade (-1 when unjudged),
+    ``p`` the probability of relevance (1 or 0 where a person judged, the model's
+    elsewhere), ``pi`` the inclusion probability of the job's sample (-1 when the job
+    is not over a sample or the document was not drawn) and ``source`` human or
+    model; with a sidecar naming the model, its features, coefficients and
+    calibration."""
+    if job.status != MatchJob.Status.DONE:
+        raise ExportError(f"job {job.pk} is {job.status}, not done")
+    topic_qs = Topic.objects.filter(match_jobs=job)
+    if topics is not None:
+        topic_qs = topic_qs.filter(pk__in=[t.pk for t in topics])
+    qids = dict(topic_qs.values_list("pk", "qid"))
+    columns = job_probabilities(job=job, override=False, topics=qids)
+    if not columns:
+        raise ExportError(
+            f"job {job.pk} has no fitted relevance model (fit it first: "
+            f"manage.py match --fit {job.pk})"
+        )
+    threshold = job.collection.relevant_threshold
+    grades = human_grades(qids)
+    inclusion: dict[tuple[int, int], float] = {}
+    if job.sample_id is not None:
+        inclusion = {
+            (t, d): p
+            for t, d, p in SampleDocument.objects.filter(
+                sample_id=job.sample_id, topic_id__in=list(qids)
+            ).values_list("topic_id", "document_id", "inclusion_prob")
+        }
+    docnos = dict(
+        Document.objects.filter(
+            pk__in={d for docs, _ in columns.values() for d in docs.tolist()}
+        ).values_list("pk", "docno")
+    )
+    rows = []
+    for topic_id, (docs, p) in columns.items():
+        for doc_id, model_p in zip(docs.tolist(), p.tolist(), strict=True):
+            grade = grades.get((topic_id, doc_id))
+            if grade is None:
+                rel, value, source = -1, model_p, "model"
+            else:
+                rel, value, source = grade, float(grade >= threshold), "human"
+            pi = inclusion.get((topic_id, doc_id), -1)
+            rows.append((qids[topic_id], docnos[doc_id], rel, value, pi, source))
+    rows.sort(key=_line_key)
+    lines = [
+        f"{q} {d} {rel} {value!r} {pi!r} {source}"
+        for q, d, rel, value, pi, source in rows
+    ]
+    by_source = {"human": 0, "model": 0}
+    for row in rows:
+        by_source[row[5]] += 1
+    provenance = {
+        "format": "probabilistic-qrels",
+        "columns": PROBABILISTIC_COLUMNS,
+        "collection": job.collection.name,
+        "relevant_threshold": threshold,
+        "job": _job_info(job),
+        "model": _model_info(job),
+        "undecided_topics": [],
+        "counts": {
+            "lines": len(rows),
+            "topics": len({r[0] for r in rows}),
+            **by_source,
+            "expected_relevant": sum(r[3] for r in rows),
+        },
+        "notes": (
+            "rel is the highest human grade, -1 when nobody judged the document; "
+            "p is 1 or 0 where a person judged (human judgments override), else the "
+            "model's probability of relevance; pi is -1 when unknown"
+        ),
+    }
+    return Export(lines=lines, provenance=provenance)
+
+
+def _job_info(job: MatchJob | None) -> dict[str, Any] | None:
+    if job is None:
+        return None
+    return {
+        "id": job.pk,
+        "name": job.name,
+        "source": job.source,
+        "pool": job.pool.name if job.pool_id else None,
+        "sample": job.sample.name if job.sample_id else None,
+        "k": job.k,
+        "lam": job.lam,
+        "scoring": job.scoring,
+        "scoring_text": job.scoring_text(),
+        "stem": job.stem,
+        "stopwords": job.stopwords,
+        "nugget_filter": job.nugget_filter,
+    }
+
+
+def _counts(rows: list[tuple], threshold: int) -> dict[str, Any]:
+    by_source: dict[str, int] = {}
+    for _, _, rec in rows:
+        by_source[rec["source"]] = by_source.get(rec["source"], 0) + 1
+    return {
+        "lines": len(rows),
+        "topics": len({q for q, _, _ in rows}),
+        "relevant": sum(rec["rel"] >= threshold for _, _, rec in rows),
+        "person": by_source.get("person", 0),
+        "matcher": by_source.get("matcher", 0),
+        **({"model": by_source["model"]} if "model" in by_source else {}),
+    }
+
+
+# --- scores, prels, passages ------------------------------------------------------------
+def scores_export(*, job: MatchJob) -> Export:
+    """``qid docno score nugget`` for every result of the job (nugget ``-`` if none);
+    scores printed with ``repr`` so they read back exactly."""
+    rows = MatchResult.objects.filter(job=job).values_list(
+        "topic__qid", "document__docno", "score", "nugget_id"
+    )
+    ordered = sorted(rows, key=_line_key)
+    lines = [
+        f"{qid} {docno} {score!r} {nugget if nugget is not None else '-'}"
+        for qid, docno, score, nugget in ordered
+    ]
+    return Export(lines=lines)
+
+
+def prels_export(*, sample: Sample) -> Export:
+    """prels of the sample's judged documents: ``qid docno rel method inclusion_prob``.
+
+    Method 1 (drawn by the sampler) for statAP and uniform samples; a depth sample
+    judges its documents with certainty by design, so method 0 with probability 1.
+    """
+    method = 0 if sample.method == Sample.Method.DEPTH else 1
+    sampled = {
+        (t, d): p
+        for t, d, p in SampleDocument.objects.filter(sample=sample).values_list(
+            "topic_id", "document_id", "inclusion_prob"
+        )
+    }
+    grades = {
+        key: g
+        for key, g in human_grades({t for t, _ in sampled}).items()
+        if key in sampled
+    }
+    qids = dict(
+        Topic.objects.filter(pk__in={t for t, _ in grades}).values_list("pk", "qid")
+    )
+    docnos = dict(
+        Document.objects.filter(pk__in={d for _, d in grades}).values_list(
+            "pk", "docno"
+        )
+    )
+    rows = sorted(
+        (
+            (qids[t], docnos[d], g, 1.0 if method == 0 else sampled[(t, d)])
+            for (t, d), g in grades.items()
+        ),
+        key=_line_key,
+    )
+    lines = [f"{q} {d} {g} {method} {p!r}" for q, d, g, p in rows]
+    return Export(lines=lines)
+
+
+def passages_export(
+    *, collection: Collection, topics: Iterable[Topic] | None = None
+) -> Export:
+    """``qid docno start length`` for every distinct nugget source span (character
+    offsets into the canonical text)."""
+    # Imported nuggets without a source document have no span to export.
+    qs = Nugget.objects.filter(topic__collection=collection, document__isnull=False)
+    if topics is not None:
+        qs = qs.filter(topic__in=list(topics))
+    spans = {
+        (qid, docno, start, end - start)
+        for qid, docno, start, end in qs.values_list(
+            "topic__qid", "document__docno", "start", "end"
+        )
+    }
+    rows = sorted(spans, key=lambda r: (qid_key(r[0]), r[1], r[2], r[3]))
+    return Export(lines=[f"{q} {d} {s} {n}" for q, d, s, n in rows])

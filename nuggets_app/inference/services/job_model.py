@@ -1,0 +1,535 @@
+"""The relevance model inside matching jobs: features, corpus statistics, fits, p.
+
+Beside its min-span evidence, every chunk stores the raw features
+(``nuggets_app.learning.relevance_features.FEATURE_NAMES``) of each of its (topic,
+document) pairs, packed (``MatchChunk.packed_features``). When the job's chunks are done (and on
+demand), :func:`job_model_fit` fits the model on the judged documents and stores, with
+the job (``JobInference``), the model JSON and the model's probability of relevance of
+every (topic, document) of the job. A fit reads only the packed features and the
+judgments, never a document's text.
+
+Documents are read with their titles and topics by their statement
+(:func:`nuggets_app.inference.services.pool_model.topic_statement`), as the simulation's
+model reads them. BM25 corpus statistics (document count, mean length, document
+frequencies) are the job's: computed once, over every document the job matches (the union of its chunks'
+documents: the pool, the sample or the collection), by the first chunk that runs; the
+other chunks wait for them on a row lock, so every chunk scores with the same
+statistics. The topic evidence (statement, nuggets, judged documents and the tokens of
+judged relevant ones) is read when a worker first scores a topic of the job: features
+reflect the judgments of that moment, while each fit uses the judgments of its own
+moment as labels.
+
+Human judgments always override: :func:`job_probabilities` gives 1 to a document judged
+relevant and 0 to one judged non-relevant, unless asked for the model's own p.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from matcher import MatchOptions, normalize
+from nuggets_app.inference.services.pool_model import topic_statement
+from nuggets_app.judging.selectors import human_grades
+from nuggets_app.learning import relevance_features, relevance_model
+from nuggets_app.models import (
+    Document,
+    JobInference,
+    MatchChunk,
+    MatchJob,
+    SampleDocument,
+    Topic,
+)
+
+_HEADER = np.dtype("<i8")
+TEXT_BATCH = 2000
+RELIABILITY_BINS = 10
+CV_FOLDS = 5
+
+
+class RelevanceModelError(ValueError):
+    """The model cannot be fitted or used as asked; the message says why."""
+
+
+# --- packing ---------------------------------------------------------------------------
+def features_pack(doc_ids: Sequence[int], matrix: np.ndarray) -> bytes:
+    """Document ids and their features (documents x features, float64) as one blob."""
+    matrix = np.asarray(matrix, dtype="<f8").reshape(len(doc_ids), -1)
+    header = np.array([len(doc_ids), matrix.shape[1]], dtype=_HEADER)
+    ids = np.asarray(doc_ids, dtype="<i8")
+    return header.tobytes() + ids.tobytes() + matrix.tobytes()
+
+
+def features_unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(document ids, feature matrix) of :func:`features_pack`."""
+    n, width = (int(v) for v in np.frombuffer(blob, dtype=_HEADER, count=2))
+    offset = 2 * _HEADER.itemsize
+    ids = np.frombuffer(blob, dtype="<i8", count=n, offset=offset)
+    matrix = np.frombuffer(blob, dtype="<f8", count=n * width, offset=offset + 8 * n)
+    return ids, matrix.reshape(n, width)
+
+
+def probabilities_pack(
+    topic_ids: np.ndarray, doc_ids: np.ndarray, p: np.ndarray
+) -> bytes:
+    """Parallel arrays (topic id, document id, probability) as one blob."""
+    n = len(doc_ids)
+    header = np.array([n], dtype=_HEADER)
+    return (
+        header.tobytes()
+        + np.asarray(topic_ids, dtype="<i8").tobytes()
+        + np.asarray(doc_ids, dtype="<i8").tobytes()
+        + np.asarray(p, dtype="<f8").tobytes()
+    )
+
+
+def probabilities_unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(topic ids, document ids, probabilities) of :func:`probabilities_pack`."""
+    n = int(np.frombuffer(blob, dtype=_HEADER, count=1)[0])
+    offset = _HEADER.itemsize
+    topics = np.frombuffer(blob, dtype="<i8", count=n, offset=offset)
+    docs = np.frombuffer(blob, dtype="<i8", count=n, offset=offset + 8 * n)
+    p = np.frombuffer(blob, dtype="<f8", count=n, offset=offset + 16 * n)
+    return topics, docs, p
+
+
+# --- features inside chunks -------------------------------------------------------------
+_STATS: dict[int, relevance_features.CorpusStats] = {}
+_EVIDENCE: dict[tuple[int, int], relevance_features.TopicEvidence] = {}
+
+
+def features_cache_clear() -> None:
+    """Forget the per-process statistics and topic evidence."""
+    _STATS.clear()
+    _EVIDENCE.clear()
+
+
+def job_options(job: MatchJob) -> MatchOptions:
+    """The matcher options of the job (its terms are the model's terms too)."""
+    return MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
+
+
+def stats_to_json(stats: relevance_features.CorpusStats) -> dict[str, Any]:
+    return {"n_docs": stats.n_docs, "avg_len": stats.avg_len, "df": dict(stats.df)}
+
+
+def stats_from_json(data: dict[str, Any]) -> relevance_features.CorpusStats:
+    return relevance_features.CorpusStats(
+        int(data["n_docs"]), float(data["avg_len"]), dict(data["df"])
+    )
+
+
+def job_stats_ensure(*, job: MatchJob) -> relevance_features.CorpusStats:
+    """The job's corpus statistics, computed and stored by the first caller (the
+    others wait on the row lock and read them)."""
+    if job.pk in _STATS:
+        return _STATS[job.pk]
+    JobInference.objects.get_or_create(job=job)
+    with transaction.atomic():
+        info = JobInference.objects.select_for_update().get(job=job)
+        if info.stats is None:
+            stats = relevance_features.CorpusStats.from_tokens(_job_terms(job))
+            info.stats = stats_to_json(stats)
+            info.feature_names = list(relevance_features.FEATURE_NAMES)
+            info.save(update_fields=["stats", "feature_names"])
+        else:
+            stats = stats_from_json(info.stats)
+    if len(_STATS) > 16:
+        _STATS.clear()
+    _STATS[job.pk] = stats
+    return stats
+
+
+def title_terms(title: str, text: str, options: MatchOptions) -> list[str]:
+    """The terms a document's title adds to its text's (none when the text starts
+    with it): documents are indexed with their titles, as the retrieval baselines."""
+    if not title or text.startswith(title):
+        return []
+    return normalize(title, options)
+
+
+def document_terms(title: str, text: str, options: MatchOptions) -> list[str]:
+    """The model's terms of a document: its title's, then its text's."""
+    return title_terms(title, text, options) + normalize(text, options)
+
+
+def _job_terms(job: MatchJob) -> Iterator[list[str]]:
+    """The terms of every distinct document of the job, in id order."""
+    options = job_options(job)
+    ids: set[int] = set()
+    for doc_ids in MatchChunk.objects.filter(job=job).values_list(
+        "document_ids", flat=True
+    ):
+        ids.update(doc_ids)
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), TEXT_BATCH):
+        batch = ordered[start : start + TEXT_BATCH]
+        rows = Document.objects.filter(pk__in=batch).values_list("title", "text")
+        for title, text in rows.iterator(chunk_size=500):
+            yield document_terms(title, text, options)
+
+
+def topic_evidence_load(
+    *, job: MatchJob, topic_id: int
+) -> relevance_features.TopicEvidence:
+    """The topic's evidence (statement, nuggets, judged documents, terms of the judged
+    relevant ones), built once per worker process and job."""
+    from nuggets_app.inference.selectors import job_nuggets
+
+    key = (job.pk, topic_id)
+    if key in _EVIDENCE:
+        return _EVIDENCE[key]
+    stats = job_stats_ensure(job=job)
+    options = job_options(job)
+    topic = Topic.objects.get(pk=topic_id)
+    # A nugget imported without a source document (a TREC QA, RAG or TS bank) has
+    # no docno: no document leaves it out (leave-one-out), every one counts it.
+    nuggets = [
+        relevance_features.NuggetText(normalize(text, options), docno, str(pk))
+        for pk, text, docno in job_nuggets(job, topic_id).values_list(
+            "pk", "text", "document__docno"
+        )
+    ]
+    threshold = job.collection.relevant_threshold
+    grades = human_grades([topic_id])
+    docs = dict(
+        Document.objects.filter(pk__in=[d for _, d in grades]).values_list(
+            "pk", "docno"
+        )
+    )
+    judged = {docs[d]: grade >= threshold for (_, d), grade in grades.items()}
+    terms = {
+        docno: document_terms(title, text, options)
+        for docno, title, text in Document.objects.filter(
+            pk__in=list(docs)
+        ).values_list("docno", "title", "text")
+    }
+    evidence = relevance_features.topic_evidence(
+        topic_terms=normalize(topic_statement(topic), options),
+        nuggets=nuggets,
+        judged=judged,
+        relevant_terms={d: t for d, t in terms.items() if judged[d]},
+        nonrelevant_terms={d: t for d, t in terms.items() if not judged[d]},
+        stats=stats,
+    )
+    if len(_EVIDENCE) > 64:
+        _EVIDENCE.clear()
+    _EVIDENCE[key] = evidence
+    return evidence
+
+
+def chunk_features_pack(
+    *,
+    job: MatchJob,
+    topic_id: int,
+    documents: Sequence[tuple[int, str, Sequence[str], dict[str, float]]],
+) -> bytes:
+    """Packed raw features of ``(document id, docno, terms, {nugget id: min-span
+    score})`` rows of one topic."""
+    stats = job_stats_ensure(job=job)
+    evidence = topic_evidence_load(job=job, topic_id=topic_id)
+    width = len(relevance_features.FEATURE_NAMES)
+    matrix = np.zeros((len(documents), width), dtype=np.float64)
+    for i, (_, docno, terms, minspan) in enumerate(documents):
+        matrix[i] = relevance_features.document_features(
+            evidence, stats, docno, terms, minspan=minspan
+        )
+    return features_pack([d for d, _, _, _ in documents], matrix)
+
+
+# --- fitting ----------------------------------------------------------------------------
+@dataclass
+class FitSummary:
+    """What a fit did."""
+
+    documents: int
+    judged: int
+    relevant: int
+    seconds: float
+    topics: int
+    model_seconds: float = 0.0  # in the model's own fit and predict
+
+
+def _job_features(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, feature matrix)} from the packed chunks."""
+    blobs = list(
+        MatchChunk.objects.filter(job=job)
+        .order_by("topic_id", "index")
+        .values_list("topic_id", "packed_features")
+    )
+    if not blobs:
+        raise RelevanceModelError(f"job {job.pk} has no chunks")
+    if any(blob is None for _, blob in blobs):
+        raise RelevanceModelError(
+            f"job {job.pk} has chunks without stored features (a job from before "
+            "the relevance model, or not finished); re-run it"
+        )
+    parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for topic_id, blob in blobs:
+        parts.setdefault(topic_id, []).append(features_unpack(bytes(blob)))
+    return {
+        topic_id: (
+            np.concatenate([ids for ids, _ in pieces]),
+            np.concatenate([m for _, m in pieces]),
+        )
+        for topic_id, pieces in parts.items()
+    }
+
+
+def _labels(
+    job: MatchJob, features: dict[int, tuple[np.ndarray, np.ndarray]]
+) -> dict[int, np.ndarray]:
+    """{topic id: 1 judged relevant, 0 judged non-relevant, -1 unjudged}."""
+    threshold = job.collection.relevant_threshold
+    by_topic: dict[int, dict[int, int]] = {}
+    for (topic_id, doc_id), grade in human_grades(features).items():
+        by_topic.setdefault(topic_id, {})[doc_id] = int(grade >= threshold)
+    out = {}
+    for topic_id, (ids, _) in features.items():
+        labels = np.full(len(ids), -1, dtype=np.int64)
+        judged = by_topic.get(topic_id)
+        if judged:
+            docs = np.fromiter(judged, dtype=np.int64, count=len(judged))
+            values = np.fromiter(judged.values(), dtype=np.int64, count=len(judged))
+            order = np.argsort(ids, kind="stable")
+            at = np.searchsorted(ids, docs, sorter=order)
+            at = np.minimum(at, len(ids) - 1)
+            found = ids[order[at]] == docs
+            labels[order[at[found]]] = values[found]
+        out[topic_id] = labels
+    return out
+
+
+def _sample_weights(
+    job: MatchJob,
+    features: dict[int, tuple[np.ndarray, np.ndarray]],
+    qids: dict[int, str],
+) -> dict[str, np.ndarray] | None:
+    """For a job over a sample: weight 1 / inclusion probability per drawn document,
+    so the judged sample stands for the whole pool (None: equal weights)."""
+    if job.sample_id is None:
+        return None
+    inclusion = {
+        (t, d): p
+        for t, d, p in SampleDocument.objects.filter(
+            sample_id=job.sample_id
+        ).values_list("topic_id", "document_id", "inclusion_prob")
+    }
+    out = {}
+    for topic_id, (ids, _) in features.items():
+        out[qids[topic_id]] = np.array(
+            [
+                1.0 / p if (p := inclusion.get((topic_id, d))) and p > 0 else 1.0
+                for d in ids.tolist()
+            ]
+        )
+    return out
+
+
+def sample_fully_judged(
+    job: MatchJob,
+    features: dict[int, tuple[np.ndarray, np.ndarray]],
+    labels: dict[int, np.ndarray],
+) -> bool:
+    """Whether the job is over a sample every drawn document of which (in the job's
+    topics and documents) has a judgment: only then is the sample's Horvitz-Thompson
+    estimate of the pool's relevant documents usable to anchor the model (a sample
+    still being judged would count its unjudged draws as non-relevant)."""
+    if job.sample_id is None:
+        return False
+    drawn: dict[int, set[int]] = {}
+    rows = SampleDocument.objects.filter(
+        sample_id=job.sample_id, topic_id__in=list(features)
+    ).values_list("topic_id", "document_id")
+    for topic_id, doc_id in rows:
+        drawn.setdefault(topic_id, set()).add(doc_id)
+    for topic_id, docs in drawn.items():
+        ids, _ = features[topic_id]
+        mask = np.isin(ids, np.fromiter(docs, dtype=np.int64, count=len(docs)))
+        if int(mask.sum()) < len(docs) or np.any(labels[topic_id][mask] < 0):
+            return False
+    return bool(drawn)
+
+
+def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
+    """Fit the model on the job's judged documents and store it with a probability of
+    relevance for every (topic, document) of the job. ``reliability``: also estimate
+    the reliability diagram by cross-validation on the judged documents."""
+    if job.status != MatchJob.Status.DONE:
+        raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
+    started = time.perf_counter()
+    features = _job_features(job)
+    labels = _labels(job, features)
+    qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
+    data = {qids[t]: (features[t][1], labels[t]) for t in features}
+    weights = _sample_weights(job, features, qids)
+    pool_relevant = (
+        relevance_model.horvitz_thompson_relevant(
+            {q: y for q, (_, y) in data.items()}, weights
+        )
+        if weights is not None and sample_fully_judged(job, features, labels)
+        else None
+    )
+    try:
+        fit_started = time.perf_counter()
+        model = relevance_model.model_fit(
+            data, weights=weights, pool_relevant=pool_relevant
+        )
+        predicted = relevance_model.model_predict(model, data)
+        model_seconds = time.perf_counter() - fit_started
+    except ValueError as exc:
+        _inference_update(job, error=str(exc))
+        raise RelevanceModelError(f"job {job.pk}: {exc}") from exc
+    order = sorted(features, key=lambda t: qids[t])
+    topic_col = np.concatenate(
+        [np.full(len(features[t][0]), t, dtype=np.int64) for t in order]
+    )
+    doc_col = np.concatenate([features[t][0] for t in order])
+    p_col = np.concatenate([np.asarray(predicted[qids[t]], dtype=float) for t in order])
+    all_labels = np.concatenate([labels[t] for t in order])
+    info: dict[str, Any] = {
+        "documents": len(doc_col),
+        "judged": int((all_labels >= 0).sum()),
+        "relevant": int((all_labels == 1).sum()),
+        "sum_p": {qids[t]: float(np.sum(predicted[qids[t]])) for t in order},
+        # The sample's Horvitz-Thompson estimate the model was anchored to (None:
+        # not anchored, without a sample or with one not fully judged).
+        "pool_relevant": pool_relevant,
+    }
+    if reliability:
+        info["reliability"] = reliability_cv(
+            data, weights=weights, pool_relevant=pool_relevant
+        )
+    blob = probabilities_pack(topic_col, doc_col, p_col)
+    seconds = time.perf_counter() - started
+    _inference_update(
+        job,
+        model=json.loads(model.to_json()),
+        fit_info=info,
+        probabilities=blob,
+        fitted_at=timezone.now(),
+        fit_seconds=seconds,
+        error="",
+    )
+    return FitSummary(
+        documents=len(doc_col),
+        judged=info["judged"],
+        relevant=info["relevant"],
+        seconds=seconds,
+        topics=len(order),
+        model_seconds=model_seconds,
+    )
+
+
+def _inference_update(job: MatchJob, **fields: Any) -> None:
+    """Write only these fields of the job's model row (never reading back, nor
+    rewriting, its corpus statistics), creating the row if a job predates it."""
+    if not JobInference.objects.filter(job=job).update(**fields):
+        JobInference.objects.create(job=job, **fields)
+
+
+def reliability_cv(
+    data: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    weights: dict[str, np.ndarray] | None = None,
+    folds: int = CV_FOLDS,
+    bins: int = RELIABILITY_BINS,
+    pool_relevant: float | None = None,
+) -> dict[str, Any]:
+    """Observed rate of relevance per p bin, each judged document's p predicted by a
+    model fitted without its fold (folds: judged documents in order, round robin).
+    ``pool_relevant``: the whole sample's estimate the model is anchored to; each
+    fold's model is anchored to it too, its held-out documents counting as unjudged."""
+    held: list[tuple[float, int]] = []
+    for fold in range(folds):
+        masked = {}
+        targets: dict[str, np.ndarray] = {}
+        for qid, (matrix, labels) in data.items():
+            judged = np.flatnonzero(labels >= 0)
+            out = judged[np.arange(len(judged)) % folds == fold]
+            train = labels.copy()
+            train[out] = -1
+            masked[qid] = (matrix, train)
+            targets[qid] = out
+        if not any(len(v) for v in targets.values()):
+            continue
+        try:
+            model = relevance_model.model_fit(
+                masked, weights=weights, pool_relevant=pool_relevant
+            )
+        except ValueError:
+            continue
+        predicted = relevance_model.model_predict(model, masked)
+        for qid, out in targets.items():
+            for i in out.tolist():
+                held.append((float(predicted[qid][i]), int(data[qid][1][i])))
+    return reliability_bins(held, bins=bins)
+
+
+def reliability_bins(
+    held: Sequence[tuple[float, int]], *, bins: int = RELIABILITY_BINS
+) -> dict[str, Any]:
+    """Per bin of p (b/B <= p < (b+1)/B, p = 1 in the last): documents, mean p,
+    observed rate of relevance; and the Brier score and expected calibration error."""
+    rows = []
+    n = len(held)
+    ece = 0.0
+    for b in range(bins):
+        members = [(p, y) for p, y in held if min(int(p * bins), bins - 1) == b]
+        count = len(members)
+        mean_p = sum(p for p, _ in members) / count if count else None
+        rate = sum(y for _, y in members) / count if count else None
+        if count and mean_p is not None and rate is not None:
+            ece += count / n * abs(mean_p - rate)
+        rows.append(
+            {"low": b / bins, "high": (b + 1) / bins, "n": count, "mean_p": mean_p,
+             "rate": rate}
+        )  # fmt: skip
+    brier = sum((p - y) ** 2 for p, y in held) / n if n else None
+    return {"bins": rows, "n": n, "brier": brier, "ece": ece if n else None}
+
+
+# --- reading ----------------------------------------------------------------------------
+def job_inference(job: MatchJob) -> JobInference | None:
+    """The job's model row, if any."""
+    return JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+
+
+def job_probabilities(
+    *, job: MatchJob, override: bool = True, topics: Iterable[int] | None = None
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, p)} of the job's fitted model ({} without one).
+
+    ``override``: a judged document's p is 1 when judged relevant, 0 when not."""
+    blob = (
+        JobInference.objects.filter(job=job, probabilities__isnull=False)
+        .values_list("probabilities", flat=True)
+        .first()
+    )
+    if blob is None:
+        return {}
+    topic_col, doc_col, p_col = probabilities_unpack(bytes(blob))
+    wanted = None if topics is None else set(topics)
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for topic_id in np.unique(topic_col).tolist():
+        if wanted is not None and topic_id not in wanted:
+            continue
+        mask = topic_col == topic_id
+        docs, p = doc_col[mask], p_col[mask].copy()
+        out[int(topic_id)] = (docs, p)
+    if override and out:
+        threshold = job.collection.relevant_threshold
+        grades = human_grades(out)
+        for topic_id, (docs, p) in out.items():
+            for i, doc_id in enumerate(docs.tolist()):
+                grade = grades.get((topic_id, doc_id))
+                if grade is not None:
+                    p[i] = 1.0 if grade >= threshold else 0.0
+    return out

@@ -1,0 +1,218 @@
+"""The relevance model run over a pool from the documents' text: features, fit and
+probabilities in one call (the simulation's model; a matching job's own model, fitted
+from the features its chunks packed, is :mod:`nuggets_app.inference.services.job_model`).
+
+:func:`relevance_model_run` computes the features of
+:mod:`nuggets_app.learning.relevance_features` for every (topic, pooled document) from
+the documents' text, the topic statements, the job's nuggets and the min-span scores
+stored with the job's chunks, fits the model on the judged documents (weighted by the
+inverse inclusion probability of the sample when one is given, so they stand for the
+whole pool) and predicts a probability of relevance for every pooled document. Topics
+without nuggets (or without a judged relevant document) are described by the features
+that exist for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db.models import Q
+
+from matcher import MatchOptions, normalize
+from nuggets_app.collection.services.suite_runs import document_texts
+from nuggets_app.inference.services.evidence import evidence_nugget_scores
+from nuggets_app.learning.relevance_features import (
+    FEATURE_NAMES,
+    CorpusStats,
+    FloatArray,
+    NuggetText,
+    PreparedDocument,
+    document_features,
+    document_prepare,
+    topic_evidence,
+)
+from nuggets_app.learning.relevance_model import (
+    RelevanceModel,
+    horvitz_thompson_relevant,
+    model_fit,
+    model_predict,
+)
+from nuggets_app.models import (
+    Collection,
+    Document,
+    MatchChunk,
+    MatchJob,
+    Nugget,
+    Topic,
+)
+
+Labels = Mapping[str, Mapping[str, int]]
+
+
+@dataclass
+class RelevancePrediction:
+    """The fitted model, the raw features (rows in ``docnos`` order) and the
+    probabilities of every pooled document, keyed by qid and docno."""
+
+    model: RelevanceModel
+    docnos: dict[str, list[str]]
+    features: dict[str, FloatArray]
+    probabilities: dict[str, dict[str, float]]
+
+
+def collection_terms(
+    collection: Collection, options: MatchOptions
+) -> dict[str, list[str]]:
+    """{docno: matcher terms} of every document of a collection, title included (the
+    text the retrieval models index)."""
+    return {
+        docno: normalize(text, options) for docno, text in document_texts(collection)
+    }
+
+
+def topic_statement(topic: Topic) -> str:
+    """The title, and the description when it says something else."""
+    title, description = topic.title.strip(), topic.description.strip()
+    if not title or description.startswith(title):
+        return description or title
+    return f"{title}\n{description}" if description else title
+
+
+def _minspan_scores(job: MatchJob) -> dict[int, dict[int, dict[str, float]]]:
+    """{topic id: {document id: {nugget id: min-span score}}} from the packed evidence."""
+    out: dict[int, dict[int, dict[str, float]]] = {}
+    chunks = MatchChunk.objects.filter(job=job).values_list(
+        "topic_id", "packed_evidence"
+    )
+    for topic_id, blob in chunks.iterator(chunk_size=50):
+        if blob is None:
+            continue
+        per_doc = out.setdefault(topic_id, {})
+        for doc_id, scores in evidence_nugget_scores(bytes(blob), job.lam).items():
+            per_doc[doc_id] = {str(n): s for n, s in scores.items()}
+    return out
+
+
+def _nuggets(job: MatchJob | None, topic_ids: Sequence[int], options: MatchOptions):
+    """{topic id: [NuggetText]} of the job's nuggets (none without a job)."""
+    found: dict[int, list[NuggetText]] = {}
+    if job is None:
+        return found
+    rows = Nugget.objects.filter(topic_id__in=list(topic_ids))
+    f = job.nugget_filter or {}
+    if f.get("assessors") or f.get("banks"):
+        rows = rows.filter(
+            Q(assessor_id__in=f.get("assessors") or [])
+            | Q(bank_id__in=f.get("banks") or [])
+        )
+    if f.get("grades"):
+        rows = rows.filter(grade__in=f["grades"])
+    if f.get("aspects"):
+        rows = rows.filter(aspect__in=f["aspects"])
+    values = rows.order_by("pk").values_list(
+        "pk", "topic_id", "text", "document__docno"
+    )
+    for pk, topic_id, text, docno in values:
+        found.setdefault(topic_id, []).append(
+            NuggetText(tuple(normalize(text, options)), docno, str(pk))
+        )
+    return found
+
+
+def relevance_model_run(
+    *,
+    collection_id: int,
+    job: MatchJob | None,
+    pool: Mapping[str, Sequence[str]],
+    labels: Labels,
+    inclusion: Mapping[str, Mapping[str, float]] | None = None,
+    relevance_level: int = 1,
+    c: float | None = None,
+) -> RelevancePrediction:
+    """Features, fit and probabilities for the pooled documents (``{qid: docnos}``).
+
+    ``labels`` are the human grades of the judged documents (``{qid: {docno: grade}}``;
+    relevant when ``>= relevance_level``); ``inclusion`` their inclusion probabilities
+    in the sample (weights ``1/p``; equal weights when absent; given, the model is
+    anchored to the sample's Horvitz-Thompson estimate of the number of relevant
+    pooled documents, see :func:`nuggets_app.learning.relevance_model.anchor_shift`). ``job`` supplies the
+    nuggets (its nugget filter), the text pipeline and the min-span scores; without a
+    job the model uses the topic statements and the judged documents only. ``c`` is
+    the inverse L2 strength of the fit (None: chosen by cross-validation over topics).
+    """
+    options = (
+        MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
+        if job is not None
+        else MatchOptions()
+    )
+    collection = Collection.objects.get(pk=collection_id)
+    terms = collection_terms(collection, options)
+    stats = CorpusStats.from_tokens(terms.values())
+    topics = {
+        t.qid: t
+        for t in Topic.objects.filter(collection_id=collection_id, qid__in=list(pool))
+    }
+    nuggets = _nuggets(job, [t.pk for t in topics.values()], options)
+    minspan = _minspan_scores(job) if job is not None else {}
+    doc_ids = dict(
+        Document.objects.filter(collection_id=collection_id).values_list("docno", "pk")
+    )
+    rows: dict[str, tuple[FloatArray, np.ndarray]] = {}
+    weights: dict[str, FloatArray] = {}
+    docnos: dict[str, list[str]] = {}
+    prepared: dict[str, PreparedDocument] = {}
+    for qid in sorted(pool):
+        topic = topics.get(qid)
+        statement = topic_statement(topic) if topic else ""
+        judged_grades = labels.get(qid, {})
+        judged = {d: g >= relevance_level for d, g in judged_grades.items()}
+        evidence = topic_evidence(
+            topic_terms=normalize(statement, options),
+            nuggets=nuggets.get(topic.pk, []) if topic else [],
+            judged=judged,
+            relevant_terms={d: terms.get(d, []) for d, rel in judged.items() if rel},
+            nonrelevant_terms={
+                d: terms.get(d, []) for d, rel in judged.items() if not rel
+            },
+            stats=stats,
+        )
+        per_doc = minspan.get(topic.pk, {}) if topic else {}
+        ordered = list(pool[qid])
+        for d in ordered:
+            if d not in prepared:
+                prepared[d] = document_prepare(stats, terms.get(d, []))
+        x = np.array(
+            [
+                document_features(
+                    evidence, stats, d, prepared[d], per_doc.get(doc_ids.get(d, -1))
+                )
+                for d in ordered
+            ],
+            dtype=np.float64,
+        ).reshape(len(ordered), len(FEATURE_NAMES))
+        y = np.array([int(judged[d]) if d in judged else -1 for d in ordered])
+        probs = (inclusion or {}).get(qid, {})
+        weights[qid] = np.array(
+            [1.0 / probs[d] if probs.get(d, 0) > 0 else 1.0 for d in ordered]
+        )
+        rows[qid] = (x, y)
+        docnos[qid] = ordered
+    # With a sample, anchor the model's expected count of relevant pooled documents to
+    # the sample's Horvitz-Thompson estimate (statAP's R-hat summed over topics).
+    pool_relevant = (
+        horvitz_thompson_relevant({q: y for q, (_, y) in rows.items()}, weights)
+        if inclusion is not None
+        else None
+    )
+    model = model_fit(rows, weights=weights, c=c, pool_relevant=pool_relevant)
+    predicted = model_predict(model, {q: x for q, (x, _) in rows.items()})
+    return RelevancePrediction(
+        model=model,
+        docnos=docnos,
+        features={q: x for q, (x, _) in rows.items()},
+        probabilities={
+            q: dict(zip(docnos[q], predicted[q].tolist(), strict=True)) for q in docnos
+        },
+    )

@@ -1,0 +1,380 @@
+"""Decision rules: which matched documents are inferred relevant, and how good a rule
+looks on the human-judged sample.
+
+Judged = ``Judgment`` rows with a grade for the topic and document; when several
+assessors judged a document the highest grade counts (one assessor finding it
+relevant makes it relevant); relevant means grade >= ``collection.relevant_threshold``.
+Rules on the model's probabilities read them from :mod:`job_model
+<nuggets_app.inference.services.job_model>`; held-out scores are re-computed from the
+packed evidence (:mod:`nuggets_app.inference.services.evidence`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nuggets_app.inference.selectors import job_nuggets
+from nuggets_app.inference.services.evidence import evidence_scores_without
+from nuggets_app.inference.services.job_model import job_probabilities
+from nuggets_app.judging.selectors import human_grades
+from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
+from nuggets_app.models import MatchChunk, MatchJob, MatchResult, Topic
+
+# --- packed evidence -------------------------------------------------------------------
+
+
+# --- decision rules ---------------------------------------------------------------------
+RULE_KINDS = ("threshold", "top_n", "probability", "expected_f1")
+# Rules on the model's probability of relevance (the job needs a fitted model).
+MODEL_RULES = ("probability", "expected_f1")
+
+
+@dataclass(frozen=True)
+class DecisionRule:
+    """Which matched documents are inferred relevant.
+
+    ``threshold`` (the paper rule): min-span score >= the topic's threshold
+    (``per_topic`` by qid, else the global ``threshold``); ``top_n``: the ``n`` best
+    documents of each topic (by the model's probability when the job has a fitted
+    model, else by score, with a positive score; ties broken by document id);
+    ``probability``: the model's p >= ``threshold`` (default 0.5); ``expected_f1``:
+    p >= the topic's threshold that maximises the expected F1 under the model's
+    probabilities.
+
+    Rules on the score need nuggets: under ``threshold`` and score-ranked ``top_n`` a
+    topic without nuggets cannot be decided (:func:`rule_undecided`); exports and
+    verification leave its unjudged documents out, never a silent "all
+    non-relevant".
+    """
+
+    kind: str = "threshold"
+    threshold: float = 0.5
+    per_topic: dict[str, float] = field(default_factory=dict)
+    n: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in RULE_KINDS:
+            raise ValueError(
+                f"rule kind must be one of {', '.join(RULE_KINDS)}, got {self.kind!r}"
+            )
+        if self.kind == "top_n" and self.n < 1:
+            raise ValueError(f"top-N needs N >= 1, got {self.n}")
+        values = [self.threshold, *self.per_topic.values()]
+        if any(not math.isfinite(v) for v in values):
+            raise ValueError("thresholds must be finite numbers")
+        if self.kind == "probability" and not 0 <= self.threshold <= 1:
+            raise ValueError(
+                f"a probability threshold is in [0, 1], got {self.threshold}"
+            )
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether the rule reads the model's probabilities (always for p rules)."""
+        return self.kind in MODEL_RULES
+
+    def as_dict(self) -> dict[str, Any]:
+        """The rule as plain JSON (for provenance sidecars)."""
+        if self.kind == "top_n":
+            return {"kind": "top_n", "n": self.n}
+        if self.kind == "expected_f1":
+            return {"kind": "expected_f1"}
+        if self.kind == "probability":
+            return {"kind": "probability", "threshold": self.threshold}
+        return {
+            "kind": "threshold",
+            "threshold": self.threshold,
+            "per_topic": self.per_topic,
+        }
+
+    def describe(self) -> str:
+        """A short human label."""
+        if self.kind == "top_n":
+            return f"top {self.n} per topic"
+        if self.kind == "probability":
+            return f"p >= {self.threshold:g}"
+        if self.kind == "expected_f1":
+            return "p >= the threshold of best expected F1"
+        extra = f", {len(self.per_topic)} per-topic" if self.per_topic else ""
+        return f"paper rule: score >= {self.threshold:g}{extra}"
+
+
+RULE_SPECS = "p:X, expected-f1, top:N or paper:X"
+
+
+def rule_from_spec(text: str) -> DecisionRule:
+    """A rule from its command-line spelling: ``p:X`` (p >= X), ``expected-f1``,
+    ``top:N`` and ``paper:X`` (min-span score >= X; ``threshold:X`` too)."""
+    kind, _, value = text.strip().partition(":")
+    try:
+        if kind == "p":
+            return DecisionRule(kind="probability", threshold=float(value or 0.5))
+        if kind == "expected-f1" and not value:
+            return DecisionRule(kind="expected_f1")
+        if kind == "top":
+            return DecisionRule(kind="top_n", n=int(value))
+        if kind in ("paper", "threshold"):
+            return DecisionRule(kind="threshold", threshold=float(value or 0.5))
+    except ValueError as exc:
+        raise ValueError(f"rule {text!r}: {exc}") from None
+    raise ValueError(f"rule {text!r}: expected {RULE_SPECS}")
+
+
+def job_has_model(job: MatchJob) -> bool:
+    """Whether the job has fitted probabilities of relevance."""
+    from nuggets_app.models import JobInference
+
+    return JobInference.objects.filter(job=job, probabilities__isnull=False).exists()
+
+
+def rule_default(job: MatchJob) -> DecisionRule:
+    """p >= 0.5 for a job with a fitted model, else the paper rule at 0.5."""
+    if job_has_model(job):
+        return DecisionRule(kind="probability", threshold=0.5)
+    return DecisionRule(kind="threshold", threshold=0.5)
+
+
+def topics_without_nuggets(job: MatchJob) -> list[Topic]:
+    """The job's topics that have no nugget under its nugget filter, by qid."""
+    return [
+        t
+        for t in sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
+        if not job_nuggets(job, t.pk).exists()
+    ]
+
+
+def launch_warnings(job: MatchJob) -> list[str]:
+    """What a researcher should know about a job's topics before trusting it."""
+    missing = [t.qid for t in topics_without_nuggets(job)]
+    if not missing:
+        return []
+    return [
+        f"topics {', '.join(missing)} have no nuggets: the paper rule cannot decide "
+        "them (their unjudged documents stay out of inferred and merged qrels); the "
+        "relevance model gives them probabilities from the topic statement, relevance "
+        "feedback and prevalence only"
+    ]
+
+
+def rule_on_model(job: MatchJob, rule: DecisionRule) -> bool:
+    """Whether the rule ranks by the model's p (else by the min-span score)."""
+    return rule.uses_model or (rule.kind == "top_n" and job_has_model(job))
+
+
+def rule_undecided(job: MatchJob, rule: DecisionRule) -> list[Topic]:
+    """The job's topics the rule cannot decide: those without nuggets, under a rule
+    on the min-span score (every score is 0 there, which says nothing)."""
+    if rule_on_model(job, rule):
+        return []
+    return topics_without_nuggets(job)
+
+
+def rule_apply(
+    *, job: MatchJob, rule: DecisionRule, topics: Iterable[Topic] | None = None
+) -> dict[int, dict[int, bool]]:
+    """{topic id: {document id: inferred relevant?}} for every result of the job."""
+    wanted = None if topics is None else {t.pk for t in topics}
+    qids = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    if rule_on_model(job, rule):
+        columns = job_probabilities(job=job, override=False)
+        if not columns:
+            raise ValueError(
+                f"rule {rule.describe()!r} needs the job's model; job {job.pk} has "
+                "no fitted probabilities (fit it first)"
+            )
+    else:
+        columns = _score_columns(job)
+    out: dict[int, dict[int, bool]] = {}
+    for topic_id, (docs, values) in columns.items():
+        if wanted is not None and topic_id not in wanted:
+            continue
+        keep = _rule_mask(rule, qids.get(topic_id, ""), docs, values)
+        out[topic_id] = dict(zip(docs.tolist(), keep.tolist(), strict=True))
+    return out
+
+
+def _score_columns(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, min-span scores)} of the job's results."""
+    rows = np.array(
+        list(
+            MatchResult.objects.filter(job=job).values_list(
+                "topic_id", "document_id", "score"
+            )
+        ),
+        dtype=float,
+    )
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if rows.size == 0:
+        return out
+    order = np.argsort(rows[:, 0], kind="stable")
+    rows = rows[order]
+    topic_ids, starts = np.unique(rows[:, 0], return_index=True)
+    bounds = [*starts.tolist(), len(rows)]
+    for i, topic_id in enumerate(topic_ids.astype(int).tolist()):
+        part = rows[bounds[i] : bounds[i + 1]]
+        out[topic_id] = (part[:, 1].astype(np.int64), part[:, 2])
+    return out
+
+
+def _rule_mask(rule: DecisionRule, qid: str, docs: np.ndarray, values: np.ndarray):
+    if rule.kind in ("threshold", "probability"):
+        return values >= rule.per_topic.get(qid, rule.threshold)
+    if rule.kind == "expected_f1":
+        from nuggets_app.learning.thresholds import expected_f1_threshold
+
+        return values >= expected_f1_threshold(values.tolist()).threshold
+    order = np.lexsort((docs, -values))
+    keep = np.zeros(len(docs), dtype=bool)
+    chosen = order[: rule.n]
+    keep[chosen] = values[chosen] > 0
+    return keep
+
+
+@dataclass
+class RuleEstimate:
+    """Confusion counts of a rule on the judged documents, and the ratios."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    inferred: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    @property
+    def judged(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+
+def rule_estimate(
+    *, job: MatchJob, rule: DecisionRule, topics: Iterable[Topic] | None = None
+) -> dict[str, RuleEstimate]:
+    """Per qid and overall (key ``"all"``): precision and recall of the rule measured
+    on the judged documents among the job's results."""
+    decisions = rule_apply(job=job, rule=rule, topics=topics)
+    threshold = job.collection.relevant_threshold
+    grades = human_grades(decisions)
+    qids = dict(Topic.objects.filter(pk__in=list(decisions)).values_list("pk", "qid"))
+    out: dict[str, RuleEstimate] = {"all": RuleEstimate()}
+    for topic_id, decided in sorted(decisions.items(), key=lambda kv: qids[kv[0]]):
+        est = out.setdefault(qids[topic_id], RuleEstimate())
+        for doc_id, inferred in decided.items():
+            for target in (est, out["all"]):
+                target.inferred += int(inferred)
+            grade = grades.get((topic_id, doc_id))
+            if grade is None:
+                continue
+            relevant = grade >= threshold
+            attr = (
+                ("tp" if inferred else "fn")
+                if relevant
+                else ("fp" if inferred else "tn")
+            )
+            for target in (est, out["all"]):
+                setattr(target, attr, getattr(target, attr) + 1)
+    return out
+
+
+def rule_fit(
+    *,
+    job: MatchJob,
+    objective: str = "f1",
+    scope: str = "global",
+    beta: float = 1.0,
+    min_relevant: int = 2,
+    sources: str = "leave-out",
+    assessors: Iterable[int] | None = None,
+    relevant_threshold: int | None = None,
+) -> DecisionRule:
+    """The threshold rule with the best F-beta on the job's held-out judged documents.
+
+    ``objective`` is ``"f1"`` (beta = 1) or ``"fbeta"`` (uses ``beta``). Judged =
+    Judgment rows (of ``assessors`` only, when given; highest grade, as
+    :func:`human_grades`) for the job's results; relevant when the grade is >=
+    ``relevant_threshold`` (default: the collection's). A nugget's own document matches
+    it almost perfectly, so a judged document that is the source of some of the
+    topic's nuggets is held out: ``sources="leave-out"`` (default) scores it against
+    the topic's *other* nuggets (from the packed evidence, exactly as the matcher
+    would), ``"exclude"`` leaves it out of the fit. ``scope`` and ``min_relevant`` as
+    in :func:`nuggets_app.learning.thresholds.rule_fit_thresholds`. Raises ``FitError`` (a
+    ``ValueError``) when nothing can be fitted.
+    """
+    if objective not in ("f1", "fbeta"):
+        raise FitError(f"objective must be f1 or fbeta, got {objective!r}")
+    if objective == "f1" and beta != 1.0:
+        raise FitError(f"objective f1 means beta = 1, got beta {beta}")
+    if sources not in ("leave-out", "exclude"):
+        raise FitError(f"sources must be leave-out or exclude, got {sources!r}")
+    if relevant_threshold is None:
+        relevant_threshold = job.collection.relevant_threshold
+    judged = _held_out(job, assessors, relevant_threshold, sources == "leave-out")
+    fit = rule_fit_thresholds(judged, beta=beta, scope=scope, min_relevant=min_relevant)
+    return DecisionRule(
+        kind="threshold", threshold=fit.overall.threshold, per_topic=fit.thresholds()
+    )
+
+
+def _held_out(
+    job: MatchJob, assessors: Iterable[int] | None, threshold: int, leave_out: bool
+) -> dict[str, list[tuple[float, bool]]]:
+    """{qid: [(score, relevant?)]} of the judged results, nugget sources held out."""
+    # Imported here: the matching package imports this module for evidence packing.
+    topics = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    grades = human_grades(topics, assessors)
+    own: dict[tuple[int, int], set[int]] = {}
+    for topic_id in topics:
+        for nugget_id, doc_id in job_nuggets(job, topic_id).values_list(
+            "pk", "document_id"
+        ):
+            own.setdefault((topic_id, doc_id), set()).add(nugget_id)
+    rescored = _source_scores(job, own, grades) if leave_out else {}
+    held_out: dict[str, list[tuple[float, bool]]] = {qid: [] for qid in topics.values()}
+    rows = MatchResult.objects.filter(job=job).values_list(
+        "topic_id", "document_id", "score"
+    )
+    for topic_id, doc_id, score in rows.iterator(chunk_size=5000):
+        key = (topic_id, doc_id)
+        grade = grades.get(key)
+        if grade is None or (key in own and key not in rescored):
+            continue
+        held_out[topics[topic_id]].append(
+            (rescored.get(key, score), grade >= threshold)
+        )
+    return held_out
+
+
+def _source_scores(
+    job: MatchJob,
+    own: dict[tuple[int, int], set[int]],
+    grades: dict[tuple[int, int], int],
+) -> dict[tuple[int, int], float]:
+    """{(topic id, document id): score without its own nuggets} of judged sources."""
+    wanted = {key for key in own if key in grades}
+    out: dict[tuple[int, int], float] = {}
+    by_topic: dict[int, dict[int, set[int]]] = {}
+    for topic_id, doc_id in wanted:
+        by_topic.setdefault(topic_id, {})[doc_id] = own[(topic_id, doc_id)]
+    chunks = MatchChunk.objects.filter(
+        job=job, topic_id__in=list(by_topic), packed_evidence__isnull=False
+    ).values_list("topic_id", "packed_evidence")
+    for topic_id, blob in chunks.iterator(chunk_size=100):
+        excluded = by_topic[topic_id]
+        for doc_id, score in evidence_scores_without(
+            bytes(blob), job.lam, excluded
+        ).items():
+            out[(topic_id, doc_id)] = score
+    return out
+
+
+# --- per-topic inspection ---------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""What assessors do: judgments, nuggets and aspects, and how far they agree."""

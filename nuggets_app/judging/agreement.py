@@ -1,0 +1,134 @@
+"""Reads for the agreement page: how far assessors who judged the same documents agree,
+on relevance (Cohen's kappa, percent agreement) and on highlighted spans."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from nuggets_app.ir.agreement import (
+    cohen_kappa,
+    overlap_from_counts,
+    percent_agreement,
+)
+from nuggets_app.ir.spans import covered_chars, intersect_chars
+from nuggets_app.models import (
+    Collection,
+    Judgment,
+    Nugget,
+)
+
+
+@dataclass
+class PairAgreement:
+    """Agreement of two assessors on one topic's commonly judged documents."""
+
+    qid: str
+    assessor_a: str
+    assessor_b: str
+    common: int
+    percent: float
+    kappa: float
+    kappa_binary: float
+    nugget_docs: int
+    a_chars: int
+    b_chars: int
+    both_chars: int
+    jaccard: float
+    dice: float
+
+    CSV_HEADER = (
+        "qid", "assessor_a", "assessor_b", "common_docs", "percent_agreement", "kappa",
+        "kappa_binary", "nugget_docs", "a_chars", "b_chars", "both_chars",
+        "span_jaccard", "span_dice",
+    )  # fmt: skip
+
+    def csv_row(self) -> list[str]:
+        def fmt(x: float) -> str:
+            return "" if math.isnan(x) else f"{x:.4f}"
+
+        return [
+            self.qid, self.assessor_a, self.assessor_b, str(self.common),
+            fmt(self.percent), fmt(self.kappa), fmt(self.kappa_binary),
+            str(self.nugget_docs), str(self.a_chars), str(self.b_chars),
+            str(self.both_chars), fmt(self.jaccard), fmt(self.dice),
+        ]  # fmt: skip
+
+
+def topic_agreement() -> list[PairAgreement]:
+    """Per topic and pair of assessors who judged the same documents: percent agreement
+    and Cohen's kappa (graded and binary) on relevance, and character overlap of their
+    nugget spans over the documents both judged (micro-averaged over documents)."""
+    labels: dict[int, dict[int, dict[int, int]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    rows = Judgment.objects.filter(relevance__isnull=False).values_list(
+        "topic_id", "assessor_id", "document_id", "relevance",
+        "topic__qid", "assessor__username", "topic__collection_id",
+    )  # fmt: skip
+    qids, names, thresholds = {}, {}, {}
+    for topic_id, assessor_id, doc_id, rel, qid, name, collection_id in rows:
+        labels[topic_id][assessor_id][doc_id] = rel
+        qids[topic_id], names[assessor_id] = qid, name
+        thresholds[topic_id] = collection_id
+    collections = {
+        c.pk: c.relevant_threshold
+        for c in Collection.objects.filter(pk__in=set(thresholds.values()))
+    }
+    spans: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
+    for topic_id, assessor_id, doc_id, start, end in Nugget.objects.filter(
+        topic_id__in=[t for t in labels if len(labels[t]) > 1], assessor__isnull=False
+    ).values_list("topic_id", "assessor_id", "document_id", "start", "end"):
+        spans[(topic_id, assessor_id, doc_id)].append((start, end))
+    result = []
+    for topic_id in sorted(labels, key=lambda t: _qid_key(qids[t])):
+        by_assessor = labels[topic_id]
+        ids = sorted(by_assessor, key=lambda a: names[a])
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                pair = _pair_agreement(
+                    by_assessor[a],
+                    by_assessor[b],
+                    {d: spans.get((topic_id, a, d), []) for d in by_assessor[a]},
+                    {d: spans.get((topic_id, b, d), []) for d in by_assessor[b]},
+                    cut=collections[thresholds[topic_id]],
+                )
+                if pair is not None:
+                    result.append(
+                        PairAgreement(qids[topic_id], names[a], names[b], *pair)
+                    )
+    return result
+
+
+def _pair_agreement(
+    a: dict[int, int],
+    b: dict[int, int],
+    a_spans: dict[int, list[tuple[int, int]]],
+    b_spans: dict[int, list[tuple[int, int]]],
+    *,
+    cut: int,
+) -> tuple | None:
+    """The PairAgreement figures after (qid, a, b), or None without common documents."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    la, lb = [a[d] for d in common], [b[d] for d in common]
+    a_chars = b_chars = both = docs = 0
+    for d in common:
+        sa, sb = a_spans[d], b_spans[d]
+        if sa or sb:
+            docs += 1
+            a_chars += covered_chars(sa)
+            b_chars += covered_chars(sb)
+            both += intersect_chars(sa, sb)
+    overlap = overlap_from_counts(a_chars, b_chars, both)
+    kappa_binary = cohen_kappa([x >= cut for x in la], [y >= cut for y in lb])
+    return (
+        len(common), percent_agreement(la, lb), cohen_kappa(la, lb), kappa_binary,
+        docs, a_chars, b_chars, both, overlap.jaccard, overlap.dice,
+    )  # fmt: skip
+
+
+def _qid_key(qid: str) -> tuple[int, int | str]:
+    return (0, int(qid)) if qid.isdigit() else (1, qid)

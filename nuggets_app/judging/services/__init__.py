@@ -1,0 +1,1 @@
+"""Writes of judging: judgments, nuggets, aspects."""

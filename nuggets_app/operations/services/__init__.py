@@ -1,0 +1,1 @@
+"""Writes of operations: health, task records, kept computations."""

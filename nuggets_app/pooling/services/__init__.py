@@ -1,0 +1,1 @@
+"""Writes of pooling: pools, samples, assignments."""

@@ -1,0 +1,1 @@
+"""Workflows of the experiments: simulation, its report and plots, LTR, matcher evaluation."""

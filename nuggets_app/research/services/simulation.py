@@ -1,0 +1,596 @@
+"""The nugget paradigm end to end with a simulated assessor, and runs to pool.
+
+:func:`simulation_run` builds the depth pool of the runs, draws a statAP sample, lets
+the simulated assessor judge the sampled documents from the qrels (Judgment rows of the
+user ``simulated-assessor``) and extract nuggets from the relevant ones (Nugget rows;
+strategy in :mod:`nuggets_app.learning.simulation`), runs a matching job over the pool
+through the jobs service, and returns everything the report needs
+(:mod:`nuggets_app.research.services.simulation_report` turns it into numbers and files).
+
+Runs to pool come from :mod:`nuggets_app.collection.services.suite_runs`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from matcher import MatchOptions, normalize
+from nuggets_app.collection.services.suite_runs import (
+    document_texts,
+    qrels_read,
+    runs_scores,
+    topic_queries,
+)
+from nuggets_app.inference.services.matching import (
+    match_job_finish_here,
+    match_job_launch,
+)
+from nuggets_app.inference.services.pool_model import relevance_model_run
+from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_fit
+from nuggets_app.learning import retrieval
+from nuggets_app.learning.simulation import (
+    ExtractionOptions,
+    nuggets_extract,
+    rule_parse,
+)
+from nuggets_app.learning.thresholds import expected_f1_threshold
+from nuggets_app.models import (
+    Assignment,
+    Collection,
+    Document,
+    Judgment,
+    MatchJob,
+    MatchResult,
+    Nugget,
+    NuggetBank,
+    Pool,
+    PoolDocument,
+    Run,
+    Sample,
+    SampleDocument,
+    Topic,
+)
+from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.samples import sample_draw
+
+SIMULATED_ASSESSOR = "simulated-assessor"
+INFERENCES = ("model", "paper")
+Progress = Callable[[str], None]
+Labels = dict[str, dict[str, int]]
+Scores = dict[str, dict[str, float]]
+
+
+class SimulationError(ValueError):
+    """The simulation cannot run as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Parameters of one simulation (command-line options of ``manage.py simulate``)."""
+
+    depth: int = 100
+    sample_size: int = 10
+    # When set, the per-topic sample size is this fraction of the mean pool size.
+    sample_fraction: float | None = None
+    seed: int = 1
+    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
+    rule: str = "threshold:0.5"
+    k: int = 3
+    lam: float = 0.5
+    relevance_level: int = 1
+    assessor: str = SIMULATED_ASSESSOR
+    expansion_terms: int = 20
+    # "model": the relevance model's probabilities; "paper": the matcher score + rule.
+    inference: str = "model"
+    # "simulated": nuggets cut from the judged relevant documents by the heuristic of
+    # nuggets_app.learning.simulation; "human": the nuggets of a nugget bank whose source
+    # span lies in a judged relevant document (e.g. the TREC TS assessors' matches).
+    nuggets: str = "simulated"
+    nugget_bank: str | None = None
+
+
+@dataclass
+class SimulationData:
+    """What a simulation produced, keyed by qid and docno (input of the report)."""
+
+    config: SimulationConfig
+    collection: str
+    sample_size: int
+    runs: dict[str, Scores]
+    pool: dict[str, list[str]]
+    sample: dict[str, dict[str, float]]
+    human: Labels
+    truth: Labels
+    nuggets: dict[str, int]
+    keyword_nuggets: int
+    scores: Scores
+    inferred: dict[str, set[str]]
+    baseline: Scores
+    doc_words: dict[str, int]
+    timings: dict[str, float] = field(default_factory=dict)
+    # The relevance model's probability of every pooled document ("model" inference).
+    probabilities: Scores | None = None
+    model: dict[str, Any] | None = None
+
+    def inference_scores(self) -> Scores:
+        """What the inference ranks the pool by: probabilities, else matcher scores."""
+        return self.probabilities if self.probabilities is not None else self.scores
+
+    def merged(self) -> Labels:
+        """Binary verdict on every pooled document: the human label where judged,
+        else the inference (a human label always wins)."""
+        level = self.config.relevance_level
+        verdicts: Labels = {}
+        for qid, docnos in self.pool.items():
+            judged = self.human.get(qid, {})
+            inferred = self.inferred.get(qid, set())
+            verdicts[qid] = {
+                d: int(judged[d] >= level) if d in judged else int(d in inferred)
+                for d in docnos
+            }
+        return verdicts
+
+
+def _names_digest(runs: Iterable[Run]) -> str:
+    names = "\n".join(sorted(run.name for run in runs))
+    return hashlib.sha1(names.encode()).hexdigest()[:8]
+
+
+def _pool_and_sample(
+    collection: Collection, runs: list[Run], config: SimulationConfig
+) -> tuple[Pool, Sample]:
+    pool = pool_build(
+        collection=collection,
+        runs=runs,
+        depth=config.depth,
+        name=f"sim-depth{config.depth}-{_names_digest(runs)}",
+    )
+    size = config.sample_size
+    if config.sample_fraction is not None:
+        sizes = [len(d) for d in _pool_docnos(pool).values()]
+        size = max(1, round(config.sample_fraction * sum(sizes) / max(len(sizes), 1)))
+    sample = sample_draw(
+        pool=pool,
+        size=size,
+        method=Sample.Method.STATAP,
+        seed=config.seed,
+        name=f"sim-statap-n{size}-seed{config.seed}",
+    )
+    return pool, sample
+
+
+def _assessor(username: str):
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    return user
+
+
+def _judge(sample: Sample, truth: Labels, assessor) -> Labels:
+    """Judgment rows for every sampled document, labelled from the qrels (0 if absent).
+
+    The simulated assessor's earlier work on this collection is replaced, so a new
+    simulation never mixes in nuggets of another sample.
+    """
+    collection = sample.pool.collection
+    rows = SampleDocument.objects.filter(sample=sample).values_list(
+        "topic_id", "topic__qid", "document_id", "document__docno"
+    )
+    human: Labels = {}
+    judgments = []
+    topic_ids = set()
+    for topic_id, qid, document_id, docno in rows:
+        grade = truth.get(qid, {}).get(docno, 0)
+        human.setdefault(qid, {})[docno] = grade
+        topic_ids.add(topic_id)
+        judgments.append(
+            Judgment(
+                topic_id=topic_id,
+                document_id=document_id,
+                assessor=assessor,
+                relevance=grade,
+            )
+        )
+    with transaction.atomic():
+        Nugget.objects.filter(assessor=assessor, topic__collection=collection).delete()
+        Judgment.objects.filter(
+            assessor=assessor, topic__collection=collection
+        ).delete()
+        Judgment.objects.bulk_create(judgments, batch_size=1000)
+        Assignment.objects.bulk_create(
+            [
+                Assignment(sample=sample, topic_id=t, assessor=assessor)
+                for t in topic_ids
+            ],
+            ignore_conflicts=True,
+        )
+    return human
+
+
+def collection_doc_freq(
+    collection: Collection, options: MatchOptions
+) -> dict[str, int]:
+    """Document frequency of every matcher term in the collection (keyword rarity)."""
+    doc_freq: dict[str, int] = {}
+    texts = Document.objects.filter(collection=collection).values_list(
+        "text", flat=True
+    )
+    for text in texts.iterator(chunk_size=2000):
+        for term in set(normalize(text, options)):
+            doc_freq[term] = doc_freq.get(term, 0) + 1
+    return doc_freq
+
+
+def _extract(
+    collection: Collection,
+    human: Labels,
+    assessor,
+    config: SimulationConfig,
+) -> tuple[dict[str, int], int]:
+    """Nugget rows from the judged relevant documents; (nuggets per qid, with keywords)."""
+    options = MatchOptions(k=config.k, lam=config.lam)
+    doc_freq = collection_doc_freq(collection, options)
+    topics = {t.qid: t for t in Topic.objects.filter(collection=collection)}
+    wanted = {
+        docno for labels in human.values() for docno, g in labels.items() if g > 0
+    }
+    docs = {
+        d.docno: d
+        for d in Document.objects.filter(collection=collection, docno__in=wanted)
+    }
+    rows, counts, with_keywords = [], {}, 0
+    for qid, labels in sorted(human.items()):
+        relevant = {
+            d: docs[d].text for d, g in labels.items() if g >= config.relevance_level
+        }
+        topic = topics[qid]
+        extracted = nuggets_extract(
+            topic_text=f"{topic.title}\n{topic.description}".strip(),
+            relevant_docs=relevant,
+            doc_freq=doc_freq,
+            options=config.extraction,
+        )
+        counts[qid] = len(extracted)
+        with_keywords += sum(bool(n.keywords) for n in extracted)
+        rows.extend(
+            Nugget(
+                topic=topic,
+                assessor=assessor,
+                document=docs[n.docno],
+                start=n.start,
+                end=n.end,
+                span_text=n.text,
+                text=n.text,
+                keywords=list(n.keywords),
+                client_uuid=uuid.uuid4(),
+            )
+            for n in extracted
+        )
+    Nugget.objects.bulk_create(rows, batch_size=1000)
+    return counts, with_keywords
+
+
+def _human_bank(collection: Collection, name: str | None) -> NuggetBank:
+    banks = NuggetBank.objects.filter(collection=collection)
+    if name is not None:
+        banks = banks.filter(name=name)
+    else:
+        banks = banks.filter(nuggets__document__isnull=False).distinct()
+    found = list(banks[:2])
+    if len(found) != 1:
+        what = f"named {name!r}" if name else "with source spans"
+        raise SimulationError(
+            f"--nuggets human needs exactly one nugget bank {what} in collection "
+            f"{collection.name} (found {len(found)}); import one with import_nuggets"
+        )
+    return found[0]
+
+
+def _extract_human(
+    collection: Collection,
+    human: Labels,
+    assessor,
+    config: SimulationConfig,
+) -> tuple[dict[str, int], int]:
+    """The simulated assessor's nuggets from people's: every nugget of the bank whose
+    source span lies in a judged relevant document of its topic, once per topic and
+    nugget (its first source by docno and offset). The nugget keeps the person's
+    text, span, grade and keywords; (nuggets per qid, with keywords)."""
+    bank = _human_bank(collection, config.nugget_bank)
+    relevant = {
+        (qid, docno)
+        for qid, labels in human.items()
+        for docno, grade in labels.items()
+        if grade >= config.relevance_level
+    }
+    rows: list[Nugget] = []
+    seen: set[tuple[str, str]] = set()
+    counts: dict[str, int] = dict.fromkeys(human, 0)
+    with_keywords = 0
+    source = (
+        bank.nuggets.filter(document__isnull=False)
+        .select_related("topic", "document")
+        .order_by("topic__qid", "document__docno", "start", "pk")
+    )
+    for nugget in source.iterator(chunk_size=2000):
+        qid = nugget.topic.qid
+        key = (qid, nugget.source_id or nugget.text)
+        if (qid, nugget.document.docno) not in relevant or key in seen:
+            continue
+        seen.add(key)
+        counts[qid] = counts.get(qid, 0) + 1
+        with_keywords += bool(nugget.keywords)
+        rows.append(
+            Nugget(
+                topic=nugget.topic,
+                assessor=assessor,
+                document=nugget.document,
+                start=nugget.start,
+                end=nugget.end,
+                span_text=nugget.span_text,
+                text=nugget.text,
+                keywords=list(nugget.keywords),
+                grade=nugget.grade,
+                aspect=nugget.aspect,
+                source_id=nugget.source_id,
+                client_uuid=uuid.uuid4(),
+            )
+        )
+    Nugget.objects.bulk_create(rows, batch_size=1000)
+    return counts, with_keywords
+
+
+@contextlib.contextmanager
+def _inline_tasks() -> Iterator[None]:
+    """Run the job's chunk tasks in this process, whatever broker is configured."""
+    from nuggets_app.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = before
+
+
+def _match(
+    collection: Collection,
+    pool: Pool,
+    qids: Iterable[str],
+    assessor,
+    config: SimulationConfig,
+) -> MatchJob:
+    """A matching job over the pool for the topics with nuggets, run in-process."""
+    topics = list(Topic.objects.filter(collection=collection, qid__in=list(qids)))
+    with _inline_tasks():
+        job = match_job_launch(
+            collection=collection,
+            topics=topics,
+            source=MatchJob.Source.POOL,
+            pool=pool,
+            nugget_filter={"assessors": [assessor.pk]},
+            k=config.k,
+            lam=config.lam,
+            name=f"simulation {pool.name} seed {config.seed}",
+        )
+    job = match_job_finish_here(job)
+    if job.status != MatchJob.Status.DONE:
+        raise SimulationError(f"matching job {job.pk} ended {job.status}: {job.error}")
+    return job
+
+
+def decision_rule(
+    rule: str, *, job: MatchJob | None = None, config: SimulationConfig | None = None
+) -> DecisionRule:
+    """``threshold:X``, ``top:N`` or ``fit:fB[:per-topic]`` as the inference service's
+    rule. A fitted rule needs the matching ``job`` and ``config``: it is fitted on the
+    simulated assessor's judgments of documents that are no nugget's source."""
+    kind, value = rule_parse(rule)
+    if kind == "top":
+        return DecisionRule(kind="top_n", n=int(value))
+    if kind in ("fit", "fit-per-topic"):
+        if job is None or config is None:
+            raise SimulationError(f"rule {rule}: a fitted rule needs the matching job")
+        assessor = _assessor(config.assessor)
+        return rule_fit(
+            job=job,
+            objective="f1" if value == 1.0 else "fbeta",
+            scope="global" if kind == "fit" else "per-topic",
+            beta=value,
+            assessors=[assessor.pk],
+            relevant_threshold=config.relevance_level,
+        )
+    return DecisionRule(kind="threshold", threshold=value)
+
+
+def _job_outcome(
+    job: MatchJob, rule: DecisionRule
+) -> tuple[Scores, dict[str, set[str]]]:
+    """Matcher scores per qid and docno, and the documents the rule infers relevant."""
+    scores: Scores = {}
+    names: dict[tuple[int, int], tuple[str, str]] = {}
+    rows = MatchResult.objects.filter(job=job).values_list(
+        "topic_id", "document_id", "topic__qid", "document__docno", "score"
+    )
+    for topic_id, doc_id, qid, docno, score in rows.iterator(chunk_size=5000):
+        scores.setdefault(qid, {})[docno] = score
+        names[(topic_id, doc_id)] = (qid, docno)
+    inferred: dict[str, set[str]] = {}
+    for topic_id, decided in rule_apply(job=job, rule=rule).items():
+        for doc_id, relevant in decided.items():
+            qid, docno = names[(topic_id, doc_id)]
+            if relevant and scores[qid][docno] > 0:
+                inferred.setdefault(qid, set()).add(docno)
+    return scores, inferred
+
+
+def model_inferred(
+    probabilities: Scores, human: Labels, rule: str
+) -> dict[str, set[str]]:
+    """The unjudged pooled documents the rule calls relevant from their probabilities:
+    ``threshold:X`` is ``p >= X``, ``top:N`` the N most probable per topic, ``fit:...``
+    the threshold with the best expected F1 over all topics under the model's own
+    probabilities (:func:`nuggets_app.learning.thresholds.expected_f1_threshold`)."""
+    kind, value = rule_parse(rule)
+    unjudged = {
+        q: {d: p for d, p in docs.items() if d not in human.get(q, {})}
+        for q, docs in probabilities.items()
+    }
+    if kind in ("fit", "fit-per-topic"):
+        value = expected_f1_threshold(
+            p for docs in unjudged.values() for p in docs.values()
+        ).threshold
+        kind = "threshold"
+    inferred: dict[str, set[str]] = {}
+    for qid, docs in unjudged.items():
+        if kind == "top":
+            ranked = sorted(docs, key=lambda d: (-docs[d], d))[: int(value)]
+            chosen = {d for d in ranked if docs[d] > 0}
+        else:
+            chosen = {d for d, p in docs.items() if p >= value and p > 0}
+        if chosen:
+            inferred[qid] = chosen
+    return inferred
+
+
+def _pool_docnos(pool: Pool) -> dict[str, list[str]]:
+    pooled: dict[str, list[str]] = {}
+    rows = PoolDocument.objects.filter(pool=pool).values_list(
+        "topic__qid", "document__docno"
+    )
+    for qid, docno in rows.iterator(chunk_size=5000):
+        pooled.setdefault(qid, []).append(docno)
+    return {qid: sorted(docnos) for qid, docnos in pooled.items()}
+
+
+def _sample_probs(sample: Sample) -> dict[str, dict[str, float]]:
+    probs: dict[str, dict[str, float]] = {}
+    rows = SampleDocument.objects.filter(sample=sample).values_list(
+        "topic__qid", "document__docno", "inclusion_prob"
+    )
+    for qid, docno, prob in rows:
+        probs.setdefault(qid, {})[docno] = prob
+    return probs
+
+
+def _baseline(
+    collection: Collection,
+    pool: dict[str, list[str]],
+    human: Labels,
+    config: SimulationConfig,
+) -> Scores:
+    """BM25 with relevance feedback from the judged sample, scored over the pool."""
+    index = retrieval.InvertedIndex.build(document_texts(collection))
+    queries = dict(topic_queries(Topic.objects.filter(collection=collection)))
+    scores: Scores = {}
+    for qid, docnos in pool.items():
+        relevant = [
+            d for d, g in human.get(qid, {}).items() if g >= config.relevance_level
+        ]
+        values = retrieval.relevance_feedback_bm25(
+            index,
+            index.query(queries.get(qid, "")),
+            relevant,
+            expansion_terms=config.expansion_terms,
+        )
+        scores[qid] = {d: float(values[index.position[d]]) for d in docnos}
+    return scores
+
+
+def _doc_words(collection: Collection) -> dict[str, int]:
+    rows = Document.objects.filter(collection=collection).values_list("docno", "text")
+    return {docno: len(text.split()) for docno, text in rows.iterator(chunk_size=5000)}
+
+
+def simulation_run(
+    *,
+    collection: Collection,
+    qrels_path: str | Path,
+    runs: Iterable[Run],
+    config: SimulationConfig,
+    progress: Progress | None = None,
+) -> SimulationData:
+    """Pool, sample, simulated judging and nuggets, matching, inference and baseline."""
+    say = progress or (lambda message: None)
+    runs = sorted(runs, key=lambda r: r.name)
+    if not runs:
+        raise SimulationError(f"collection {collection.name} has no runs to pool")
+    rule_parse(config.rule)  # rejects a bad rule before any work
+    if config.inference not in INFERENCES:
+        raise SimulationError(
+            f"inference must be one of {', '.join(INFERENCES)}, got {config.inference!r}"
+        )
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round(now - clock, 3)
+        clock = now
+        say(f"{name}: {timings[name]:.1f}s")
+
+    truth = qrels_read(qrels_path)
+    pool, sample = _pool_and_sample(collection, runs, config)
+    pooled = _pool_docnos(pool)
+    lap("pool and sample")
+    assessor = _assessor(config.assessor)
+    human = _judge(sample, truth, assessor)
+    extract = _extract_human if config.nuggets == "human" else _extract
+    nuggets, keyword_nuggets = extract(collection, human, assessor, config)
+    lap("judging and nugget extraction")
+    job = _match(
+        collection, pool, [q for q, n in nuggets.items() if n], assessor, config
+    )
+    probabilities: Scores | None = None
+    model: dict[str, Any] | None = None
+    if config.inference == "paper":
+        rule = decision_rule(config.rule, job=job, config=config)
+        say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
+        scores, inferred = _job_outcome(job, rule)
+        lap("matching")
+    else:
+        scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
+        lap("matching")
+        prediction = relevance_model_run(
+            collection_id=collection.pk,
+            job=job,
+            pool=pooled,
+            labels=human,
+            inclusion=_sample_probs(sample),
+            relevance_level=config.relevance_level,
+        )
+        probabilities = prediction.probabilities
+        model = json.loads(prediction.model.to_json())
+        inferred = model_inferred(probabilities, human, config.rule)
+        lap("relevance model")
+    baseline = _baseline(collection, pooled, human, config)
+    lap("baseline")
+    return SimulationData(
+        config=config,
+        collection=collection.name,
+        sample_size=sample.size,
+        runs=runs_scores(runs),
+        pool=pooled,
+        sample=_sample_probs(sample),
+        human=human,
+        truth=truth,
+        nuggets=nuggets,
+        keyword_nuggets=keyword_nuggets,
+        scores=scores,
+        inferred=inferred,
+        baseline=baseline,
+        doc_words=_doc_words(collection),
+        timings=timings,
+        probabilities=probabilities,
+        model=model,
+    )

@@ -1,0 +1,95 @@
+"""evaluate_matcher's reading and report on the TREC TS pseudo-documents of TS14.25:
+gold pairs as the files give them, measures consistent with each other, misses and
+false matches shown with the people's and the matcher's spans."""
+
+import gzip
+import json
+
+import pytest
+from django.core.management import call_command
+
+from nuggets_app.research.services.matcher_evaluation import (
+    evaluation_load,
+    evaluation_run,
+)
+
+
+@pytest.fixture
+def ts_files(shared_data):
+    base = shared_data / "trec-ts-nuggets"
+    return base / "nuggets.jsonl", base / "docs.jsonl.gz", base / "doc_matches.jsonl.gz"
+
+
+def test_gold_pairs_and_measures_on_ts_documents(ts_files, tmp_path):
+    nuggets, docs, matches = ts_files
+    data = evaluation_load(
+        nuggets_path=nuggets,
+        units_path=docs,
+        gold_path=matches,
+        unit_field="docno",
+        qid_prefix="TS14.25",
+    )
+    known = {
+        json.loads(line)["nugget_id"]
+        for line in nuggets.open()
+        if json.loads(line)["qid"] == "TS14.25"
+    }
+    with gzip.open(docs, "rt") as rows:
+        units = {
+            d["docno"]: d["text"]
+            for d in map(json.loads, rows)
+            if "TS14.25" in d["qids"]
+        }
+    with gzip.open(matches, "rt") as rows:
+        expected = {
+            ("TS14.25", m["docno"], m["nugget_id"])
+            for m in map(json.loads, rows)
+            if m["qid"] == "TS14.25" and m["nugget_id"] in known and m["docno"] in units
+        }
+    assert data.gold == expected
+    assert {u.id for u in data.units} == set(units)
+
+    report = evaluation_run(data, ks=(3,), lams=(0.5,), examples=5)
+    assert report["gold"] == len(expected)
+    for result in report["scorings"].values():
+        pair = result["pair"]
+        assert 0 <= pair["average_precision"] <= 1
+        assert all(pair["best_f1"] >= p["f1"] - 1e-12 for p in pair["points"])
+        assert sum(g["gold"] for g in result["per_grade"].values()) == len(expected)
+    failures = report["failures"]
+    assert failures["scoring"] == "minspan k=3 lam=0.5"
+    by_length = failures["recall_by_nugget_terms"].values()
+    assert sum(gold for gold, _, _ in by_length) == len(expected)
+    assert sum(hit for _, hit, _ in by_length) == len(expected) - failures["misses"]
+    for row in failures["miss_examples"]:
+        text = units[row["unit"]]
+        assert all(span in text for span in row["human_span"])
+        assert all(span in text for span in row["matched"])
+    for row in failures["false_match_examples"]:
+        assert ("TS14.25", row["unit"], row["nugget"]) not in expected
+        assert row["matched"]
+
+
+def test_the_command_writes_json_markdown_and_plot(ts_files, tmp_path):
+    nuggets, docs, matches = ts_files
+    out = tmp_path / "report"
+    call_command(
+        "evaluate_matcher",
+        "--nuggets",
+        str(nuggets),
+        "--units",
+        str(docs),
+        "--gold",
+        str(matches),
+        "--level",
+        "document",
+        "--qid-prefix",
+        "TS14.25",
+        "--no-bm25",
+        "--out",
+        str(out),
+    )
+    report = json.loads((out / "report.json").read_text())
+    assert list(report["scorings"]) == ["minspan k=3 lam=0.5"]
+    assert "| minspan k=3 lam=0.5 | pair |" in (out / "report.md").read_text()
+    assert (out / "pr.png").read_bytes()[:4] == b"\x89PNG"
