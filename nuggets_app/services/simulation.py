@@ -115,6 +115,8 @@ class SimulationData:
     # The relevance model's probability of every pooled document ("model" inference).
     probabilities: Scores | None = None
     model: dict[str, Any] | None = None
+    # Cross-fitted p of every pooled document (nuggets_app.ir.crossfit).
+    crossfit: Scores | None = None
 
     def inference_scores(self) -> Scores:
         """What the inference ranks the pool by: probabilities, else matcher scores."""
@@ -546,6 +548,7 @@ def simulation_run(
     )
     probabilities: Scores | None = None
     model: dict[str, Any] | None = None
+    crossfit: Scores | None = None
     if config.inference == "paper":
         rule = decision_rule(config.rule, job=job, config=config)
         say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
@@ -563,6 +566,7 @@ def simulation_run(
             relevance_level=config.relevance_level,
         )
         probabilities = prediction.probabilities
+        crossfit = prediction.crossfit
         model = json.loads(prediction.model.to_json())
         inferred = model_inferred(probabilities, human, config.rule)
         lap("relevance model")
@@ -586,4 +590,5 @@ def simulation_run(
         timings=timings,
         probabilities=probabilities,
         model=model,
+        crossfit=crossfit,
     )
