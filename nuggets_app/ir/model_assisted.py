@@ -28,6 +28,15 @@ derivative of the measure with respect to ``y_d`` at the estimates,
 grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``. Topics: every topic of the
 prels that the run answers, except ``UMASS`` ones; valid when ``R̂ > 0``. Per run:
 mean over valid topics, ``var = Σ var_t / n²``. No Django here.
+
+``bounded=True`` (what the application reports; :func:`topic_bounded`): a topic's
+AP, R-prec, P@k and nDCG@k are clipped to [0, 1] and their variance capped at 1/4. A
+ratio whose denominator ``R̂`` is small and noisy (few relevant documents, a sampled
+non-relevant document with a high p and a small π) can land far outside the measure's
+range with a linearised variance in the tens; the true value lies in [0, 1], so
+clipping never moves an estimate away from it, and a [0, 1]-valued estimate has a
+variance of at most 1/4 (Popoviciu). ``bounded=False`` keeps statAP's own values at
+p ≡ 0 (statAP can exceed 1).
 """
 
 from __future__ import annotations
@@ -47,6 +56,8 @@ ESTIMATORS = ("sample_only", "statap", "eap", "model_assisted")
 CUTOFF = 30  # statAP's P@30 and nDCG@30
 Z_95 = 1.96
 NAN = float("nan")
+# The largest variance of a [0, 1]-valued estimate (bounded=True).
+BOUNDED_VAR = 0.25
 
 Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
@@ -367,6 +378,17 @@ def topic_estimates(
     }
 
 
+def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEstimate]:
+    """Every measure but ``R`` clipped to [0, 1], its variance capped at
+    :data:`BOUNDED_VAR` (NaN stays NaN)."""
+    out = dict(estimates)
+    for name, t in estimates.items():
+        if name != "R" and not math.isnan(t.estimate):
+            value = min(max(t.estimate, 0.0), 1.0)
+            out[name] = TopicEstimate(t.qid, value, min(t.var, BOUNDED_VAR), t.est_r)
+    return out
+
+
 def topic_samples(
     judged: Mapping[str, TopicPrels],
     probs: Probs,
@@ -412,12 +434,14 @@ def model_assisted_evaluate(
     cutoff: int = CUTOFF,
     depth: int | None = None,
     grades: GradeModel | None = None,
+    bounded: bool = False,
 ) -> dict[str, dict[str, RunEstimate]]:
     """``run -> measure -> RunEstimate`` for every run (``qid -> {docno: score}``).
 
     Lists are ordered by :func:`ranking_order` and cut at ``depth`` (None: whole list).
     A topic is used when the run answers it, it is not ``UMASS`` and ``R̂ > 0``.
     Per-topic work is done once; each run costs O(|L| + |S|) per topic.
+    ``bounded``: per-topic estimates through :func:`topic_bounded`.
     """
     samples = topic_samples(judged, probs, level=level, cutoff=cutoff, grades=grades)
     names = measure_names(cutoff)
@@ -428,6 +452,8 @@ def model_assisted_evaluate(
             if qid not in runs[run]:
                 continue
             found = topic_estimates(sample, _ranking(runs[run][qid], depth))
+            if bounded:
+                found = topic_bounded(found)
             if sample.est_r > 0:
                 for m, estimate in found.items():
                     per[m].append(estimate)
@@ -442,9 +468,11 @@ def bias_check(
     *,
     level: int = 1,
     depth: int | None = None,
+    bounded: bool = False,
 ) -> list[BiasCheck]:
     """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
-    and model-assisted, over the topics valid for all three.
+    and model-assisted, over the topics valid for all three (``bounded``: the
+    model-assisted AP through :func:`topic_bounded`; statAP is kept as it is).
 
     ``diff = EAP - statAP`` has the interval ``± 1.96 sqrt(Σ var_statAP / n²)`` with the
     linearised variance (EAP treated as fixed given the model); ``correction =
@@ -462,6 +490,8 @@ def bias_check(
             if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
                 continue
             ma = topic_estimates(assisted[qid], ranking)
+            if bounded:
+                ma = topic_bounded(ma)
             st = topic_estimates(plain[qid], ranking)
             merged = dict(probs.get(qid, {}))
             merged.update(

@@ -7,8 +7,9 @@ report_build`'s dict:
   (statMAP, interval ``± 1.96 sqrt(VAR_MAP)`` of :mod:`nuggets_app.ir.statap`),
   ``eap`` (expected AP, the full-fit model's p where unjudged) and ``model_assisted``
   (:func:`nuggets_app.ir.model_assisted.model_assisted_evaluate` with the cross-fitted
-  p of :mod:`nuggets_app.ir.crossfit`; p ≡ 0, i.e. statAP with the linearised
-  variance, when the simulation has no model): ``map`` per run, ``ci`` per run
+  p of :mod:`nuggets_app.ir.crossfit`, per-topic values bounded to [0, 1]; p ≡ 0,
+  i.e. statAP with the linearised variance, when the simulation has no model):
+  ``map`` per run, ``ci`` per run
   (``[low, high]``, None without an interval), ``tau`` and ``tau_ap`` against the
   full-qrels MAP ranking (as ``systems``), ``coverage`` and ``coverage_all_topics``
   (None without intervals), ``n_topics`` per run;
@@ -155,7 +156,7 @@ def estimators_report(
         valid = [t.qid for t in result.topics if t.valid]
         statap[name] = (result.summary.stat_map, result.summary.ci95, valid)
     probs = data.crossfit or {}
-    assisted = model_assisted_evaluate(prels, probs, runs)
+    assisted = model_assisted_evaluate(prels, probs, runs, bounded=True)
     model_assisted = {
         name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
         for name, ap in ((n, m["AP"]) for n, m in assisted.items())
@@ -175,7 +176,7 @@ def estimators_report(
         model_assisted, full, per_topic, all_topics
     )
     estimators["model_assisted"]["p"] = "crossfit" if data.crossfit else "none"
-    checks = bias_check(prels, probs, runs)
+    checks = bias_check(prels, probs, runs, bounded=True)
     return {
         "estimators": {k: estimators[k] for k in sorted(estimators)},
         "default_estimator": DEFAULT_ESTIMATOR,
