@@ -16,7 +16,7 @@ from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
 from nuggets_app.selectors_eval import sample_prels
 from nuggets_app.services import relevance
 from nuggets_app.services.estimates import FLAG_NOTE, INTERVAL_NOTE, job_crossfit
-from nuggets_app.services.exports import probabilistic_export
+from nuggets_app.services.exports import prels_export, probabilistic_export
 from nuggets_app.services.relevance import job_model_fit
 
 pytestmark = pytest.mark.django_db
@@ -200,3 +200,29 @@ def test_the_runs_page_shows_the_model_assisted_estimate_and_a_flagged_run(
     )
     assert "model-assisted-hint" in only_sample.text
     assert "model_assisted" not in only_sample.context["tables"]
+
+
+def test_compare_qrels_flags_the_run_the_model_credits_and_statap_cannot_see(
+    fitted, tmp_path
+):
+    world = fitted
+    runs = {n: world.file_runs[n] for n in sorted(world.file_runs)}
+    runs[UNJUDGED_RUN] = {
+        q: {d: float(100 - i) for i, d in enumerate(docs)}
+        for q, docs in _unjudged(world).items()
+    }
+    paths = [_write_run(tmp_path / f"{n}.run", n, s) for n, s in runs.items()]
+    prels = tmp_path / "sample.prels"
+    prels_export(sample=world.sample).write(prels)
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "compare_qrels", "--prels", str(prels), "--job", str(world.job.pk), *paths,
+        stdout=out, stderr=err,
+    )  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[5] == "run\tscore_a\tscore_b\trank_a\trank_b\tdelta\tbias_flag"
+    flags = {row[0]: row[6] for row in (line.split("\t") for line in lines[6:])}
+    assert set(flags) == set(runs)
+    assert flags[UNJUDGED_RUN] == "1"
+    assert set(flags.values()) <= {"0", "1"}
+    assert FLAG_NOTE in err.getvalue()
