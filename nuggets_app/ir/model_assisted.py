@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
 from typing import NamedTuple
@@ -441,7 +441,8 @@ def model_assisted_evaluate(
     Lists are ordered by :func:`ranking_order` and cut at ``depth`` (None: whole list).
     A topic is used when the run answers it, it is not ``UMASS`` and ``R̂ > 0``.
     Per-topic work is done once; each run costs O(|L| + |S|) per topic.
-    ``bounded``: per-topic estimates through :func:`topic_bounded`.
+    ``bounded``: per-topic estimates through :func:`topic_bounded`, and the run's
+    interval of every measure but ``R`` intersected with [0, 1].
     """
     samples = topic_samples(judged, probs, level=level, cutoff=cutoff, grades=grades)
     names = measure_names(cutoff)
@@ -458,7 +459,18 @@ def model_assisted_evaluate(
                 for m, estimate in found.items():
                     per[m].append(estimate)
         out[run] = {m: run_estimate(run, m, per[m]) for m in names}
+        if bounded:
+            out[run] = {m: _bounded_ci(e) for m, e in out[run].items()}
     return out
+
+
+def _bounded_ci(estimate: RunEstimate) -> RunEstimate:
+    """The interval of a bounded measure intersected with [0, 1] (the truth is
+    inside; ``R`` is left alone)."""
+    if estimate.measure == "R":
+        return estimate
+    low, high = estimate.ci95
+    return replace(estimate, ci95=(max(low, 0.0), min(high, 1.0)))
 
 
 def bias_check(
