@@ -55,6 +55,7 @@ from nuggets_app.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
     EstimateError,
+    RunEstimates,
     estimate_rows,
     estimate_sample,
     job_sample_estimates,
@@ -412,7 +413,9 @@ class Command(BaseCommand):
         if estimates is not None:
             self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
 
-    def _estimates(self, job: MatchJob, runs: list[NamedRun], sample_name):
+    def _estimates(
+        self, job: MatchJob, runs: list[NamedRun], sample_name: str | None
+    ) -> dict[str, RunEstimates] | None:
         """Model-assisted estimates of the runs (None, with a note on stderr, when
         the job's pool has no sample)."""
         try:
