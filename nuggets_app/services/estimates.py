@@ -5,10 +5,12 @@ statAP sample's judgments with their inclusion probabilities (prels) and, for ev
 pooled document, a probability of relevance from a model that did not see that topic's
 labels. :func:`job_crossfit` refits the job's model on the other topic folds
 (:func:`nuggets_app.ir.crossfit.crossfit_predict`): the features stored with the job's
-chunks, the judgments of now as labels, the C of the job's stored fit, the job's
-weights and anchoring (1/π and the Horvitz-Thompson anchor when the job is over a fully
-judged sample). It reads no text; five small logistic fits over the judged rows, so it
-is computed when asked (the dashboard keeps its page result).
+chunks, the judgments of now as labels, the C of the job's stored fit, and the weights
+and anchoring of the estimate's sample (1/π of its drawn documents; anchored to its
+Horvitz-Thompson estimate of the relevant pooled documents when all of them are
+judged), so that p is calibrated for the pool that sample stands for, as the
+simulation's model is. It reads no text; five small logistic fits over the judged
+rows, so it is computed when asked (the dashboard keeps its page result).
 
 Beside the estimate, :func:`runs_model_assisted` gives the bias check of each run
 (EAP under the cross-fitted p against statAP, over the topics valid for both):
@@ -77,9 +79,16 @@ class RunEstimates:
         return self.measures["AP"]
 
 
-def job_crossfit(*, job: MatchJob) -> dict[str, dict[str, float]]:
+def job_crossfit(
+    *, job: MatchJob, sample: Sample | None = None
+) -> dict[str, dict[str, float]]:
     """``{qid: {docno: p}}``: the job's model refitted on the other topic folds for
-    every topic (topics whose fold cannot be fitted are absent: p ≡ 0 there)."""
+    every topic (topics whose fold cannot be fitted are absent: p ≡ 0 there).
+
+    Weights and anchoring follow ``sample`` when given (the sample the estimate
+    uses: 1/π of its drawn documents, anchored to its Horvitz-Thompson estimate when
+    every drawn document is judged), else the job's own sample, as the job's fit.
+    """
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
     if stored is None:
         raise EstimateError(
@@ -90,8 +99,9 @@ def job_crossfit(*, job: MatchJob) -> dict[str, dict[str, float]]:
     labels = _labels(job, features)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     data = {qids[t]: (features[t][1], labels[t]) for t in features}
-    weights = _sample_weights(job, features, qids)
-    anchored = weights is not None and sample_fully_judged(job, features, labels)
+    weighted = job if sample is None else _with_sample(job, sample)
+    weights = _sample_weights(weighted, features, qids)
+    anchored = weights is not None and sample_fully_judged(weighted, features, labels)
     result = crossfit_predict(
         data, weights=weights, c=float(stored.model["c"]), anchored=anchored
     )
@@ -99,6 +109,13 @@ def job_crossfit(*, job: MatchJob) -> dict[str, dict[str, float]]:
     names = dict(Document.objects.filter(pk__in=doc_ids).values_list("pk", "docno"))
     docnos = {qids[t]: [names[int(d)] for d in features[t][0]] for t in features}
     return crossfit_by_docno(result, docnos)
+
+
+def _with_sample(job: MatchJob, sample: Sample) -> MatchJob:
+    """The job as the weight helpers read it (``sample_id``), over ``sample``; an
+    unsaved copy."""
+    copy = MatchJob(pk=job.pk, collection_id=job.collection_id, sample_id=sample.pk)
+    return copy
 
 
 def estimate_sample(job: MatchJob, name: str | None = None) -> Sample | None:
@@ -194,7 +211,7 @@ def job_sample_estimates(
     p, at the collection's relevance threshold."""
     return runs_model_assisted(
         prels=sample_prels(sample),
-        probs=job_crossfit(job=job),
+        probs=job_crossfit(job=job, sample=sample),
         runs=runs,
         level=job.collection.relevant_threshold,
     )

@@ -159,13 +159,18 @@ def test_summary_prints_only_the_all_lines_and_a_bad_sample_is_named(fitted, tmp
 def test_a_topics_cross_fitted_p_ignores_its_own_judgments(fitted):
     world = fitted
     before = job_crossfit(job=world.job)
-    assert set(before) == set(world.topics)
+    weighted = job_crossfit(job=world.job, sample=world.sample)
+    assert set(before) == set(weighted) == set(world.topics)
+    assert weighted != before  # 1/π weights and the sample's anchor
     flipped = Judgment.objects.filter(topic=world.topics["1"]).order_by("pk").first()
     flipped.relevance = 1 - flipped.relevance
     flipped.save()
     after = job_crossfit(job=world.job)
     assert after["1"] == before["1"]
     assert any(after[q] != before[q] for q in world.topics if q != "1")
+    weighted_after = job_crossfit(job=world.job, sample=world.sample)
+    assert weighted_after["1"] == weighted["1"]
+    assert any(weighted_after[q] != weighted[q] for q in world.topics if q != "1")
 
 
 def test_the_runs_page_shows_the_model_assisted_estimate_and_a_flagged_run(
