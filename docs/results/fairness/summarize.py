@@ -110,7 +110,19 @@ def agreement_tables(groups: dict[tuple[str, str], list[dict]]) -> list[str]:
               "model-assisted", "model-assisted (all topics)", "statAP half-width",
               "model-assisted half-width"]  # fmt: skip
     out += [*_table(header, rows), ""]
+    rows = [
+        [name, f"{size}%", *(_pm([_bias(r, e) for r in reports]) for e in ESTIMATORS)]
+        for (name, size), reports in groups.items()
+    ]
+    out += ["### Mean over runs of estimate - pooled truth (mean ± sd over seeds)", ""]
+    out += [*_table(["collection", "sample", *ESTIMATORS], rows), ""]
     return out
+
+
+def _bias(report: dict, estimator: str) -> float:
+    truth = report["pooled_truth"]["map"]
+    scores = report["estimators"][estimator]["map"]
+    return statistics.fmean(scores[r] - truth[r] for r in truth)
 
 
 def _half_widths(report: dict, estimator: str) -> list[float]:
