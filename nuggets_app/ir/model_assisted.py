@@ -116,13 +116,17 @@ class RunEstimate:
 
 @dataclass(frozen=True)
 class BiasCheck:
-    """Does the model-only EAP agree with statAP for a run (means over the topics
-    valid for both estimators)?
+    """Does the model-only EAP credit a run as the judged sample does, once the shift
+    common to every run is removed (means over the topics valid for all estimators)?
 
-    ``diff = eap - statap`` with the interval of statAP's linearised variance (EAP held
-    fixed given the model); ``flagged`` when that interval excludes 0. ``correction =
-    model_assisted - eap`` with the model-assisted variance: how far the sample moved
-    the model's answer.
+    ``shift = Σ_runs EAP / Σ_runs statAP``: a model that scores every run a little low
+    (or statAP's own ratio bias) moves all runs alike and changes no ranking, so it is
+    not what the check is for. ``diff = eap - shift * statap`` is what remains: how far
+    the model credits this run above (> 0) or below (< 0) the other runs, relative to
+    the sample. Its interval uses statAP's linearised variance (``shift^2 var``, EAP and
+    the shift held fixed); ``flagged`` when it excludes 0. ``raw_diff = eap - statap``
+    is the plain difference. ``correction = model_assisted - eap`` with the
+    model-assisted variance: how far the sample moved the model's answer.
     """
 
     run: str
@@ -131,6 +135,8 @@ class BiasCheck:
     diff: float
     ci95: tuple[float, float]
     flagged: bool
+    raw_diff: float
+    shift: float
     model_assisted: float
     correction: float
     correction_ci95: tuple[float, float]
@@ -486,15 +492,16 @@ def bias_check(
     and model-assisted, over the topics valid for all three (``bounded``: the
     model-assisted AP through :func:`topic_bounded`; statAP is kept as it is).
 
-    ``diff = EAP - statAP`` has the interval ``± 1.96 sqrt(Σ var_statAP / n²)`` with the
-    linearised variance (EAP treated as fixed given the model); ``correction =
-    model_assisted - EAP`` the model-assisted interval.
+    ``shift = Σ_runs EAP / Σ_runs statAP`` (per-run means); ``diff = EAP - shift *
+    statAP`` has the interval ``± 1.96 shift sqrt(Σ var_statAP / n²)`` with the
+    linearised variance (EAP and the shift treated as fixed); ``correction =
+    model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
     """
     assisted = topic_samples(judged, probs, level=level)
     plain = topic_samples(judged, {}, level=level)
-    out: list[BiasCheck] = []
+    per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
     for run in sorted(runs):
-        rows: list[tuple[float, TopicEstimate, TopicEstimate]] = []
+        rows = per_run.setdefault(run, [])
         for qid in assisted:
             if qid not in runs[run]:
                 continue
@@ -510,18 +517,25 @@ def bias_check(
                 {d: float(rel >= level) for d, rel in judged[qid].rel.items()}
             )
             rows.append((expected_ap(ranking, merged), st["AP"], ma["AP"]))
-        out.append(_bias_row(run, rows))
-    return out
+    means = [
+        (math.fsum(r[0] for r in rows), math.fsum(r[1].estimate for r in rows), rows)
+        for rows in per_run.values()
+        if rows
+    ]
+    eap_total = math.fsum(m[0] / len(m[2]) for m in means)
+    statap_total = math.fsum(m[1] / len(m[2]) for m in means)
+    shift = eap_total / statap_total if statap_total > 0 else 1.0
+    return [_bias_row(run, rows, shift) for run, rows in per_run.items()]
 
 
 def _bias_row(
-    run: str, rows: Sequence[tuple[float, TopicEstimate, TopicEstimate]]
+    run: str, rows: Sequence[tuple[float, TopicEstimate, TopicEstimate]], shift: float
 ) -> BiasCheck:
     eap = math.fsum(r[0] for r in rows) / len(rows) if rows else NAN
     st = run_estimate(run, "AP", [r[1] for r in rows])
     ma = run_estimate(run, "AP", [r[2] for r in rows])
-    diff, correction = eap - st.estimate, ma.estimate - eap
-    low, high = _ci(diff, st.var)
+    diff, correction = eap - shift * st.estimate, ma.estimate - eap
+    low, high = _ci(diff, shift * shift * st.var)
     return BiasCheck(
         run=run,
         eap=eap,
@@ -529,6 +543,8 @@ def _bias_row(
         diff=diff,
         ci95=(low, high),
         flagged=bool(low > 0 or high < 0),
+        raw_diff=eap - st.estimate,
+        shift=shift,
         model_assisted=ma.estimate,
         correction=correction,
         correction_ci95=_ci(correction, ma.var),

@@ -13,8 +13,9 @@ simulation's model is. It reads no text; five small logistic fits over the judge
 rows, so it is computed when asked (the dashboard keeps its page result).
 
 Beside the estimate, :func:`runs_model_assisted` gives the bias check of each run
-(EAP under the cross-fitted p against statAP, over the topics valid for both):
-``flagged`` when the 95% interval of their difference excludes 0.
+(EAP under the cross-fitted p against statAP, over the topics valid for both, once
+the ratio common to every run is removed): ``flagged`` when the 95% interval of
+``EAP - shift * statAP`` excludes 0.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ INTERVAL_NOTE = (
     "disagreement or the choice of topics."
 )
 FLAG_NOTE = (
-    "A bias flag means that the relevance model alone (EAP) and the judged sample "
-    "alone (statAP) disagree about this run by more than sampling explains: the "
+    "A bias flag means that, relative to the other runs, the relevance model alone "
+    "(EAP) credits this run more (bias_diff > 0) or less (< 0) than the judged sample "
+    "alone (statAP) supports, by more than sampling explains (bias_diff = EAP - "
+    "shift x statMAP, shift = the ratio of EAP to statMAP common to all runs): the "
     "model over- or under-rates the documents this run retrieves, so EAP would be "
     "unfair to it; the model-assisted estimate corrects for that with the sample."
 )
@@ -162,7 +165,8 @@ def estimate_rows(
     """``(measure, topic, value)`` rows for ``evaluate``: per measure ``ma<M>`` (per
     topic, then ``all``) and its ``_ci_low``/``_ci_high``; ``ma_topics``; the bias
     check's ``statMAP``, ``EAP_check`` (EAP under the cross-fitted p, same topics),
-    ``bias_diff`` with its interval and ``bias_flag`` (1 or 0)."""
+    ``bias_shift`` (the EAP/statMAP ratio common to all runs), ``bias_diff`` (EAP -
+    shift x statMAP) with its interval and ``bias_flag`` (1 or 0)."""
     for measure, est in estimates.measures.items():
         if per_topic:
             for topic in est.topics:
@@ -174,6 +178,7 @@ def estimate_rows(
     yield "ma_topics", "all", float(estimates.ap.n_topics)
     yield "statMAP", "all", check.statap
     yield "EAP_check", "all", check.eap
+    yield "bias_shift", "all", check.shift
     yield "bias_diff", "all", check.diff
     yield "bias_diff_ci_low", "all", check.ci95[0]
     yield "bias_diff_ci_high", "all", check.ci95[1]
@@ -181,7 +186,7 @@ def estimate_rows(
 
 
 ESTIMATE_COLUMNS = (
-    "run", "maAP", "ci_low", "ci_high", "topics", "statMAP", "EAP", "EAP - statMAP",
+    "run", "maAP", "ci_low", "ci_high", "topics", "statMAP", "EAP", "EAP - shift x statMAP",
     "diff_ci_low", "diff_ci_high", "bias_flag",
 )  # fmt: skip
 

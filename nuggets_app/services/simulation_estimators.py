@@ -187,6 +187,8 @@ def estimators_report(
                 "statap": c.statap,
                 "diff": c.diff,
                 "ci": list(c.ci95),
+                "shift": c.shift,
+                "raw_diff": c.raw_diff,
                 "flagged": c.flagged,
                 "model_assisted": c.model_assisted,
                 "n_topics": c.n_topics,

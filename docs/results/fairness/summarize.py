@@ -241,6 +241,58 @@ def checks(groups: dict[tuple[str, str], list[dict]]) -> list[str]:
     return [*out, ""]
 
 
+def _relative_flags(report: dict) -> dict[str, float]:
+    """Run -> signed flag (+1 over-credited, -1 under-credited, 0 not flagged) of the
+    bias check relative to the shift common to every run. Reports written before the
+    check had a ``shift`` hold the plain ``eap - statap`` difference and its interval
+    (statAP's linearised variance), from which the relative check is derived."""
+    rows = report.get("bias_check") or {}
+    if not rows:
+        return {}
+    if all("shift" in r for r in rows.values()):
+        return {
+            run: (1.0 if r["diff"] > 0 else -1.0) if r["flagged"] else 0.0
+            for run, r in rows.items()
+        }
+    shift = sum(r["eap"] for r in rows.values()) / sum(
+        r["statap"] for r in rows.values()
+    )
+    out = {}
+    for run, r in rows.items():
+        sd = (r["ci"][1] - r["ci"][0]) / (2 * 1.96)
+        diff = r["eap"] - shift * r["statap"]
+        out[run] = (1.0 if diff > 0 else -1.0) if abs(diff) > 1.96 * shift * sd else 0.0
+    return out
+
+
+def flag_table(groups: dict[tuple[str, str], list[dict]]) -> list[str]:
+    """Runs flagged per seed by the relative bias check; for DL19 how many of them
+    are BM25-family runs the model over-credits and neural runs it under-credits."""
+    rows = []
+    for (name, size), reports in groups.items():
+        flags = [_relative_flags(r) for r in reports]
+        runs = sorted(flags[0]) if flags and flags[0] else []
+        cells = [name, f"{size}%", str(len(runs)),
+                 " ".join(str(sum(1 for v in f.values() if v)) for f in flags)]  # fmt: skip
+        if name.startswith("dl19"):
+            bm25, neural = _family(runs, BM25), _family(runs, NEURAL)
+            over = " ".join(str(sum(f.get(r) == 1 for r in bm25)) for f in flags)
+            under = " ".join(str(sum(f.get(r) == -1 for r in neural)) for f in flags)
+            others = " ".join(
+                str(sum(1 for r, v in f.items() if v and r not in bm25 + neural))
+                for f in flags
+            )
+            cells += [f"{over} (of {len(bm25)})", f"{under} (of {len(neural)})", others]
+        else:
+            cells += ["", "", ""]
+        rows.append(cells)
+    header = ["collection", "sample", "runs", "flagged per seed",
+              "BM25 runs flagged over-credited", "neural runs flagged under-credited",
+              "other runs flagged"]  # fmt: skip
+    return ["", "## Runs flagged by the bias check (relative to the common shift)", "",
+            *_table(header, rows)]  # fmt: skip
+
+
 def _yes(flag: bool) -> str:
     return "met" if flag else "**missed**"
 
@@ -251,7 +303,7 @@ def main(root: Path) -> None:
         raise SystemExit(f"no reports under {root}")
     lines = [
         *agreement_tables(groups), *family_tables(groups), *unjudged_table(groups),
-        *checks(groups),
+        *flag_table(groups), *checks(groups),
     ]  # fmt: skip
     print("\n".join(lines))
 

@@ -12,7 +12,8 @@ Uncertainty mode: ``compare_qrels --prels P --expected FILE RUN ...`` (or ``--jo
 for a matching job's probabilities, human judgments overriding): A is statMAP under
 the prels, B is expected MAP (EAP) under the probabilistic qrels, and the runs whose
 rank differs most between the two come first; each run line ends with ``bias_flag``
-(1 when the 95% interval of EAP - statMAP, over the topics valid for both, excludes 0:
+(1 when the 95% interval of EAP - shift x statMAP, over the topics valid for both,
+with the EAP/statMAP ratio common to every run as the shift, excludes 0:
 :func:`nuggets_app.ir.model_assisted.bias_check`), explained on stderr.
 """
 

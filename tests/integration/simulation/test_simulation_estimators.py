@@ -106,7 +106,10 @@ def test_the_report_compares_estimators_with_intervals_coverage_and_bias_checks(
     assert set(checks) == runs
     for check in checks.values():
         low, high = check["ci"]
-        assert check["diff"] == pytest.approx(check["eap"] - check["statap"])
+        assert check["diff"] == pytest.approx(
+            check["eap"] - check["shift"] * check["statap"]
+        )
+        assert check["raw_diff"] == pytest.approx(check["eap"] - check["statap"])
         assert low <= check["diff"] <= high
         assert check["flagged"] == (low > 0 or high < 0)
         assert isinstance(check["flagged"], bool)

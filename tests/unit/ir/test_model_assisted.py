@@ -610,12 +610,16 @@ def test_the_worked_example_of_the_explanation_page():
     )
     checks = {c.run: c for c in bias_check({"1": topic}, {"1": p}, scores)}
     one, two = checks["run1"], checks["run2"]
-    assert (one.eap, one.diff) == pytest.approx((0.775862, 0.085330), abs=1e-6)
-    assert one.ci95 == pytest.approx((-0.287415, 0.458076), abs=1e-6)
+    assert (one.eap, one.raw_diff) == pytest.approx((0.775862, 0.085330), abs=1e-6)
+    assert one.shift == pytest.approx(1.261794, abs=1e-6)
+    assert one.diff == pytest.approx(-0.095447, abs=1e-6)
+    assert one.ci95 == pytest.approx((-0.565775, 0.374881), abs=1e-6)
     assert one.correction == pytest.approx(-0.083791, abs=1e-6)
     assert one.correction_ci95 == pytest.approx((-0.277195, 0.109613), abs=1e-6)
     assert not one.flagged
     assert (two.statap, two.eap) == pytest.approx((0.115655, 0.241379), abs=1e-6)
-    assert two.diff == pytest.approx(0.125725, abs=1e-6)
-    assert two.ci95 == pytest.approx((-0.054001, 0.305450), abs=1e-6)
+    assert two.raw_diff == pytest.approx(0.125725, abs=1e-6)
+    assert two.diff == pytest.approx(0.095447, abs=1e-6)
+    assert two.ci95 == pytest.approx((-0.131330, 0.322224), abs=1e-6)
+    assert not two.flagged
     assert two.correction == pytest.approx(-0.169786, abs=1e-6)
