@@ -16,7 +16,12 @@ from typing import Any
 
 from nuggets_app import plots
 from nuggets_app.evaluation import selectors as selectors_eval
-from nuggets_app.evaluation.services import diagnostics, uncertainty, verification
+from nuggets_app.evaluation.services import (
+    diagnostics,
+    estimates,
+    uncertainty,
+    verification,
+)
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services.computed import Progress, computed
@@ -120,6 +125,15 @@ def runs_evaluation(
         )
         page.tables["expected"] = table
         page.context["expected_flags"] = uncertainty.expected_flags(table)
+    if sample is not None and expected is not None:
+        # Model-assisted MAP and the bias check (services.estimates)
+        found = estimates.job_sample_estimates(
+            job=job, sample=Sample.objects.get(pk=sample), runs=runs
+        )
+        page.tables["model_assisted"] = estimates.estimates_table(found)
+        page.context["model_assisted_flagged"] = sorted(
+            name for name, e in found.items() if e.check.flagged
+        )
     return page
 
 

@@ -23,6 +23,7 @@ from django.db.models import Q
 from matcher import MatchOptions, normalize
 from nuggets_app.collection.services.suite_runs import document_texts
 from nuggets_app.inference.services.evidence import evidence_nugget_scores
+from nuggets_app.learning.crossfit import crossfit_by_docno, crossfit_predict
 from nuggets_app.learning.relevance_features import (
     FEATURE_NAMES,
     CorpusStats,
@@ -60,6 +61,9 @@ class RelevancePrediction:
     docnos: dict[str, list[str]]
     features: dict[str, FloatArray]
     probabilities: dict[str, dict[str, float]]
+    # p of every pooled document from the model fitted on the other topic folds
+    # (nuggets_app.learning.crossfit): what the model-assisted estimator needs.
+    crossfit: dict[str, dict[str, float]] | None = None
 
 
 def collection_terms(
@@ -208,6 +212,9 @@ def relevance_model_run(
     )
     model = model_fit(rows, weights=weights, c=c, pool_relevant=pool_relevant)
     predicted = model_predict(model, {q: x for q, (x, _) in rows.items()})
+    crossfit = crossfit_predict(
+        rows, weights=weights, c=model.c, anchored=pool_relevant is not None
+    )
     return RelevancePrediction(
         model=model,
         docnos=docnos,
@@ -215,4 +222,5 @@ def relevance_model_run(
         probabilities={
             q: dict(zip(docnos[q], predicted[q].tolist(), strict=True)) for q in docnos
         },
+        crossfit=crossfit_by_docno(crossfit, docnos),
     )

@@ -11,7 +11,10 @@ draws the per-run scores under A against B.
 Uncertainty mode: ``compare_qrels --prels P --expected FILE RUN ...`` (or ``--job N``
 for a matching job's probabilities, human judgments overriding): A is statMAP under
 the prels, B is expected MAP (EAP) under the probabilistic qrels, and the runs whose
-rank differs most between the two come first.
+rank differs most between the two come first; each run line ends with ``bias_flag``
+(1 when the 95% interval of EAP - shift x statMAP, over the topics valid for both,
+with the EAP/statMAP ratio common to every run as the shift, excludes 0:
+:func:`nuggets_app.ir.model_assisted.bias_check`), explained on stderr.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import math
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import stored_qrels
+from nuggets_app.evaluation.services.estimates import FLAG_NOTE
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
+from nuggets_app.ir.model_assisted import bias_check
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.management.commands.evaluate import (
@@ -142,7 +147,11 @@ class Command(BaseCommand):
         scores_b = {r.name: run_expected(probs, r.scores, measures=["EAP"]).mean["EAP"]
                     for r in runs}  # fmt: skip
         comparison = ranking_compare(scores_a, scores_b)
-        self._write("statMAP vs EAP", comparison)
+        checks = bias_check(prels, probs, {r.name: r.scores for r in runs})
+        self._write(
+            "statMAP vs EAP", comparison, flags={c.run: c.flagged for c in checks}
+        )
+        self.stderr.write(f"# bias_flag: {FLAG_NOTE}")
         if options["plot"]:
             title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
             plot_scatter(options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b,
@@ -153,18 +162,23 @@ class Command(BaseCommand):
         result = run_evaluate(qrels, run.scores, measures=[measure])
         return next(iter(result.mean.values()), math.nan)
 
-    def _write(self, measure: str, c: RankingComparison) -> None:
+    def _write(
+        self, measure: str, c: RankingComparison, flags: dict[str, bool] | None = None
+    ) -> None:
+        """The comparison; ``flags`` adds a ``bias_flag`` column (1 or 0)."""
+        extra = "\tbias_flag" if flags is not None else ""
         lines = [
             f"measure\t{measure}",
             f"runs\t{c.runs}",
             f"kendall_tau\t{format_value('', c.kendall_tau)}",
             f"tau_ap\t{format_value('', c.tau_ap)}",
             f"tau_ap_symmetric\t{format_value('', c.tau_ap_symmetric)}",
-            "run\tscore_a\tscore_b\trank_a\trank_b\tdelta",
+            f"run\tscore_a\tscore_b\trank_a\trank_b\tdelta{extra}",
         ]
         lines += [
             f"{m.run}\t{format_value('', m.score_a)}\t{format_value('', m.score_b)}"
             f"\t{m.rank_a}\t{m.rank_b}\t{m.delta:+d}"
+            + (f"\t{int(flags.get(m.run, False))}" if flags is not None else "")
             for m in c.moves
         ]
         for line in lines:

@@ -5,7 +5,11 @@ expected measures (EAP, EP@k, EnDCG@k) under probabilistic qrels: ``evaluate --e
 FILE RUN ...`` (``export_qrels --kind probabilistic``) or ``evaluate --job N RUN ...``
 (the job's fitted model, human judgments overriding; with ``--collection``, stored
 runs); ``evaluate --job N --graded``: expected nDCG with the gains of the job's ordinal
-model (a judged document's grade, an unjudged one's expected grade).
+model (a judged document's grade, an unjudged one's expected grade). With ``--job`` and
+a sample of the job's pool (``--sample NAME``, else the job's own or the pool's newest),
+each run's block also has the model-assisted estimates (``maAP``, ``maP@30``,
+``maRprec`` with ``_ci_low``/``_ci_high``), ``ma_topics``, ``statMAP``, ``EAP_check``,
+``bias_diff`` and ``bias_flag`` (``services.estimates``); what they mean goes to stderr.
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
 stored in the database give the statAP measures, subtopic qrels the diversity measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
@@ -28,6 +32,15 @@ from nuggets_app.evaluation.selectors import (
     stored_subtopic_qrels,
 )
 from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
+from nuggets_app.evaluation.services.estimates import (
+    FLAG_NOTE,
+    INTERVAL_NOTE,
+    EstimateError,
+    RunEstimates,
+    estimate_rows,
+    estimate_sample,
+    job_sample_estimates,
+)
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.qrels import PLACEHOLDER_REL, parse_qrels
 from nuggets_app.importers.runs import parse_run
@@ -50,7 +63,9 @@ from nuggets_app.ir.prels import (
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
 from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
 
-INTEGER_MEASURES = frozenset({"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet"})
+INTEGER_MEASURES = frozenset(
+    {"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet", "ma_topics", "bias_flag"}
+)
 
 RunScores = dict[str, dict[str, float]]
 
@@ -262,6 +277,12 @@ class Command(BaseCommand):
         )
         add_run_names_argument(parser)
         parser.add_argument(
+            "--sample",
+            metavar="NAME",
+            help="with --job: the sample of the job's pool whose judgments give the "
+            "model-assisted estimates (default: the job's own, else the newest)",
+        )
+        parser.add_argument(
             "--measures",
             nargs="+",
             default=list(DEFAULT_MEASURES),
@@ -373,6 +394,9 @@ class Command(BaseCommand):
         else:
             raise CommandError("give at least one RUN file")
         per_topic = not options["summary"]
+        estimates = None
+        if options["job"] is not None and not graded:
+            estimates = self._estimates(job, runs, options["sample"])
         for run in runs:
             if len(runs) > 1:
                 self.stdout.write(f"run\t{run.name}")
@@ -382,6 +406,30 @@ class Command(BaseCommand):
                 raise CommandError(str(error)) from None
             for line in format_rows(result.rows(per_topic=per_topic)):
                 self.stdout.write(line)
+            if estimates is not None:
+                rows = estimate_rows(estimates[run.name], per_topic=per_topic)
+                for line in format_rows(rows):
+                    self.stdout.write(line)
+        if estimates is not None:
+            self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
+
+    def _estimates(
+        self, job: MatchJob, runs: list[NamedRun], sample_name: str | None
+    ) -> dict[str, RunEstimates] | None:
+        """Model-assisted estimates of the runs (None, with a note on stderr, when
+        the job's pool has no sample)."""
+        try:
+            sample = estimate_sample(job, sample_name)
+            if sample is None:
+                self.stderr.write(
+                    f"# no sample of job {job.pk}'s pool: no model-assisted estimates"
+                )
+                return None
+            return job_sample_estimates(
+                job=job, sample=sample, runs={run.name: run.scores for run in runs}
+            )
+        except EstimateError as error:
+            raise CommandError(str(error)) from None
 
     def _inputs(
         self, options

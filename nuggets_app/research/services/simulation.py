@@ -36,7 +36,10 @@ from nuggets_app.inference.services.matching import (
     match_job_finish_here,
     match_job_launch,
 )
-from nuggets_app.inference.services.pool_model import relevance_model_run
+from nuggets_app.inference.services.pool_model import (
+    RelevancePrediction,
+    relevance_model_run,
+)
 from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_fit
 from nuggets_app.learning import retrieval
 from nuggets_app.learning.simulation import (
@@ -119,9 +122,11 @@ class SimulationData:
     baseline: Scores
     doc_words: dict[str, int]
     timings: dict[str, float] = field(default_factory=dict)
-    # The relevance model's probability of every pooled document ("model" inference).
+    # The relevance model's probability of every pooled document ("model" inference)
+    # and its cross-fitted p (nuggets_app.learning.crossfit).
     probabilities: Scores | None = None
     model: dict[str, Any] | None = None
+    crossfit: Scores | None = None
 
     def inference_scores(self) -> Scores:
         """What the inference ranks the pool by: probabilities, else matcher scores."""
@@ -551,8 +556,7 @@ def simulation_run(
     job = _match(
         collection, pool, [q for q, n in nuggets.items() if n], assessor, config
     )
-    probabilities: Scores | None = None
-    model: dict[str, Any] | None = None
+    prediction: RelevancePrediction | None = None
     if config.inference == "paper":
         rule = decision_rule(config.rule, job=job, config=config)
         say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
@@ -569,9 +573,7 @@ def simulation_run(
             inclusion=_sample_probs(sample),
             relevance_level=config.relevance_level,
         )
-        probabilities = prediction.probabilities
-        model = json.loads(prediction.model.to_json())
-        inferred = model_inferred(probabilities, human, config.rule)
+        inferred = model_inferred(prediction.probabilities, human, config.rule)
         lap("relevance model")
     baseline = _baseline(collection, pooled, human, config)
     lap("baseline")
@@ -591,6 +593,7 @@ def simulation_run(
         baseline=baseline,
         doc_words=_doc_words(collection),
         timings=timings,
-        probabilities=probabilities,
-        model=model,
+        probabilities=prediction.probabilities if prediction else None,
+        model=json.loads(prediction.model.to_json()) if prediction else None,
+        crossfit=prediction.crossfit if prediction else None,
     )

@@ -43,6 +43,7 @@ from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.learning.simulation import found_curve, qrels_merge, set_quality
 from nuggets_app.research.services.simulation import SimulationData
+from nuggets_app.research.services.simulation_estimators import estimators_report
 
 Labels = dict[str, dict[str, int]]
 # Length bins of the collection (equal numbers of documents) for the bias table.
@@ -396,6 +397,10 @@ def report_build(data: SimulationData) -> dict[str, Any]:
     _, baseline_j = scored_ranking_map(_with_judgments(data.baseline, human), labels)
     systems = _systems(data, truth, human)
     unjudged = _unjudged_quality(data, truth)
+    # estimators, default_estimator, pooled_truth, bias_check: see that module
+    estimators = estimators_report(
+        data, truth=truth, prels=_prels(data, human), system_maps=systems["map"]
+    )
     config = data.config
     return {
         "collection": data.collection,
@@ -436,6 +441,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
         "systems_graded": _systems_graded(data),
         "text_coverage": _text_coverage(data),
         "timings": data.timings,
+        **estimators,
     }
 
 

@@ -1,0 +1,552 @@
+"""Model-assisted (difference) estimates of statAP's measures: the default estimator.
+
+Derivation and worked example: docs/explanation/model-assisted.md. A topic's pool P
+was sampled by statAP's design (sample S, inclusion probabilities π); a relevance model
+gives every pooled document a probability p of relevance that did not see the
+document's own label (cross-fitted: the caller's duty). Every Horvitz-Thompson sum
+``Σ_S y/π`` of statAP becomes the difference estimator ``Σ_P p + Σ_S (y - p)/π``, i.e.
+each label y_d is replaced by ``ŷ_d = p_d + 1[d ∈ S] (y_d - p_d)/π_d`` (E[ŷ_d] = y_d)
+and the measure is computed from the ŷ of the run's list L (ranks r_d):
+
+* ``R̂ = Σ_P p + Σ_S (y - p)/π``; ``SP̂(r) = Σ_{d ∈ L, r_d <= r} ŷ_d``;
+* ``AP̂ = (1/R̂) Σ_{d ∈ L} ŷ_d ĉ_d``, ``ĉ_d = (1 + SP̂(r_d - 1))/r_d`` (the document's
+  own term counts 1 because y² = y for binary labels, as in statAP);
+* ``P@k̂ = SP̂(k)/k``; ``R-prec = SP̂(R̂r)/R̂r`` with ``R̂r = floor(R̂ + 0.5)``, or
+  ``SP̂/R̂`` when the list is shorter than ``R̂r`` (statAP's rule);
+* ``nDCG@k̂ = DCĜ/IDCĜ``: ``DCĜ = Σ_{r_d <= k} ĝ_d/log2(r_d + 1)`` with
+  ``ĝ_d = E_model[gain] + 1[d ∈ S](gain_d - E_model[gain])/π_d``, and the ideal DCG
+  built from difference estimates ``Ĉ_g`` of the number of documents of grade >= g:
+  ``IDCĜ = Σ_g (gain_g - gain_{g-1}) D(Ĉ_g)``, ``D(x) = Σ_{i <= x} 1/log2(i + 1)``
+  with a fractional last rank, capped at k (exact for integer counts).
+
+With p ≡ 0 these are statAP's R̂, statAP, statRprec and statP@k exactly; with p = y
+they are exact for every sample. R̂, SP̂ and P@k̂ are unbiased for any fixed p.
+
+Variance (linearisation, Poisson approximation of the design): with ``a_d`` the
+derivative of the measure with respect to ``y_d`` at the estimates,
+``V̂ = Σ_{d ∈ S} (1 - π_d)/π_d² · (a_d (y_d - p_d))²`` (graded: the residual of each
+grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``. Topics: every topic of the
+prels that the run answers, except ``UMASS`` ones; valid when ``R̂ > 0``. Per run:
+mean over valid topics, ``var = Σ var_t / n²``. No Django here.
+
+``bounded=True`` (what the application reports; :func:`topic_bounded`): a topic's
+AP, R-prec, P@k and nDCG@k are clipped to [0, 1] and their variance capped at 1/4. A
+ratio whose denominator ``R̂`` is small and noisy (few relevant documents, a sampled
+non-relevant document with a high p and a small π) can land far outside the measure's
+range with a linearised variance in the tens; the true value lies in [0, 1], so
+clipping never moves an estimate away from it, and a [0, 1]-valued estimate has a
+variance of at most 1/4 (Popoviciu). ``bounded=False`` keeps statAP's own values at
+p ≡ 0 (statAP can exceed 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from itertools import pairwise
+from typing import NamedTuple
+
+from nuggets_app.ir.expected import expected_ap
+from nuggets_app.ir.prels import TopicPrels, ranking_order, topic_key
+
+DEFAULT_ESTIMATOR = "model_assisted"
+ESTIMATORS = ("sample_only", "statap", "eap", "model_assisted")
+CUTOFF = 30  # statAP's P@30 and nDCG@30
+Z_95 = 1.96
+NAN = float("nan")
+# The largest variance of a [0, 1]-valued estimate (bounded=True).
+BOUNDED_VAR = 0.25
+
+Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
+Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
+
+
+class ModelAssistedError(ValueError):
+    """Bad input to the model-assisted estimator; the message names it."""
+
+
+def measure_names(cutoff: int = CUTOFF) -> tuple[str, ...]:
+    """The measures estimated per topic, in report order."""
+    return ("AP", "Rprec", f"P@{cutoff}", f"nDCG@{cutoff}", "R")
+
+
+@dataclass(frozen=True)
+class GradeModel:
+    """Graded relevance for nDCG.
+
+    ``at_least[qid][docno][g - 1] = P(grade >= g)`` for g = 1..G (non-increasing, as
+    :class:`nuggets_app.ir.graded.Ordinal` holds it; a missing document has 0) and
+    ``gains[g]`` for g = 0..G, non-decreasing with ``gains[0] = 0``. A judged
+    document's grade is its prels ``rel`` clipped to 0..G.
+    """
+
+    at_least: Mapping[str, Mapping[str, Sequence[float]]]
+    gains: Sequence[float]
+
+
+@dataclass(frozen=True)
+class TopicEstimate:
+    """One measure of one run on one topic, with its linearised variance."""
+
+    qid: str
+    estimate: float
+    var: float
+    est_r: float
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """``estimate ± 1.96 sqrt(var)``."""
+        return _ci(self.estimate, self.var)
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """One measure of one run: mean over valid topics, ``var = Σ var_t / n²``."""
+
+    name: str
+    measure: str
+    estimate: float
+    var: float
+    ci95: tuple[float, float]
+    topics: tuple[TopicEstimate, ...]
+    n_topics: int
+
+
+@dataclass(frozen=True)
+class BiasCheck:
+    """Does the model-only EAP credit a run as the judged sample does, once the shift
+    common to every run is removed (means over the topics valid for all estimators)?
+
+    ``shift = Σ_runs EAP / Σ_runs statAP``: a model that scores every run a little low
+    (or statAP's own ratio bias) moves all runs alike and changes no ranking, so it is
+    not what the check is for. ``diff = eap - shift * statap`` is what remains: how far
+    the model credits this run above (> 0) or below (< 0) the other runs, relative to
+    the sample. Its interval uses statAP's linearised variance (``shift^2 var``, EAP and
+    the shift held fixed); ``flagged`` when it excludes 0. ``raw_diff = eap - statap``
+    is the plain difference. ``correction = model_assisted - eap`` with the
+    model-assisted variance: how far the sample moved the model's answer.
+    """
+
+    run: str
+    eap: float
+    statap: float
+    diff: float
+    ci95: tuple[float, float]
+    flagged: bool
+    raw_diff: float
+    shift: float
+    model_assisted: float
+    correction: float
+    correction_ci95: tuple[float, float]
+    n_topics: int
+
+
+class _Unit(NamedTuple):
+    """A sampled document's run-independent terms."""
+
+    weight: float  # 1/π
+    resid: float  # y - p
+    var_w: float  # (1 - π)/π²
+    gain_resid: float  # gain - expected gain
+    ideal: float  # its derivative of IDCĜ (times its residuals)
+
+
+@dataclass(frozen=True)
+class TopicSample:
+    """Run-independent parts of one topic (built once, used for every run)."""
+
+    qid: str
+    label: str
+    cutoff: int
+    probs: Mapping[str, float]
+    exp_gain: Mapping[str, float]
+    units: Mapping[str, _Unit]
+    est_r: float
+    var_r: float  # Σ_S var_w resid², the variance of R̂
+    idcg: float
+    ideal_var: float  # Σ_S var_w ideal²
+
+
+def _ci(estimate: float, var: float) -> tuple[float, float]:
+    if not var >= 0:
+        return (NAN, NAN)
+    half = Z_95 * math.sqrt(var)
+    return (estimate - half, estimate + half)
+
+
+@lru_cache(maxsize=64)
+def _discounts(cutoff: int) -> tuple[float, ...]:
+    """``1/log2(r + 1)`` for r = 1..cutoff (index r - 1)."""
+    return tuple(1.0 / math.log2(r + 1) for r in range(1, cutoff + 1))
+
+
+def ideal_capacity(count: float, cutoff: int) -> tuple[float, float]:
+    """``(D(x), D'(x))``: the discount mass of the first ``x`` ranks, the last one
+    fractional, capped at ``cutoff``; 0 for ``x <= 0``."""
+    disc = _discounts(cutoff)
+    if count <= 0:
+        return 0.0, 0.0
+    if count >= cutoff:
+        return math.fsum(disc), 0.0
+    whole = int(count)
+    return math.fsum(disc[:whole]) + (count - whole) * disc[whole], disc[whole]
+
+
+def _grade_model(
+    qid: str, probs: Mapping[str, float], grades: GradeModel | None
+) -> tuple[Mapping[str, Sequence[float]], tuple[float, ...]]:
+    if grades is None:
+        return {d: (p,) for d, p in probs.items()}, (0.0, 1.0)
+    gains = tuple(float(g) for g in grades.gains)
+    if len(gains) < 2 or gains[0] != 0 or any(b < a for a, b in pairwise(gains)):
+        raise ModelAssistedError(f"gains must start at 0 and not decrease: {gains}")
+    at_least = grades.at_least.get(qid, {})
+    for docno, levels in at_least.items():
+        bad = len(levels) != len(gains) - 1 or any(
+            not 0 <= b <= a <= 1 for a, b in pairwise((1.0, *levels))
+        )
+        if bad:
+            raise ModelAssistedError(
+                f"topic {qid}: {docno} needs {len(gains) - 1} non-increasing "
+                f"probabilities in [0, 1], got {list(levels)}"
+            )
+    return at_least, gains
+
+
+def _expected_gain(steps: Sequence[float], at_least: Sequence[float]) -> float:
+    """``Σ_g (gain_g - gain_{g-1}) P(grade >= g)``."""
+    return math.fsum(s * q for s, q in zip(steps, at_least, strict=True))
+
+
+def topic_sample(
+    judged: TopicPrels,
+    probs: Mapping[str, float],
+    *,
+    level: int = 1,
+    cutoff: int = CUTOFF,
+    grades: GradeModel | None = None,
+) -> TopicSample:
+    """Prepare one topic: ``R̂``, its variance, the ideal DCG and per-document terms.
+
+    ``probs`` gives p for every pooled document (sampled ones included, predicted
+    without their own label); a document without p has p = 0. Binary labels are
+    ``rel >= level``. A judged document with ``π = 0`` is not a sampled unit (it has no
+    weight) and is ignored.
+    """
+    if cutoff < 1:
+        raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
+    for docno, p in probs.items():
+        if not 0.0 <= p <= 1.0:
+            raise ModelAssistedError(
+                f"topic {judged.qid}: p({docno}) = {p} not in [0,1]"
+            )
+    at_least, gains = _grade_model(judged.qid, probs, grades)
+    top = len(gains) - 1
+    steps = [gains[g] - gains[g - 1] for g in range(1, top + 1)]
+    none = (0.0,) * top
+    sampled = [
+        (d, pi, rel, max(0, min(rel, top)) if grades is not None else int(rel >= level))
+        for d, rel in judged.rel.items()
+        if (pi := judged.inclusion_prob[d]) > 0
+    ]
+    # Ĉ_g = Σ_P P(grade >= g) + Σ_S (1[grade >= g] - P(grade >= g))/π
+    counts = [math.fsum(lv[g] for lv in at_least.values()) for g in range(top)]
+    for d, pi, _, grade in sampled:
+        lv = at_least.get(d, none)
+        for g in range(top):
+            counts[g] += (float(grade > g) - lv[g]) / pi
+    capacity = [ideal_capacity(c, cutoff) for c in counts]
+    idcg = math.fsum(s * cap for s, (cap, _) in zip(steps, capacity, strict=True))
+    slope = [s * deriv for s, (_, deriv) in zip(steps, capacity, strict=True)]
+    units: dict[str, _Unit] = {}
+    for d, pi, rel, grade in sampled:
+        lv = at_least.get(d, none)
+        units[d] = _Unit(
+            weight=1.0 / pi,
+            resid=float(rel >= level) - probs.get(d, 0.0),
+            var_w=(1.0 - pi) / (pi * pi),
+            gain_resid=gains[grade] - _expected_gain(steps, lv),
+            ideal=math.fsum(slope[g] * (float(grade > g) - lv[g]) for g in range(top)),
+        )
+    exp_gain: Mapping[str, float] = probs
+    if grades is not None:
+        exp_gain = {d: _expected_gain(steps, lv) for d, lv in at_least.items()}
+    return TopicSample(
+        qid=judged.qid,
+        label=judged.label,
+        cutoff=cutoff,
+        probs=probs,
+        exp_gain=exp_gain,
+        units=units,
+        est_r=math.fsum(probs.values())
+        + math.fsum(u.resid * u.weight for u in units.values()),
+        var_r=math.fsum(u.var_w * u.resid * u.resid for u in units.values()),
+        idcg=idcg,
+        ideal_var=math.fsum(u.var_w * u.ideal * u.ideal for u in units.values()),
+    )
+
+
+class _Walk(NamedTuple):
+    """Sums of one pass down a list."""
+
+    sp: float  # SP̂ of the whole list
+    num: float  # Σ_L ŷ ĉ, the AP numerator
+    dcg: float  # DCĜ@k
+    tail: float  # Σ_L ŷ_d / r_d
+    p_k: float  # SP̂(k)/k
+    rp_rank: int  # R̂r if the list reaches it, else 0 (the fallback SP̂/R̂)
+    rp_sum: float  # SP̂(R̂r)
+    hits: list[tuple[_Unit, float, float, int]]  # sampled: (unit, ĉ, Σ_{<= r} ŷ/r, r)
+
+
+def _walk(sample: TopicSample, ranking: Sequence[str]) -> _Walk:
+    k = sample.cutoff
+    disc = _discounts(k)
+    rounded = int(sample.est_r + 0.5)
+    probs, units, exp_gain = sample.probs, sample.units, sample.exp_gain
+    sp = num = dcg = tail = rp_sum = 0.0
+    p_k: float | None = None
+    rp_rank = 0
+    hits: list[tuple[_Unit, float, float, int]] = []
+    for rank, docno in enumerate(ranking, 1):
+        p = probs.get(docno, 0.0)
+        unit = units.get(docno)
+        y_hat = p if unit is None else p + unit.resid * unit.weight
+        c_hat = (1.0 + sp) / rank
+        num += y_hat * c_hat
+        sp += y_hat
+        tail += y_hat / rank
+        if rank <= k:
+            gain = exp_gain.get(docno, 0.0)
+            if unit is not None:
+                gain += unit.gain_resid * unit.weight
+            dcg += gain * disc[rank - 1]
+        if unit is not None:
+            hits.append((unit, c_hat, tail, rank))
+        if rank == k:
+            p_k = sp / k
+        if rank == rounded:
+            rp_rank, rp_sum = rank, sp
+    p_k = sp / k if p_k is None else p_k
+    return _Walk(sp, num, dcg, tail, p_k, rp_rank, rp_sum, hits)
+
+
+def topic_estimates(
+    sample: TopicSample, ranking: Sequence[str]
+) -> dict[str, TopicEstimate]:
+    """Every measure of one ranked list (best first, cut by the caller). O(|L|).
+
+    AP and R-prec are NaN when ``R̂ <= 0`` (not a valid topic: the run means leave it
+    out, as statAP does); P@k, nDCG@k and R are given for every sample.
+    """
+    est_r, k, idcg = sample.est_r, sample.cutoff, sample.idcg
+    r = est_r if est_r > 0 else NAN
+    w = _walk(sample, ranking)
+    # Divided as statAP divides (not multiplied by 1/R̂): p ≡ 0 agrees to rounding.
+    ap = w.num / r
+    rprec = w.rp_sum / w.rp_rank if w.rp_rank else w.sp / r
+    ndcg = w.dcg / idcg if idcg > 0 else NAN
+    # a_d: derivative of each measure in y_d (times the residual in z_d); sampled
+    # documents outside the list enter through R̂ (AP, R-prec fallback) or IDCĜ.
+    rp_in, rp_out = ((1.0 - rprec) / r, -rprec / r) if not w.rp_rank else (0, 0)
+    var_ap = var_pk = var_rp = var_nd = listed = ideal_top = 0.0
+    for unit, c_hat, upto, rank in w.hits:
+        share = unit.var_w * unit.resid * unit.resid
+        listed += share
+        a_ap = (c_hat + w.tail - upto - ap) / r
+        var_ap += share * a_ap * a_ap
+        if not w.rp_rank:
+            var_rp += share * rp_in * rp_in
+        elif rank <= w.rp_rank:
+            var_rp += share / (w.rp_rank * w.rp_rank)
+        if rank <= k:
+            var_pk += share / (k * k)
+            z = unit.gain_resid * _discounts(k)[rank - 1] - ndcg * unit.ideal
+            var_nd += unit.var_w * z * z
+            ideal_top += unit.var_w * unit.ideal * unit.ideal
+    outside = max(sample.var_r - listed, 0.0)  # S outside the list: a_d from R̂ only
+    if outside > 0:
+        var_ap += outside * (ap / r) ** 2
+        var_rp += outside * rp_out * rp_out
+    var_nd += ndcg * ndcg * max(sample.ideal_var - ideal_top, 0.0)
+    values = (
+        (ap, var_ap),
+        (rprec, var_rp),
+        (w.p_k, var_pk),
+        (ndcg, var_nd / idcg / idcg if idcg > 0 else NAN),
+        (est_r, sample.var_r),
+    )
+    return {
+        name: TopicEstimate(sample.qid, value, var, est_r)
+        for name, (value, var) in zip(measure_names(k), values, strict=True)
+    }
+
+
+def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEstimate]:
+    """Every measure but ``R`` clipped to [0, 1], its variance capped at
+    :data:`BOUNDED_VAR` (NaN stays NaN)."""
+    out = dict(estimates)
+    for name, t in estimates.items():
+        if name != "R" and not math.isnan(t.estimate):
+            value = min(max(t.estimate, 0.0), 1.0)
+            out[name] = TopicEstimate(t.qid, value, min(t.var, BOUNDED_VAR), t.est_r)
+    return out
+
+
+def topic_samples(
+    judged: Mapping[str, TopicPrels],
+    probs: Probs,
+    *,
+    level: int = 1,
+    cutoff: int = CUTOFF,
+    grades: GradeModel | None = None,
+) -> dict[str, TopicSample]:
+    """:func:`topic_sample` of every topic that has a statAP-sampled document (not
+    ``UMASS``), in numeric topic order; a topic absent from ``probs`` gets p ≡ 0."""
+    return {
+        qid: topic_sample(
+            judged[qid], probs.get(qid, {}), level=level, cutoff=cutoff, grades=grades
+        )
+        for qid in sorted(judged, key=topic_key)
+        if judged[qid].label != "UMASS"
+    }
+
+
+def _ranking(scores: Mapping[str, float], depth: int | None) -> list[str]:
+    ranking = ranking_order(scores)
+    return ranking if depth is None else ranking[:depth]
+
+
+def run_estimate(
+    name: str, measure: str, topics: Sequence[TopicEstimate]
+) -> RunEstimate:
+    """Mean over the given (valid) topics; ``var = Σ var_t / n²``; NaN when empty."""
+    n = len(topics)
+    if n == 0:
+        return RunEstimate(name, measure, NAN, NAN, (NAN, NAN), (), 0)
+    mean = math.fsum(t.estimate for t in topics) / n
+    var = math.fsum(t.var for t in topics) / (n * n)
+    return RunEstimate(name, measure, mean, var, _ci(mean, var), tuple(topics), n)
+
+
+def model_assisted_evaluate(
+    judged: Mapping[str, TopicPrels],
+    probs: Probs,
+    runs: Runs,
+    *,
+    level: int = 1,
+    cutoff: int = CUTOFF,
+    depth: int | None = None,
+    grades: GradeModel | None = None,
+    bounded: bool = False,
+) -> dict[str, dict[str, RunEstimate]]:
+    """``run -> measure -> RunEstimate`` for every run (``qid -> {docno: score}``).
+
+    Lists are ordered by :func:`ranking_order` and cut at ``depth`` (None: whole list).
+    A topic is used when the run answers it, it is not ``UMASS`` and ``R̂ > 0``.
+    Per-topic work is done once; each run costs O(|L| + |S|) per topic.
+    ``bounded``: per-topic estimates through :func:`topic_bounded`, and the run's
+    interval of every measure but ``R`` intersected with [0, 1].
+    """
+    samples = topic_samples(judged, probs, level=level, cutoff=cutoff, grades=grades)
+    names = measure_names(cutoff)
+    out: dict[str, dict[str, RunEstimate]] = {}
+    for run in sorted(runs):
+        per: dict[str, list[TopicEstimate]] = {m: [] for m in names}
+        for qid, sample in samples.items():
+            if qid not in runs[run]:
+                continue
+            found = topic_estimates(sample, _ranking(runs[run][qid], depth))
+            if bounded:
+                found = topic_bounded(found)
+            if sample.est_r > 0:
+                for m, estimate in found.items():
+                    per[m].append(estimate)
+        out[run] = {m: run_estimate(run, m, per[m]) for m in names}
+        if bounded:
+            out[run] = {m: _bounded_ci(e) for m, e in out[run].items()}
+    return out
+
+
+def _bounded_ci(estimate: RunEstimate) -> RunEstimate:
+    """The interval of a bounded measure intersected with [0, 1] (the truth is
+    inside; ``R`` is left alone)."""
+    if estimate.measure == "R":
+        return estimate
+    low, high = estimate.ci95
+    return replace(estimate, ci95=(max(low, 0.0), min(high, 1.0)))
+
+
+def bias_check(
+    judged: Mapping[str, TopicPrels],
+    probs: Probs,
+    runs: Runs,
+    *,
+    level: int = 1,
+    depth: int | None = None,
+    bounded: bool = False,
+) -> list[BiasCheck]:
+    """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
+    and model-assisted, over the topics valid for all three (``bounded``: the
+    model-assisted AP through :func:`topic_bounded`; statAP is kept as it is).
+
+    ``shift = Σ_runs EAP / Σ_runs statAP`` (per-run means); ``diff = EAP - shift *
+    statAP`` has the interval ``± 1.96 shift sqrt(Σ var_statAP / n²)`` with the
+    linearised variance (EAP and the shift treated as fixed); ``correction =
+    model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
+    """
+    assisted = topic_samples(judged, probs, level=level)
+    plain = topic_samples(judged, {}, level=level)
+    per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
+    for run in sorted(runs):
+        rows = per_run.setdefault(run, [])
+        for qid in assisted:
+            if qid not in runs[run]:
+                continue
+            ranking = _ranking(runs[run][qid], depth)
+            if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
+                continue
+            ma = topic_estimates(assisted[qid], ranking)
+            if bounded:
+                ma = topic_bounded(ma)
+            st = topic_estimates(plain[qid], ranking)
+            merged = dict(probs.get(qid, {}))
+            merged.update(
+                {d: float(rel >= level) for d, rel in judged[qid].rel.items()}
+            )
+            rows.append((expected_ap(ranking, merged), st["AP"], ma["AP"]))
+    means = [
+        (math.fsum(r[0] for r in rows), math.fsum(r[1].estimate for r in rows), rows)
+        for rows in per_run.values()
+        if rows
+    ]
+    eap_total = math.fsum(m[0] / len(m[2]) for m in means)
+    statap_total = math.fsum(m[1] / len(m[2]) for m in means)
+    shift = eap_total / statap_total if statap_total > 0 else 1.0
+    return [_bias_row(run, rows, shift) for run, rows in per_run.items()]
+
+
+def _bias_row(
+    run: str, rows: Sequence[tuple[float, TopicEstimate, TopicEstimate]], shift: float
+) -> BiasCheck:
+    eap = math.fsum(r[0] for r in rows) / len(rows) if rows else NAN
+    st = run_estimate(run, "AP", [r[1] for r in rows])
+    ma = run_estimate(run, "AP", [r[2] for r in rows])
+    diff, correction = eap - shift * st.estimate, ma.estimate - eap
+    low, high = _ci(diff, shift * shift * st.var)
+    return BiasCheck(
+        run=run,
+        eap=eap,
+        statap=st.estimate,
+        diff=diff,
+        ci95=(low, high),
+        flagged=bool(low > 0 or high < 0),
+        raw_diff=eap - st.estimate,
+        shift=shift,
+        model_assisted=ma.estimate,
+        correction=correction,
+        correction_ci95=_ci(correction, ma.var),
+        n_topics=len(rows),
+    )

@@ -1,0 +1,198 @@
+"""The simulation report's comparison of MAP estimators, with intervals and coverage.
+
+:func:`estimators_report` adds to :func:`nuggets_app.services.simulation_report.
+report_build`'s dict:
+
+* ``estimators``: for ``sample_only`` (MAP of the judged sample alone), ``statap``
+  (statMAP, interval ``± 1.96 sqrt(VAR_MAP)`` of :mod:`nuggets_app.ir.statap`),
+  ``eap`` (expected AP, the full-fit model's p where unjudged) and ``model_assisted``
+  (:func:`nuggets_app.ir.model_assisted.model_assisted_evaluate` with the cross-fitted
+  p of :mod:`nuggets_app.learning.crossfit`, per-topic values bounded to [0, 1]; p ≡ 0,
+  i.e. statAP with the linearised variance, when the simulation has no model):
+  ``map`` per run, ``ci`` per run
+  (``[low, high]``, None without an interval), ``tau`` and ``tau_ap`` against the
+  full-qrels MAP ranking (as ``systems``), ``coverage`` and ``coverage_all_topics``
+  (None without intervals), ``n_topics`` per run;
+* ``pooled_truth``: per run, the *true value* the intervals aim at: MAP under the full
+  qrels restricted to the pooled documents (an unpooled document counts non-relevant,
+  ``R`` = the relevant pooled documents), ``map`` over every topic with a relevant
+  pooled document;
+* ``bias_check``: per run, :func:`nuggets_app.ir.model_assisted.bias_check` with the
+  cross-fitted p (``eap``, ``statap``, ``diff = eap - statap``, its ``ci``, ``flagged``
+  when the interval excludes 0, ``model_assisted``, ``n_topics``);
+* ``default_estimator``: :data:`nuggets_app.ir.model_assisted.DEFAULT_ESTIMATOR`.
+
+Coverage: the share of runs whose true value lies inside their 95% interval.
+``coverage`` takes the true value over the topics the run's estimate averages (statAP
+and the model-assisted estimate leave out topics whose ``R̂ <= 0``; a topic with no
+relevant pooled document then has true AP 0); ``coverage_all_topics`` over every topic
+with a relevant pooled document.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from nuggets_app.ir.model_assisted import (
+    DEFAULT_ESTIMATOR,
+    bias_check,
+    model_assisted_evaluate,
+)
+from nuggets_app.ir.prels import TopicPrels, ranking_order
+from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
+from nuggets_app.ir.statap import statap_evaluate
+from nuggets_app.research.services.simulation import SimulationData
+
+Labels = Mapping[str, Mapping[str, int]]
+Runs = dict[str, dict[str, dict[str, float]]]
+
+
+def true_ap(ranking: Iterable[str], relevant: set[str]) -> float:
+    """AP of a ranked list against a set of relevant documents (0 when the set is
+    empty): ``Σ_{relevant d} precision(r_d) / R``."""
+    if not relevant:
+        return 0.0
+    found, total = 0, 0.0
+    for rank, docno in enumerate(ranking, 1):
+        if docno in relevant:
+            found += 1
+            total += found / rank
+    return total / len(relevant)
+
+
+def _pooled_relevant(data: SimulationData, truth: Labels) -> dict[str, set[str]]:
+    return {
+        q: {d for d in docs if truth.get(q, {}).get(d, 0)}
+        for q, docs in data.pool.items()
+    }
+
+
+def _per_topic_truth(
+    runs: Runs, relevant: Mapping[str, set[str]]
+) -> dict[str, dict[str, float]]:
+    return {
+        name: {q: true_ap(ranking_order(docs), relevant[q]) for q, docs in run.items()}
+        for name, run in runs.items()
+    }
+
+
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def _ranking_agreement(
+    full: Mapping[str, float], scores: Mapping[str, float]
+) -> dict[str, float]:
+    order = sorted(full, key=lambda r: (-full[r], r))
+    return {
+        "tau": kendall_tau(full, scores),
+        "tau_ap": tau_ap_symmetric(
+            order, sorted(scores, key=lambda r: (-scores[r], r))
+        ),
+    }
+
+
+def _coverage(
+    ci: Mapping[str, tuple[float, float]], truth: Mapping[str, float]
+) -> float | None:
+    inside = [
+        lo <= truth[run] <= hi
+        for run, (lo, hi) in ci.items()
+        if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(truth[run])
+    ]
+    return sum(inside) / len(inside) if inside else None
+
+
+def _interval_estimator(
+    estimates: Mapping[str, tuple[float, tuple[float, float], list[str]]],
+    full: Mapping[str, float],
+    per_topic: Mapping[str, Mapping[str, float]],
+    all_topics: Mapping[str, float],
+) -> dict[str, Any]:
+    """``estimates``: run -> (MAP, interval, qids averaged)."""
+    scores = {run: value for run, (value, _, _) in estimates.items()}
+    ci = {run: interval for run, (_, interval, _) in estimates.items()}
+    on_topics = {
+        run: _mean([per_topic[run][q] for q in qids])
+        for run, (_, _, qids) in estimates.items()
+    }
+    return {
+        "map": scores,
+        "ci": {run: list(interval) for run, interval in ci.items()},
+        "n_topics": {run: len(qids) for run, (_, _, qids) in estimates.items()},
+        **_ranking_agreement(full, scores),
+        "coverage": _coverage(ci, on_topics),
+        "coverage_all_topics": _coverage(ci, all_topics),
+    }
+
+
+def estimators_report(
+    data: SimulationData,
+    *,
+    truth: Labels,
+    prels: Mapping[str, TopicPrels],
+    system_maps: Mapping[str, Mapping[str, float]],
+) -> dict[str, Any]:
+    """The keys listed in the module docstring. ``truth`` and ``prels`` are binary
+    (grade >= the relevance level: 1); ``system_maps`` is the report's
+    ``systems["map"]`` (``full``, ``sample_only``, ``eap`` per run)."""
+    topics = set(data.pool)
+    runs: Runs = {
+        name: {q: docs for q, docs in run.items() if q in topics}
+        for name, run in sorted(data.runs.items())
+    }
+    full = dict(system_maps["full"])
+    relevant = _pooled_relevant(data, truth)
+    per_topic = _per_topic_truth(runs, relevant)
+    all_topics = {
+        name: _mean([ap for q, ap in aps.items() if relevant[q]])
+        for name, aps in per_topic.items()
+    }
+    statap: dict[str, tuple[float, tuple[float, float], list[str]]] = {}
+    for name, run in runs.items():
+        result = statap_evaluate(prels, run)
+        valid = [t.qid for t in result.topics if t.valid]
+        statap[name] = (result.summary.stat_map, result.summary.ci95, valid)
+    probs = data.crossfit or {}
+    assisted = model_assisted_evaluate(prels, probs, runs, bounded=True)
+    model_assisted = {
+        name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
+        for name, ap in ((n, m["AP"]) for n, m in assisted.items())
+    }
+    estimators: dict[str, Any] = {}
+    for name in ("sample_only", "eap"):
+        scores = dict(system_maps[name])
+        estimators[name] = {
+            "map": scores,
+            "ci": None,
+            **_ranking_agreement(full, scores),
+            "coverage": None,
+            "coverage_all_topics": None,
+        }
+    estimators["statap"] = _interval_estimator(statap, full, per_topic, all_topics)
+    estimators["model_assisted"] = _interval_estimator(
+        model_assisted, full, per_topic, all_topics
+    )
+    estimators["model_assisted"]["p"] = "crossfit" if data.crossfit else "none"
+    checks = bias_check(prels, probs, runs, bounded=True)
+    return {
+        "estimators": {k: estimators[k] for k in sorted(estimators)},
+        "default_estimator": DEFAULT_ESTIMATOR,
+        "pooled_truth": {"map": all_topics},
+        "bias_check": {
+            c.run: {
+                "eap": c.eap,
+                "statap": c.statap,
+                "diff": c.diff,
+                "ci": list(c.ci95),
+                "shift": c.shift,
+                "raw_diff": c.raw_diff,
+                "flagged": c.flagged,
+                "model_assisted": c.model_assisted,
+                "n_topics": c.n_topics,
+            }
+            for c in checks
+        },
+    }

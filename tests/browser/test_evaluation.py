@@ -1,0 +1,91 @@
+"""The runs page in real headless Chromium: a researcher sees the model-assisted MAP
+with its interval, what the interval and the bias flag mean, and the flag of a run
+that the model credits while the judged sample cannot see it."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.job_model import job_model_fit
+from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
+from tests.browser.chrome import chromium, login, screenshot, wait_for
+from tests.integration.evaluation.world import evaluation_world
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+FLAGGED = "unjudged-only"
+
+
+@pytest.fixture(scope="module")
+def driver():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def eager_tasks():
+    """The page's computation runs inside the request (no worker in this test)."""
+    from nuggets_app.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+@pytest.fixture
+def world(shared_data, assessor):
+    world = evaluation_world(shared_data, assessor)
+    relevance.features_cache_clear()
+    job_model_fit(job=world.job)
+    # A run of the pooled documents nobody judged: statAP gives it 0 with no
+    # variance, the model credits it, so the bias check flags it.
+    judged = set(Judgment.objects.values_list("topic_id", "document_id"))
+    run = Run.objects.create(collection=world.collection, name=FLAGGED)
+    entries, ranks = [], {}
+    rows = PoolDocument.objects.filter(pool=world.pool).order_by(
+        "topic_id", "document_id"
+    )
+    for topic_id, doc_id in rows.values_list("topic_id", "document_id"):
+        if (topic_id, doc_id) not in judged:
+            ranks[topic_id] = ranks.get(topic_id, 0) + 1
+            entries.append(
+                RunEntry(run=run, topic_id=topic_id, document_id=doc_id,
+                         rank=ranks[topic_id], score=float(100 - ranks[topic_id]))
+            )  # fmt: skip
+    RunEntry.objects.bulk_create(entries)
+    return world
+
+
+def test_the_runs_page_shows_a_flagged_runs_flag_and_what_it_means(
+    driver, live_server, world, staff, eager_tasks
+):
+    from selenium.webdriver.common.by import By
+
+    login(driver, live_server.url, staff.username)
+    url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
+    query = f"?sample={world.sample.pk}&expected={world.job.pk}&qrels=human"
+    driver.get(f"{live_server.url}{url}{query}")
+    table = wait_for(
+        lambda: driver.find_element(By.ID, "table-model_assisted"),
+        "the model-assisted table",
+    )
+    headers = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert headers[:5] == ["run", "maAP", "ci_low", "ci_high", "topics"]
+    assert "statMAP" in headers
+    assert "bias_flag" in headers
+    row = table.find_element(
+        By.XPATH, f".//tbody/tr[th[normalize-space()='{FLAGGED}']]"
+    )
+    flag = row.find_element(By.CSS_SELECTOR, "td.bias-flag mark")
+    assert flag.is_displayed()
+    assert flag.text == "⚑ flagged"
+    note = driver.find_element(By.ID, "flag-note")
+    assert note.is_displayed()
+    assert "by more than sampling explains" in note.text
+    assert driver.find_element(By.ID, "interval-note").is_displayed()
+    status = driver.find_element(By.CSS_SELECTOR, "#model-assisted [role=status]")
+    assert FLAGGED in status.text
+    driver.execute_script("arguments[0].scrollIntoView()", table)
+    screenshot(driver, "runs-model-assisted-flag")
