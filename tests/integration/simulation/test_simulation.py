@@ -14,18 +14,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from nuggets_app.collection.services.imports import (
-    collection_import,
-    runs_import,
-    topics_import,
-)
-from nuggets_app.collection.services.suite_runs import (
-    document_texts,
-    runs_make,
-    topic_queries,
-)
 from nuggets_app.learning.simulation import ExtractionOptions
-from nuggets_app.models import Collection, Judgment, Nugget, PoolDocument, Run
+from nuggets_app.models import Judgment, Nugget, PoolDocument, Run
 from nuggets_app.research.services.simulation import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
@@ -46,22 +36,6 @@ REQUIRED_KEYS = {
     "recall",
     "tau",
 }
-
-
-@pytest.fixture
-def adi(shared_data: Path, tmp_path: Path) -> tuple[Collection, Path]:
-    base = shared_data / "adi"
-    collection_import(path=base / "docs.jsonl.gz", name="adi")
-    topics_import(path=base / "topics.jsonl", collection="adi")
-    collection = Collection.objects.get(name="adi")
-    paths = runs_make(
-        docs=document_texts(collection),
-        topics=topic_queries(collection.topics.all()),
-        out_dir=tmp_path / "runs",
-        depth=100,
-    )
-    runs_import(paths=list(paths.values()), collection=collection)
-    return collection, base / "qrels.txt"
 
 
 def test_simulation_on_adi_keeps_its_invariants(adi, tmp_path):

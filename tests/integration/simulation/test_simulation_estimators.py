@@ -6,42 +6,15 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
-from nuggets_app.collection.services.imports import (
-    collection_import,
-    runs_import,
-    topics_import,
-)
-from nuggets_app.collection.services.suite_runs import (
-    document_texts,
-    runs_make,
-    topic_queries,
-)
 from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.models import Collection, Run
+from nuggets_app.models import Run
 from nuggets_app.research.services.simulation import SimulationConfig, simulation_run
 from nuggets_app.research.services.simulation_report import report_build, report_write
 
 ESTIMATORS = {"sample_only", "statap", "eap", "model_assisted"}
-
-
-@pytest.fixture
-def adi(shared_data: Path, tmp_path: Path) -> tuple[Collection, Path]:
-    base = shared_data / "adi"
-    collection_import(path=base / "docs.jsonl.gz", name="adi")
-    topics_import(path=base / "topics.jsonl", collection="adi")
-    collection = Collection.objects.get(name="adi")
-    paths = runs_make(
-        docs=document_texts(collection),
-        topics=topic_queries(collection.topics.all()),
-        out_dir=tmp_path / "runs",
-        depth=100,
-    )
-    runs_import(paths=list(paths.values()), collection=collection)
-    return collection, base / "qrels.txt"
 
 
 @pytest.mark.django_db
