@@ -32,7 +32,7 @@ with a relevant pooled document.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from nuggets_app.ir.model_assisted import (
@@ -43,23 +43,11 @@ from nuggets_app.ir.model_assisted import (
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.statap import statap_evaluate
+from nuggets_app.learning.simulation import average_precision
 from nuggets_app.research.services.simulation import SimulationData
 
 Labels = Mapping[str, Mapping[str, int]]
 Runs = dict[str, dict[str, dict[str, float]]]
-
-
-def true_ap(ranking: Iterable[str], relevant: set[str]) -> float:
-    """AP of a ranked list against a set of relevant documents (0 when the set is
-    empty): ``Σ_{relevant d} precision(r_d) / R``."""
-    if not relevant:
-        return 0.0
-    found, total = 0, 0.0
-    for rank, docno in enumerate(ranking, 1):
-        if docno in relevant:
-            found += 1
-            total += found / rank
-    return total / len(relevant)
 
 
 def _pooled_relevant(data: SimulationData, truth: Labels) -> dict[str, set[str]]:
@@ -73,7 +61,10 @@ def _per_topic_truth(
     runs: Runs, relevant: Mapping[str, set[str]]
 ) -> dict[str, dict[str, float]]:
     return {
-        name: {q: true_ap(ranking_order(docs), relevant[q]) for q, docs in run.items()}
+        name: {
+            q: average_precision(ranking_order(docs), relevant[q])
+            for q, docs in run.items()
+        }
         for name, run in runs.items()
     }
 
