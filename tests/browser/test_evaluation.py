@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit
+from nuggets_app.inference.services.matching import chunks, launch
 from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
 from tests.browser.chrome import chromium, login, screenshot, wait_for
 from tests.integration.evaluation.world import evaluation_world
@@ -35,7 +36,11 @@ def eager_tasks():
 
 
 @pytest.fixture
-def world(shared_data, assessor):
+def world(shared_data, assessor, monkeypatch):
+    # The job's chunks run in this process: a worker left by an earlier test must
+    # not take them from the broker first.
+    monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
+    monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
     world = evaluation_world(shared_data, assessor)
     relevance.features_cache_clear()
     job_model_fit(job=world.job)
