@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.learning import embeddings
 from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Run
 from nuggets_app.pooling.services.pools import PoolError
@@ -109,12 +110,21 @@ class Command(BaseCommand):
         parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")
         parser.add_argument("--relevance-level", type=int, default=1)
         parser.add_argument("--out", help="directory for report.md, report.json, plots")
+        parser.add_argument(
+            "--semantic",
+            action="store_true",
+            help="add the relevance model's semantic features (needs "
+            "requirements-semantic.txt; embeddings are computed once and kept)",
+        )
 
     def handle(self, *args, **options) -> None:
         collection = Collection.objects.filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"no collection named {options['collection']}")
         size, fraction = sample_size(options["sample_size"])
+        self.stderr.write(embeddings.semantic_status())
+        if options["semantic"] and not embeddings.semantic_available():
+            raise CommandError(f"--semantic: {embeddings.OFF_MESSAGE}")
         try:
             config = SimulationConfig(
                 depth=options["depth"],
@@ -134,6 +144,7 @@ class Command(BaseCommand):
                 k=options["k"],
                 lam=options["lam"],
                 relevance_level=options["relevance_level"],
+                semantic=options["semantic"],
             )
             runs = self._runs(collection, options["runs"])
             data = simulation_run(

@@ -101,6 +101,7 @@ class SimulationConfig:
     # span lies in a judged relevant document (e.g. the TREC TS assessors' matches).
     nuggets: str = "simulated"
     nugget_bank: str | None = None
+    semantic: bool = False
 
 
 @dataclass
@@ -572,6 +573,7 @@ def simulation_run(
             labels=human,
             inclusion=_sample_probs(sample),
             relevance_level=config.relevance_level,
+            semantic=config.semantic,
         )
         inferred = model_inferred(prediction.probabilities, human, config.rule)
         lap("relevance model")
