@@ -149,8 +149,9 @@ class SimulationData:
 
 
 def _names_digest(runs: Iterable[Run]) -> str:
-    names = "\n".join(sorted(run.name for run in runs))
-    return hashlib.sha1(names.encode()).hexdigest()[:8]
+    return hashlib.sha1("\n".join(sorted(r.name for r in runs)).encode()).hexdigest()[
+        :8
+    ]
 
 
 def _pool_and_sample(
