@@ -96,9 +96,8 @@ class SimulationConfig:
     expansion_terms: int = 20
     # "model": the relevance model's probabilities; "paper": the matcher score + rule.
     inference: str = "model"
-    # "simulated": nuggets cut from the judged relevant documents by the heuristic of
-    # nuggets_app.learning.simulation; "human": the nuggets of a nugget bank whose source
-    # span lies in a judged relevant document (e.g. the TREC TS assessors' matches).
+    # "simulated": nuggets cut from judged relevant documents (learning.simulation);
+    # "human": a bank's nuggets with a source span in one (e.g. TREC TS matches).
     nuggets: str = "simulated"
     nugget_bank: str | None = None
     semantic: bool = False
@@ -149,9 +148,8 @@ class SimulationData:
 
 
 def _names_digest(runs: Iterable[Run]) -> str:
-    return hashlib.sha1("\n".join(sorted(r.name for r in runs)).encode()).hexdigest()[
-        :8
-    ]
+    names = "\n".join(sorted(run.name for run in runs))
+    return hashlib.sha1(names.encode()).hexdigest()[:8]
 
 
 def _pool_and_sample(
