@@ -22,6 +22,7 @@ from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
     diversity,
+    embeddings,
     exports,
     job_model,
     matching,
@@ -344,6 +345,7 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "by_p": _by_p(job, topic, model),
         "reliability": _reliability(job),
         "aspects": diversity.topic_aspects(job=job, topic=topic),
+        "semantic_status": embeddings.semantic_status(),
     }
     return render(request, "assessor_ui/jobs/topic.html", context)
 
@@ -413,10 +415,15 @@ def job_document(
         job=job, topic_id=topic_pk, document_id=doc_pk,
     )  # fmt: skip
     spans = result.spans or matching.result_spans(result)
+    nuggets = list(inference_selectors.job_nuggets(job, topic_pk))
     context = {
         "job": job,
         "result": result,
         "segments": text_segments(result.document.text, spans),
+        "semantic_status": embeddings.semantic_status(),
+        "semantic": embeddings.document_semantic_evidence(
+            document=result.document, nuggets=nuggets
+        ),
     }
     return render(request, "assessor_ui/jobs/document.html", context)
 

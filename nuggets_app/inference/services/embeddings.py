@@ -25,7 +25,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from nuggets_app.learning import embeddings
-from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, text_windows
+from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, best_windows, text_windows
 from nuggets_app.models import (
     Collection,
     Document,
@@ -247,3 +247,34 @@ def embedding_storage(*, model: str = MODEL) -> dict[str, Any]:
         rows=Count("pk"), vector_bytes=Sum(Length("vector"))
     )
     return {"units": units["rows"], "vector_bytes": units["vector_bytes"] or 0}
+
+
+def document_semantic_evidence(
+    *, document: Document, nuggets: Sequence[Nugget], model: str = MODEL
+) -> list[dict[str, Any]] | None:
+    """For each nugget, the window of ``document`` nearest to it and the similarity,
+    nearest first (None without the extra). The document and the nuggets are embedded
+    here if no worker has done it yet, and kept."""
+    if not embeddings.semantic_available():
+        return None
+    if not UnitEmbedding.objects.filter(document=document, model=model).exists():
+        documents_embed([document], model=model, max_words=DEFAULT_MAX_WORDS)
+    nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
+    spans, windows = document_windows([document.pk], model=model).get(
+        document.pk, ([], embeddings.from_bytes([]))
+    )
+    vectors = nugget_vectors([n.pk for n in nuggets], model=model)
+    kept = [n for n in nuggets if n.pk in vectors]
+    if not kept:
+        return []
+    matches = best_windows(windows, np.vstack([vectors[n.pk] for n in kept]))
+    rows = [
+        {
+            "nugget": n,
+            "similarity": m.similarity,
+            "span": spans[m.window] if m.window >= 0 else None,
+            "text": document.text[slice(*spans[m.window])] if m.window >= 0 else "",
+        }
+        for n, m in zip(kept, matches, strict=True)
+    ]
+    return sorted(rows, key=lambda r: (-r["similarity"], r["nugget"].pk))
