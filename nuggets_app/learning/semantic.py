@@ -6,8 +6,10 @@ Pure and Django-free; the embeddings come from :mod:`nuggets_app.learning.embedd
 A text is cut into *windows* (:func:`text_windows`): sentences (a line break, or a
 ``.``, ``!`` or ``?`` followed by a space and a capital, quote or bracket, ends one),
 packed greedily, in order, while the window stays within ``max_words`` words; a
-sentence longer than that is a window of its own (the model reads its first 256
-tokens). ``max_words=1`` gives one sentence per window. Offsets are character
+sentence longer than that is cut at word boundaries into pieces of ``max_words``
+words (so a text without sentence marks, e.g. lower-cased, is still read whole and
+no window exceeds what the model reads, 256 tokens). ``max_words`` of 0 or 1 gives
+one window per sentence, whatever its length (TREC TS's units are sentences). Offsets are character
 ``[start, end)`` into the text, as the matcher's spans.
 
 The semantic score of a (text, nugget) pair is the highest cosine similarity of the
@@ -65,19 +67,33 @@ def _sentences(text: str) -> list[Window]:
     return out
 
 
+def _pieces(text: str, sentence: Window, max_words: int) -> list[tuple[Window, int]]:
+    words = list(_WORD.finditer(text, sentence.start, sentence.end))
+    if len(words) <= max_words:
+        return [(sentence, len(words))]
+    return [
+        (Window(words[i].start(), words[min(i + max_words, len(words)) - 1].end()),
+         min(max_words, len(words) - i))
+        for i in range(0, len(words), max_words)
+    ]  # fmt: skip
+
+
 def text_windows(text: str, *, max_words: int = DEFAULT_MAX_WORDS) -> list[Window]:
-    """The windows of ``text`` (module doc): whole sentences, at most ``max_words``
-    words each unless one sentence is longer; none for a blank text."""
+    """The windows of ``text`` (module doc): whole sentences packed up to
+    ``max_words`` words, long sentences cut; with ``max_words`` 0 or 1, one window
+    per sentence. None for a blank text."""
+    if max_words <= 1:
+        return _sentences(text)
     windows: list[Window] = []
     words = 0
     for sentence in _sentences(text):
-        count = len(_WORD.findall(text[sentence.start : sentence.end]))
-        if windows and words + count <= max_words:
-            windows[-1] = Window(windows[-1].start, sentence.end)
-            words += count
-        else:
-            windows.append(sentence)
-            words = count
+        for piece, count in _pieces(text, sentence, max_words):
+            if windows and words + count <= max_words:
+                windows[-1] = Window(windows[-1].start, piece.end)
+                words += count
+            else:
+                windows.append(piece)
+                words = count
     return windows
 
 

@@ -57,7 +57,7 @@ class Command(BaseCommand):
             "--max-words",
             type=int,
             default=DEFAULT_MAX_WORDS,
-            help="words per semantic window (sentences packed; 1: one sentence each)",
+            help="words per semantic window (sentences packed; 0: one sentence each)",
         )
         parser.add_argument(
             "--embedding-cache",

@@ -3,10 +3,13 @@ packaged model (skipped only without the semantic extra, which CI installs)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import numpy as np
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from nuggets_app.inference.services.embeddings import (
     document_windows,
@@ -21,6 +24,7 @@ from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import text_windows
 from nuggets_app.models import (
     Assignment,
+    Collection,
     Document,
     EmbeddingJob,
     NuggetEmbedding,
@@ -144,3 +148,33 @@ def test_a_saved_nugget_is_embedded_by_the_worker_and_again_when_edited(
     assert NuggetEmbedding.objects.filter(nugget=nugget).count() == 1
     # Embedding again changes nothing.
     assert nuggets_embed(nugget_ids=[nugget.pk]) == 0
+
+
+def test_the_embed_command_embeds_a_collection_and_prints_the_job(
+    transactional_db, shared_data, assessor, settings, capsys
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMBED_CHUNK_SIZE = 4
+    world = cranfield_world(shared_data, assessor, per_topic=5, nuggets_per_topic=0)
+    call_command("embed", "--collection", world.collection.name, "--wait")
+    out = capsys.readouterr()
+    summary = json.loads(out.out)
+    assert summary["status"] == "done"
+    count = Document.objects.filter(collection=world.collection).count()
+    assert summary["documents"] == f"{count}/{count}"
+    assert "semantic evidence: on (all-MiniLM-L6-v2)" in out.err
+    status = json.loads(_call("embed", "--status", str(summary["job"]), capsys=capsys))
+    assert status == summary
+
+
+def _call(*args: str, capsys) -> str:
+    call_command(*args)
+    return capsys.readouterr().out
+
+
+def test_without_the_extra_nothing_is_launched(db, monkeypatch):
+    monkeypatch.setattr(embeddings, "model_zip_path", lambda: None)
+    collection = Collection.objects.create(name="c")
+    with pytest.raises(CommandError, match=r"off \(install requirements-semantic"):
+        call_command("embed", "--collection", "c")
+    assert not EmbeddingJob.objects.filter(collection=collection).exists()

@@ -32,8 +32,9 @@ def _spans(text: str, max_words: int) -> list[str]:
     return [text[s:e] for s, e in text_windows(text, max_words=max_words)]
 
 
-def test_one_sentence_per_window() -> None:
-    assert _spans(TEXT, 1) == [
+@pytest.mark.parametrize("max_words", [0, 1])
+def test_one_sentence_per_window(max_words: int) -> None:
+    assert _spans(TEXT, max_words) == [
         "Three people died.",
         "Many were hurt!",
         "Police came.",
@@ -49,13 +50,29 @@ def test_sentences_are_packed_up_to_max_words() -> None:
     assert _spans(TEXT, 100) == [TEXT]
 
 
-def test_a_long_sentence_is_a_window_of_its_own() -> None:
-    text = "Short one. Long " + "word " * 19 + "end."
-    assert [len(w.split()) for w in _spans(text, 5)] == [2, 21]
+def test_a_long_sentence_is_cut_into_pieces_of_max_words() -> None:
+    text = "Short one. Long " + "word " * 10 + "end."
+    assert [len(w.split()) for w in _spans(text, 5)] == [2, 5, 5, 2]
+    assert _spans(text, 5)[-1] == "word end."
+
+
+def test_a_text_without_sentence_marks_is_still_cut() -> None:
+    text = "the flow past a plate . the boundary layer grows . heat moves"
+    assert _spans(text, 4) == [
+        "the flow past a",
+        "plate . the boundary",
+        "layer grows . heat",
+        "moves",
+    ]
+
+
+def test_one_sentence_per_window_never_cuts() -> None:
+    text = "Short one. Long " + "word " * 10 + "end."
+    assert _spans(text, 0) == ["Short one.", "Long " + "word " * 10 + "end."]
 
 
 def test_an_abbreviation_before_a_lower_case_word_does_not_end_a_sentence() -> None:
-    assert _spans("The U.S. army left. Then rain.", 1) == [
+    assert _spans("The U.S. army left. Then rain.", 0) == [
         "The U.S. army left.",
         "Then rain.",
     ]
@@ -103,7 +120,7 @@ def test_semantic_scores_take_the_nearest_window_of_the_unit() -> None:
 
     units = [Unit("u1", "q", "Three people died. Many were hurt!")]
     nuggets = [GoldNugget("n1", "q", "killed"), GoldNugget("n2", "q", "injured")]
-    scores = semantic_scores(units, nuggets, embed, max_words=1)
+    scores = semantic_scores(units, nuggets, embed, max_words=0)
     assert scores[("q", "u1", "n1")] == pytest.approx(float(_unit(1, 0.1)[0]))
     assert scores[("q", "u1", "n2")] == pytest.approx(0.8)
     assert len(calls) == 1
