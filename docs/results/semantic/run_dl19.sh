@@ -8,7 +8,7 @@ DATA=${DATA:-../shared/data/trec-dl19-passage}
 WORK=${WORK:-var/semantic/dl19}
 OUT=${OUT:-docs/results/semantic}
 PY=${PY:-.venv/bin/python}
-export DATA WORK PY DEPTHS=100 SEEDS="${SEEDS:-1 2 3 4 5}"
+export DATA WORK PY DEPTHS=100 SEEDS="${SEEDS:-1 2 3 4 5}" OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1
 EXTRA=--semantic OUT="$OUT/dl19-semantic/dl19" sh docs/results/dl19/run.sh 10
 EXTRA= OUT="$OUT/dl19-lexical/dl19" sh docs/results/dl19/run.sh 10
 $PY docs/results/fairness/summarize.py "$OUT/dl19-lexical" > "$OUT/dl19-lexical.md"

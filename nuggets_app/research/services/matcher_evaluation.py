@@ -52,6 +52,7 @@ from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, Embed
 LENGTH_BINS = ((1, 3, "1-3"), (4, 6, "4-6"), (7, 10, "7-10"), (11, 10**9, "11+"))
 # Weights of min-span in the combined scorings evaluate_matcher reports.
 SEMANTIC_WEIGHTS = (0.25, 0.5, 0.75)
+CACHE_EVERY = 1000
 
 
 @dataclass
@@ -120,7 +121,8 @@ def evaluation_load(
 
 def file_cached_embed(embed: Embed, path: Path | None) -> Embed:
     """``embed`` with its vectors kept in ``path`` (``.npz`` of texts and float32
-    vectors, written after each call), so that later runs embed only new texts."""
+    vectors, written every :data:`CACHE_EVERY` new texts), so that later (or
+    interrupted) runs embed only new texts."""
     if path is None:
         return embed
     known: dict[str, np.ndarray] = {}
@@ -130,8 +132,10 @@ def file_cached_embed(embed: Embed, path: Path | None) -> Embed:
 
     def cached(texts: Sequence[str]) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in known]
-        if new:
-            known.update(zip(new, embed(new), strict=True))
+        # Saved every CACHE_EVERY texts, so an interrupted run loses little.
+        for start in range(0, len(new), CACHE_EVERY):
+            part = new[start : start + CACHE_EVERY]
+            known.update(zip(part, embed(part), strict=True))
             path.parent.mkdir(parents=True, exist_ok=True)
             np.savez(
                 path,

@@ -2,8 +2,10 @@
 
 Reads ``--limit`` passages (JSONL, maybe gzipped, with ``text``) and measures:
 
-1. embedding speed: passages (and windows) per second of the packaged model in this
-   process (the model's load time apart), batch ``--batch-size``;
+1. embedding speed: passages per second of the packaged model in this process (the
+   model's load time apart), batch ``--batch-size``, in wall-clock time and per
+   CPU-second of the process's threads (what counts on a machine shared with other
+   work);
 2. storage: the passages stored as a throwaway collection, embedded through the
    service a worker runs (``documents_embed``), then the table's size on disk per
    stored unit (PostgreSQL's ``pg_total_relation_size``, rows and index) and per
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import time
 from pathlib import Path
 
@@ -65,15 +68,22 @@ class Command(BaseCommand):
         encoder = embeddings.load_encoder()
         load = time.perf_counter() - clock
         tokens = [len(e.ids) for e in encoder.tokenizer.encode_batch(texts)]
-        clock = time.perf_counter()
+        clock, cpu = time.perf_counter(), time.process_time()
         encoder.embed(texts, batch_size=options["batch_size"])
         embed = time.perf_counter() - clock
+        cpu = time.process_time() - cpu
         result = {
             "passages": len(texts),
             "mean_tokens": round(sum(tokens) / len(tokens), 1),
             "model_load_seconds": round(load, 2),
             "embed_seconds": round(embed, 2),
             "passages_per_second": round(len(texts) / embed, 1),
+            # CPU seconds of every thread of this process: on a machine shared with
+            # other work, passages per CPU-second times the cores is what the cores
+            # would do for this alone.
+            "embed_cpu_seconds": round(cpu, 2),
+            "passages_per_cpu_second": round(len(texts) / cpu, 1),
+            "cpu_count": os.cpu_count(),
         }
         result.update(self._stored(texts, options["max_words"]))
         result.update(self._matching(texts, options["nuggets"]))
