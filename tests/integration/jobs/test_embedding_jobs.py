@@ -178,3 +178,27 @@ def test_without_the_extra_nothing_is_launched(db, monkeypatch):
     with pytest.raises(CommandError, match=r"off \(install requirements-semantic"):
         call_command("embed", "--collection", "c")
     assert not EmbeddingJob.objects.filter(collection=collection).exists()
+
+
+def test_a_nugget_is_saved_even_when_the_broker_is_down(
+    transactional_db, shared_data, assessor, broker_down
+):
+    world = cranfield_world(shared_data, assessor, per_topic=2, nuggets_per_topic=0)
+    topic = world.topics[0]
+    doc = world.pooled[topic.qid][0]
+    sample = Sample.objects.create(
+        pool=world.pool, name="s", method="uniform", size=1, seed=1
+    )
+    SampleDocument.objects.create(
+        sample=sample, topic=topic, document=doc, inclusion_prob=1, order=0
+    )
+    Assignment.objects.create(sample=sample, topic=topic, assessor=assessor)
+    nugget, created = nugget_save(
+        assessor=assessor, topic=topic, document=doc, start=0, end=40,
+        text="the boundary layer of a flat plate", keywords=[], grade=None,
+        aspect="", client_uuid=uuid.uuid4(),
+    )  # fmt: skip
+    assert created
+    assert not NuggetEmbedding.objects.filter(nugget=nugget).exists()
+    # Embedded the first time its vector is needed.
+    assert nuggets_embed(nugget_ids=[nugget.pk]) == 1
