@@ -120,31 +120,40 @@ def evaluation_load(
 
 
 def file_cached_embed(embed: Embed, path: Path | None) -> Embed:
-    """``embed`` with its vectors kept in ``path`` (``.npz`` of texts and float32
-    vectors, written every :data:`CACHE_EVERY` new texts), so that later (or
+    """``embed`` with its vectors kept in ``path`` (``.npz`` of the texts' sha1 and
+    float32 vectors, written every :data:`CACHE_EVERY` new texts), so that later (or
     interrupted) runs embed only new texts."""
     if path is None:
         return embed
     known: dict[str, np.ndarray] = {}
     if path.exists():
         with np.load(path, allow_pickle=False) as stored:
-            known = dict(zip(stored["texts"].tolist(), stored["vectors"], strict=True))
+            keys = (
+                stored["keys"].tolist()
+                if "keys" in stored
+                else [_sha1(t) for t in stored["texts"].tolist()]
+            )
+            known = dict(zip(keys, stored["vectors"], strict=True))
 
     def cached(texts: Sequence[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in known]
+        new = [t for t in dict.fromkeys(texts) if _sha1(t) not in known]
         # Saved every CACHE_EVERY texts, so an interrupted run loses little.
         for start in range(0, len(new), CACHE_EVERY):
             part = new[start : start + CACHE_EVERY]
-            known.update(zip(part, embed(part), strict=True))
+            known.update(zip(map(_sha1, part), embed(part), strict=True))
             path.parent.mkdir(parents=True, exist_ok=True)
             np.savez(
                 path,
-                texts=np.array(list(known)),
+                keys=np.array(list(known)),
                 vectors=np.vstack(list(known.values())).astype(np.float32),
             )
-        return np.vstack([known[t] for t in texts]).astype(np.float32)
+        return np.vstack([known[_sha1(t)] for t in texts]).astype(np.float32)
 
     return cached
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 def _quality_dict(quality: MatchQuality) -> dict[str, Any]:

@@ -146,3 +146,28 @@ def test_with_the_extra_the_semantic_and_combined_scorings_are_reported_by_defau
     table = (out / "report.md").read_text()
     assert f"| {semantic} | pair |" in table
     assert "Recall of the gold pairs at each scoring's best-F1 threshold" in table
+
+
+def test_the_embedding_cache_file_embeds_each_text_once_across_runs(tmp_path):
+    import numpy as np
+
+    from nuggets_app.research.services.matcher_evaluation import file_cached_embed
+
+    calls: list[list[str]] = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    path = tmp_path / "cache.npz"
+    first = file_cached_embed(embed, path)(["a", "bb", "a"])
+    assert calls == [["a", "bb"]]
+    again = file_cached_embed(embed, path)(["bb", "ccc"])
+    assert calls == [["a", "bb"], ["ccc"]]
+    np.testing.assert_array_equal(first[1], again[0])
+    np.testing.assert_array_equal(again[1], [3.0, 1.0])
+    # A cache written with the texts themselves (an earlier format) is read too.
+    legacy = tmp_path / "legacy.npz"
+    np.savez(legacy, texts=np.array(["x"]), vectors=np.array([[9.0, 9.0]], np.float32))
+    assert file_cached_embed(embed, legacy)(["x"]).tolist() == [[9.0, 9.0]]
+    assert calls[-1] == ["ccc"]
