@@ -48,6 +48,11 @@ def semantic_status() -> str:
     return embeddings.semantic_status()
 
 
+def semantic_on() -> bool:
+    """Whether the extra is installed."""
+    return embeddings.semantic_available()
+
+
 def _require() -> None:
     if not embeddings.semantic_available():
         raise SemanticOff(embeddings.OFF_MESSAGE)
@@ -278,3 +283,31 @@ def document_semantic_evidence(
         for n, m in zip(kept, matches, strict=True)
     ]
     return sorted(rows, key=lambda r: (-r["similarity"], r["nugget"].pk))
+
+
+def documents_nearest(
+    *, document_ids: Sequence[int], nuggets: Sequence[Nugget], model: str = MODEL
+) -> dict[int, dict[str, Any]]:
+    """For each document with stored embeddings, its sentence (window) nearest to any
+    of ``nuggets``: ``{"span", "similarity", "nugget"}`` (none without the extra;
+    documents not embedded yet are left out: a list page embeds nothing)."""
+    if not embeddings.semantic_available() or not nuggets:
+        return {}
+    nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
+    vectors = nugget_vectors([n.pk for n in nuggets], model=model)
+    kept = [n for n in nuggets if n.pk in vectors]
+    if not kept:
+        return {}
+    matrix = np.vstack([vectors[n.pk] for n in kept])
+    out: dict[int, dict[str, Any]] = {}
+    for doc_id, (spans, windows) in document_windows(document_ids, model=model).items():
+        if not spans:
+            continue
+        sims = matrix @ windows.T
+        row, col = np.unravel_index(int(sims.argmax()), sims.shape)
+        out[doc_id] = {
+            "span": spans[int(col)],
+            "similarity": max(0.0, float(sims[row, col])),
+            "nugget": kept[int(row)],
+        }
+    return out

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import text_windows
-from nuggets_app.models import MatchResult, Nugget
+from nuggets_app.models import Judgment, MatchResult, Nugget
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +17,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def job(shared_data, assessor, settings):
-    world = cranfield_world(shared_data, assessor, qids=("1",), per_topic=6)
+    world = cranfield_world(
+        shared_data, assessor, qids=("3", "4", "8"), per_topic=14, judge=8
+    )
     job = match_job_launch(
         collection=world.collection, topics=world.topics, source="pool", pool=world.pool
     )
@@ -25,8 +28,15 @@ def job(shared_data, assessor, settings):
 
 @pytest.mark.skipif(not embeddings.semantic_available(), reason=embeddings.OFF_MESSAGE)
 def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_client, job):
-    topic = job.topics.get()
-    result = MatchResult.objects.filter(job=job, topic=topic).order_by("pk").first()
+    topic = job.topics.order_by("qid").first()
+    job_model_fit(job=job)
+    judged = Judgment.objects.filter(topic=topic).values_list("document_id", flat=True)
+    result = (
+        MatchResult.objects.filter(job=job, topic=topic)
+        .exclude(document_id__in=list(judged))
+        .order_by("pk")
+        .first()
+    )
     page = staff_client.get(
         reverse("job-document", args=[job.pk, topic.pk, result.document_id])
     )
@@ -44,13 +54,20 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
         assert f"{max(0.0, float(sims[best])):.3f}" in page.text
     topic_page = staff_client.get(reverse("job-topic", args=[job.pk, topic.pk]))
     assert "semantic evidence: on" in topic_page.text
+    assert "Semantic evidence: the nearest sentence (similarity)" in topic_page.text
+    # The document embedded above shows its nearest sentence among the unjudged ones.
+    nugget_vectors = encoder.embed(
+        [n.text for n in Nugget.objects.filter(topic=topic).order_by("pk")]
+    )
+    nearest = float((nugget_vectors @ window_vectors.T).max())
+    assert f"({max(0.0, nearest):.3f}, nugget" in topic_page.text
 
 
 def test_without_the_extra_the_pages_say_semantic_evidence_is_off(
     staff_client, job, monkeypatch
 ):
     monkeypatch.setattr(embeddings, "model_zip_path", lambda: None)
-    topic = job.topics.get()
+    topic = job.topics.order_by("qid").first()
     result = MatchResult.objects.filter(job=job, topic=topic).first()
     for url in (
         reverse("job-document", args=[job.pk, topic.pk, result.document_id]),
