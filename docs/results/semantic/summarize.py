@@ -35,6 +35,8 @@ def main(root: Path) -> None:
     print("|---|---|---|---|---|---|---|---|")
     checks = []
     for name in SETS:
+        if not (root / name / "report.json").exists():
+            continue
         report = json.loads((root / name / "report.json").read_text())
         kept = [
             s for s in report["scorings"]
