@@ -80,9 +80,9 @@ def test_a_job_embeds_every_window_once_on_the_worker(
 
 
 def test_a_resumed_job_embeds_only_what_is_missing(
-    transactional_db, shared_data, assessor, settings
+    transactional_db, celery_worker, shared_data, assessor, settings
 ):
-    # In-process (no worker): chunks are run by hand to stop half-way.
+    # The first chunks are run by hand, to stop half-way; the resume goes to the worker.
     settings.EMBED_CHUNK_SIZE = 1000
     world = cranfield_world(shared_data, assessor, per_topic=6)
     ids = list(
@@ -100,9 +100,10 @@ def test_a_resumed_job_embeds_only_what_is_missing(
     # A redelivered chunk finds its documents embedded and does nothing.
     assert embed_chunk_run(job_id=job.pk, document_ids=ids[:4])["documents"] == 0
     before = set(UnitEmbedding.objects.values_list("pk", flat=True))
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     job = embedding_job_resume(job=job)
-    assert _job(job).status == EmbeddingJob.Status.DONE
+    wait_until(
+        lambda: _job(job).status == EmbeddingJob.Status.DONE, 240, "the resumed job"
+    )
     assert job.docs_done == len(ids)
     assert before < set(UnitEmbedding.objects.values_list("pk", flat=True))
     assert set(document_windows(ids)) == set(ids)
@@ -151,9 +152,8 @@ def test_a_saved_nugget_is_embedded_by_the_worker_and_again_when_edited(
 
 
 def test_the_embed_command_embeds_a_collection_and_prints_the_job(
-    transactional_db, shared_data, assessor, settings, capsys
+    transactional_db, celery_worker, shared_data, assessor, settings, capsys
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.EMBED_CHUNK_SIZE = 4
     world = cranfield_world(shared_data, assessor, per_topic=5, nuggets_per_topic=0)
     call_command("embed", "--collection", world.collection.name, "--wait")
