@@ -114,7 +114,7 @@ class Command(BaseCommand):
     def _table_size(self) -> dict[str, float]:
         table = UnitEmbedding._meta.db_table
         with connection.cursor() as cursor:
-            cursor.execute(f"VACUUM ANALYZE {table}")
+            cursor.execute(f"VACUUM FULL ANALYZE {table}")
             cursor.execute("SELECT pg_total_relation_size(%s)", [table])
             size = cursor.fetchone()[0]
         rows = UnitEmbedding.objects.count()
