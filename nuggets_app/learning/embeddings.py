@@ -26,6 +26,7 @@ import importlib.metadata
 import importlib.util
 import json
 import math
+import os
 import struct
 import threading
 import zipfile
@@ -252,6 +253,8 @@ def read_model(path: Path | None) -> Encoder:
     """The model of the zip at ``path``, its files checked by sha256 (no caching)."""
     if path is None or importlib.util.find_spec("tokenizers") is None:
         raise EmbeddingError(OFF_MESSAGE)
+    # Belt and braces: nothing here reaches the Hugging Face hub, and nothing may.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from tokenizers import Tokenizer
 
     with zipfile.ZipFile(path) as archive:
