@@ -81,7 +81,8 @@ def test_a_new_run_is_estimated_beside_the_pooled_runs(fitted):
         outside,
         missing,
     )
-    assert counts.below_depth == 0 and outside > 0
+    assert counts.below_depth == 0
+    assert outside > 0
     assert UnpooledScore.objects.filter(job=world.job).count() == outside
     assert found.new == {NEW}
     assert set(found.estimates) == {NEW, *world.file_runs}
@@ -144,12 +145,14 @@ def test_many_unpooled_documents_go_to_the_workers(
         found = service.new_runs_evaluate(
             job=world.job, sample=world.sample, new_runs={NEW: run}, inline_max=0
         )
-    assert found.estimates is None and not found.progress.done
+    assert found.estimates is None
+    assert not found.progress.done
     assert len(sent) == 1  # one callback sends every batch
     assert found.progress.queued_batches == len(found.wanted)
     # The eager tasks ran on commit: every document is now scored.
     progress = unpooled.unpooled_progress(job=world.job, wanted=found.wanted)
-    assert progress.done and progress.wanted == found.documents[NEW].unpooled
+    assert progress.done
+    assert progress.wanted == found.documents[NEW].unpooled
 
 
 def test_a_new_run_named_as_a_pooled_one_beside_it_is_refused(fitted):
