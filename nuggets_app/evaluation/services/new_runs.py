@@ -22,9 +22,11 @@ correction, and the interval covers the sampling variance of the pooled part onl
 
 from __future__ import annotations
 
+import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from nuggets_app.evaluation.selectors import run_scores, sample_prels
 from nuggets_app.evaluation.services.estimates import (
@@ -34,6 +36,8 @@ from nuggets_app.evaluation.services.estimates import (
     job_crossfit_fit,
     runs_model_assisted,
 )
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.runs import parse_run
 from nuggets_app.inference.services.unpooled import (
     UNPOOLED_INLINE,
     UnpooledProgress,
@@ -133,13 +137,15 @@ def new_runs_evaluate(
     sample: Sample,
     new_runs: Mapping[str, Scores],
     pooled_runs: Mapping[str, Scores] | None = None,
-    inline_max: int = UNPOOLED_INLINE,
+    inline_max: int | None = None,
+    enqueue: bool = True,
 ) -> NewRunsEvaluation:
     """Score the unpooled documents of ``new_runs`` (here, or on the workers when
-    there are more than ``inline_max``) and, once all are scored, estimate them
+    there are more than ``inline_max``, default ``UNPOOLED_INLINE``) and, once all are scored, estimate them
     beside ``pooled_runs`` (default: the stored runs of the job's pool). A run of
     ``new_runs`` named as a run of the pool is that run (not new); one named as a run
-    of ``pooled_runs`` is refused."""
+    of ``pooled_runs`` is refused. Without ``enqueue``, documents still unscored are
+    only counted (a page polling the batches a first call sent)."""
     if job.status != MatchJob.Status.DONE:
         raise EstimateError(
             f"job {job.pk} is {job.status}; evaluate against a finished job"
@@ -183,7 +189,12 @@ def new_runs_evaluate(
                     counts.unpooled += 1
                     wanted.setdefault(topic, set()).add(pk)
     wanted_lists = {t: sorted(d) for t, d in wanted.items()}
-    progress = unpooled_ensure(job=job, wanted=wanted_lists, inline_max=inline_max)
+    progress = unpooled_ensure(
+        job=job,
+        wanted=wanted_lists,
+        inline_max=UNPOOLED_INLINE if inline_max is None else inline_max,
+        enqueue=enqueue,
+    )
     result = NewRunsEvaluation(
         None, frozenset(set(new_runs) - pool_names), documents, progress, depth,
         pooled_names=tuple(sorted(pooled)), wanted=wanted_lists,
@@ -275,3 +286,24 @@ def new_runs_wait(
             )
         time.sleep(poll)
     return found
+
+
+def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
+    """``(tag, {qid: {docno: score}})`` of an uploaded TREC run file (``.gz`` by its
+    name); a bad line raises :class:`EstimateError` naming the file and line."""
+    base = Path(name).name or "run"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / base
+        with path.open("wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        try:
+            lines = list(parse_run(path))
+        except ImportFormatError as error:
+            raise EstimateError(str(error).replace(str(path), base)) from None
+        except (OSError, EOFError, UnicodeDecodeError) as error:
+            raise EstimateError(f"{base}: cannot read the run ({error})") from None
+    scores: Scores = {}
+    for line in lines:
+        scores.setdefault(line.qid, {})[line.docno] = line.score
+    return lines[0].tag, scores

@@ -132,15 +132,20 @@ def unpooled_progress(*, job: MatchJob, wanted: Wanted) -> UnpooledProgress:
 
 
 def unpooled_ensure(
-    *, job: MatchJob, wanted: Wanted, inline_max: int = UNPOOLED_INLINE
+    *,
+    job: MatchJob,
+    wanted: Wanted,
+    inline_max: int = UNPOOLED_INLINE,
+    enqueue: bool = True,
 ) -> UnpooledProgress:
     """Score the wanted pairs not scored yet: here when at most ``inline_max``, else
-    as batches on the workers (the result then says how many were queued)."""
+    as batches on the workers (the result then says how many were queued; none
+    without ``enqueue``: a page polling batches sent before)."""
     _check(job)
     missing = unpooled_missing(job=job, wanted=wanted)
     count = sum(len(d) for d in missing.values())
     total = sum(len(set(d)) for d in wanted.values())
-    if count <= inline_max:
+    if count and count <= inline_max:
         for topic_id, docs in missing.items():
             for start in range(0, len(docs), UNPOOLED_BATCH):
                 unpooled_score(
@@ -149,6 +154,10 @@ def unpooled_ensure(
                     document_ids=docs[start : start + UNPOOLED_BATCH],
                 )
         return UnpooledProgress(total, total)
+    if not count:
+        return UnpooledProgress(total, total)
+    if not enqueue:
+        return UnpooledProgress(total, total - count)
     batches = [
         (topic_id, docs[start : start + UNPOOLED_BATCH])
         for topic_id, docs in sorted(missing.items())

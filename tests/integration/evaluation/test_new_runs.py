@@ -15,7 +15,7 @@ from nuggets_app.evaluation.services.estimates import EstimateError
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services import unpooled
 from nuggets_app.inference.services.job_model import _job_features, job_model_fit
-from nuggets_app.models import Document, PoolDocument, UnpooledScore
+from nuggets_app.models import Document, MatchJob, PoolDocument, UnpooledScore
 
 pytestmark = pytest.mark.django_db
 
@@ -190,3 +190,80 @@ def test_evaluate_prints_the_new_runs_documents_and_the_rule(fitted, tmp_path):
     assert service.NEW_RUN_NOTE in err.getvalue()
     assert service.NOT_IN_COLLECTION_RULE in err.getvalue()
     assert Document.objects.filter(docno=MISSING).count() == 0
+
+
+def _upload(run, name=NEW):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    lines = []
+    for qid, docs in run.items():
+        for i, (d, s) in enumerate(sorted(docs.items(), key=lambda kv: -kv[1]), 1):
+            lines.append(f"{qid} Q0 {d} {i} {s} {name}\n")
+    return SimpleUploadedFile("new.run", "".join(lines).encode())
+
+
+def test_a_researcher_uploads_a_run_and_sees_it_beside_the_pooled_runs(
+    fitted, client, researcher
+):
+    from django.urls import reverse
+
+    world = fitted
+    client.force_login(researcher)
+    url = reverse("job-new-run", args=[world.job.pk])
+    assert client.get(url).status_code == 200
+    page = client.post(url, {"run": _upload(_new_run(world))})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "not in the pool" in html
+    assert html.count("<mark>not in the pool</mark>") == 1
+    for name in world.file_runs:
+        assert f'<th scope="row">{name}</th>' in html
+    assert "did not contribute to the pool: its documents outside the pool" in html
+    assert "count as non-relevant (p = 0)" in html
+
+
+def test_a_bad_run_file_is_refused_with_its_line(fitted, client, researcher):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client.force_login(researcher)
+    bad = SimpleUploadedFile("bad.run", b"1 Q0 d1 1 2.0 tag\n1 Q0 d2 2\n")
+    page = client.post(reverse("job-new-run", args=[fitted.job.pk]), {"run": bad})
+    assert page.status_code == 200
+    assert "bad.run:2" in page.content.decode()
+
+
+def test_an_assessor_may_not_evaluate_a_new_run(fitted, client, assessor):
+    from django.urls import reverse
+
+    client.force_login(assessor)
+    page = client.get(reverse("job-new-run", args=[fitted.job.pk]))
+    assert page.status_code == 403
+
+
+def test_many_documents_are_scored_by_the_workers_while_the_page_waits(
+    fitted, client, researcher, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.urls import reverse
+
+    world = fitted
+    monkeypatch.setattr(service, "UNPOOLED_INLINE", 0)
+    client.force_login(researcher)
+    url = reverse("job-new-run", args=[world.job.pk])
+    sent = []
+    monkeypatch.setattr(
+        "nuggets_app.operations.queue.task_enqueue", lambda *a: sent.append(a)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        page = client.post(url, {"run": _upload(_new_run(world))})
+    assert page.status_code == 302
+    batches = len(sent)
+    waiting = client.get(page["Location"])
+    assert "documents scored by the workers" in waiting.content.decode()
+    assert len(sent) == batches  # polling sends nothing again
+    for _name, job_id, topic_id, docs in sent:
+        unpooled.unpooled_score(
+            job=MatchJob.objects.get(pk=job_id), topic_id=topic_id, document_ids=docs
+        )
+    done = client.get(page["Location"]).content.decode()
+    assert "<mark>not in the pool</mark>" in done
