@@ -22,6 +22,11 @@ urlpatterns = [
     path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
     path("jobs/<int:pk>/new-run/", new_runs.job_new_run, name="job-new-run"),
     path(
+        "jobs/<int:pk>/new-documents",
+        new_runs.job_new_documents,
+        name="job-new-documents",
+    ),
+    path(
         "jobs/<int:pk>/new-run/<slug:key>/",
         new_runs.job_new_run_pending,
         name="job-new-run-pending",

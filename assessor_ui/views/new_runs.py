@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib import messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from assessor_ui.forms import NewRunForm
-from assessor_ui.views.decorators import researcher_required
+from assessor_ui.views.decorators import researcher_required, staff_required
 from nuggets_app.evaluation.services import new_runs
 from nuggets_app.evaluation.services.estimates import (
     INTERVAL_NOTE,
     EstimateError,
     estimate_sample,
 )
-from nuggets_app.inference.services.unpooled import unpooled_progress
+from nuggets_app.inference.services.unpooled import (
+    UnpooledError,
+    new_documents_score,
+    unpooled_progress,
+)
 from nuggets_app.models import MatchJob, Sample
 
 PENDING_SECONDS = 24 * 3600
@@ -97,6 +103,25 @@ def job_new_run_pending(request: HttpRequest, pk: int, key: str) -> HttpResponse
     else:
         context.update(_result(found))
     return render(request, TEMPLATE, context)
+
+
+@staff_required
+@require_POST
+def job_new_documents(request: HttpRequest, pk: int) -> HttpResponse:
+    """Score the documents imported after the job for its topics, on the workers
+    (again: only those not scored yet)."""
+    job = get_object_or_404(MatchJob, pk=pk)
+    try:
+        progress = new_documents_score(job=job)
+    except UnpooledError as error:
+        messages.error(request, str(error))
+    else:
+        messages.info(
+            request,
+            f"{progress.wanted - progress.scored} (topic, document) pairs sent to the "
+            f"workers in {progress.queued_batches} batches",
+        )
+    return redirect("job-detail", pk=job.pk)
 
 
 def _sample_name(pk: str) -> str | None:

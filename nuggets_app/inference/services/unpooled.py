@@ -190,3 +190,44 @@ def unpooled_features(
         for t, (ids, vectors) in out.items()
         if ids
     }
+
+
+# --- documents added after a job --------------------------------------------------------
+def new_documents_wanted(*, job: MatchJob) -> dict[int, list[int]]:
+    """Every (topic of the job, document of the collection imported after the job
+    was launched: id above ``job.documents_before``, or above the job's own largest
+    document id for a job from before that was kept): what ``match --job N
+    --new-documents`` scores."""
+    before = job.documents_before
+    if before is None:
+        before = max(
+            (
+                max(ids)
+                for ids in job.chunks.values_list("document_ids", flat=True)
+                if ids
+            ),
+            default=0,
+        )
+    docs = sorted(
+        Document.objects.filter(
+            collection_id=job.collection_id, pk__gt=before
+        ).values_list("pk", flat=True)
+    )
+    if not docs:
+        return {}
+    return {t: docs for t in sorted(job.topics.values_list("pk", flat=True))}
+
+
+def new_documents_score(*, job: MatchJob, enqueue: bool = True) -> UnpooledProgress:
+    """Score the documents added after the finished job for its topics, in batches
+    of ``UNPOOLED_BATCH`` on the workers (in this process without a broker): only
+    the pairs not scored yet, so calling it again resumes. Their rows are the job's
+    unpooled scores: a run that retrieves them is evaluated without matching."""
+    _check(job)
+    wanted = new_documents_wanted(job=job)
+    return unpooled_ensure(job=job, wanted=wanted, inline_max=0, enqueue=enqueue)
+
+
+def new_documents_progress(*, job: MatchJob) -> UnpooledProgress:
+    """How many of the documents added after the job are scored for it (pairs)."""
+    return unpooled_progress(job=job, wanted=new_documents_wanted(job=job))
