@@ -48,7 +48,8 @@ def predict_beside_pool(
     slope, offset = model.calibration
     logits = slope * (z @ np.asarray(model.coef) + model.intercept) + offset
     logits = logits + model.shift
-    return np.clip(1.0 / (1.0 + np.exp(-logits)), 0.0, 1.0)
+    p: FloatArray = np.clip(1.0 / (1.0 + np.exp(-logits)), 0.0, 1.0)
+    return p
 
 
 def crossfit_beside_pool(
