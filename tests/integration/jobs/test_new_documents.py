@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 NEW = ["462", "858", "859", "875", "876", "879", "948", "864", "877", "901", "902"]
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def in_process():
     """The batches run as tasks in this process (the worker path of the same task is
     the evaluation tests')."""
@@ -35,7 +35,7 @@ def in_process():
 
 
 @pytest.fixture
-def committed(django_capture_on_commit_callbacks):
+def committed(django_capture_on_commit_callbacks, in_process):
     """Run ``action()`` and then what it left for the commit (the batches it sent)."""
 
     def run(action):
@@ -116,7 +116,7 @@ def test_scoring_again_resumes_only_what_is_missing(
 
 
 def test_the_command_scores_new_documents_and_refuses_a_lone_flag(
-    world, shared_data, tmp_path, django_capture_on_commit_callbacks
+    world, shared_data, tmp_path, django_capture_on_commit_callbacks, in_process
 ):
     job = _launch(world)
     _import_new(shared_data, tmp_path, world.collection)
@@ -135,7 +135,7 @@ def test_the_command_scores_new_documents_and_refuses_a_lone_flag(
 
 
 def test_only_staff_press_the_button(
-    world, shared_data, tmp_path, client, django_capture_on_commit_callbacks
+    world, shared_data, tmp_path, client, django_capture_on_commit_callbacks, in_process
 ):
     from django.contrib.auth.models import Group
     from django.urls import reverse
@@ -161,3 +161,39 @@ def test_only_staff_press_the_button(
     with django_capture_on_commit_callbacks(execute=True):
         assert client.post(url).status_code == 302
     assert unpooled.new_documents_progress(job=job).done
+
+
+@pytest.mark.worker
+@pytest.mark.timeout(180)
+def test_a_worker_scores_the_new_documents_as_the_matcher_does(
+    transactional_db, celery_worker, shared_data, assessor, tmp_path
+):
+    from matcher import MatchOptions, TopicMatcher
+    from nuggets_app.inference.services.matching import job_nugget_specs
+    from nuggets_app.models import MatchJob
+    from tests.integration.jobs.world import wait_for, wait_until
+
+    world = cranfield_world(shared_data, assessor, per_topic=12, nuggets_per_topic=3)
+    job = match_job_launch(
+        collection=world.collection, topics=world.topics, source="collection"
+    )
+    job = wait_for(job, {MatchJob.Status.DONE, MatchJob.Status.FAILED})
+    assert job.status == MatchJob.Status.DONE, job.error
+    _import_new(shared_data, tmp_path, world.collection)
+    sent = unpooled.new_documents_score(job=job)
+    assert sent.queued_batches == len(world.topics)
+    wait_until(
+        lambda: unpooled.new_documents_progress(job=job).done,
+        timeout=120,
+        what="the worker to score the new documents",
+    )
+    options = MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
+    texts = dict(Document.objects.filter(docno__in=NEW).values_list("pk", "text"))
+    for topic in world.topics:
+        matcher = TopicMatcher(job_nugget_specs(job, topic.pk), options)
+        rows = UnpooledScore.objects.filter(job=job, topic=topic)
+        assert rows.count() == len(NEW)
+        for row in rows:
+            assert row.score == pytest.approx(
+                matcher.score(texts[row.document_id]).score
+            )
