@@ -171,6 +171,19 @@ def _minspan(
     return out
 
 
+def _calibration(
+    extra: Mapping[str, list[str]], p: Mapping[str, Mapping[str, float]], truth: Labels
+) -> dict[str, float]:
+    """The held-out group's unpooled documents: how many, the model's expected count
+    of relevant ones (Σ p, 0 where a topic has no fitted fold) and the true count."""
+    docs = [(q, d) for q, ds in extra.items() for d in ds]
+    return {
+        "documents": float(len(docs)),
+        "expected_relevant": math.fsum(p.get(q, {}).get(d, 0.0) for q, d in docs),
+        "true_relevant": float(sum(truth.get(q, {}).get(d, 0) for q, d in docs)),
+    }
+
+
 def _merge(
     base: Mapping[str, Mapping[str, float]],
     more: Mapping[str, Mapping[str, float]] | None,
@@ -215,7 +228,9 @@ def reusability_run(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The reusability report (keys: ``mode``, ``groups``, ``default_estimator``,
-    ``full``, ``reusability`` {estimator: summary}, ``runs`` rows, ``timings``)."""
+    ``full``, ``reusability`` {estimator: summary}, ``runs`` rows, ``unpooled`` per
+    group: the held-out documents scored, the sum of their cross-fit p and how many
+    are relevant under the full qrels; ``timings``)."""
     say = progress or (lambda message: None)
     runs = sorted(runs, key=lambda r: r.name)
     held_groups = held_out_groups([r.name for r in runs], mode, groups)
@@ -225,6 +240,7 @@ def reusability_run(
     assessor = _assessor(config.assessor)
     rows: dict[str, list[HeldOut]] = {e: [] for e in ESTIMATORS}
     per_run: list[dict[str, Any]] = []
+    unpooled: dict[str, dict[str, float]] = {}
     full: dict[str, float] = {}
     timings: dict[str, float] = {}
     for group, names in held_groups.items():
@@ -291,6 +307,7 @@ def reusability_run(
                     "rel_error": found.rel_error,
                 }
             per_run.append(row)
+        unpooled[group] = _calibration(extra, prediction.extra_crossfit or {}, truth)
         timings[group] = round(time.perf_counter() - started, 3)
         say(f"held out {group} ({len(names)} runs): {timings[group]:.1f}s")
     return {
@@ -300,6 +317,7 @@ def reusability_run(
         "full": {"map": full},
         "reusability": {e: reusability_summary(rows[e], full) for e in ESTIMATORS},
         "runs": per_run,
+        "unpooled": unpooled,
         "timings": timings,
     }
 

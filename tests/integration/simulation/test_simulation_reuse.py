@@ -68,6 +68,10 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
             )
     # The held-out runs brought documents the pool of the others lacked.
     assert sum(r["unpooled_documents"] for r in rows) > 0
+    for group, found in report["unpooled"].items():
+        assert 0 <= found["expected_relevant"] <= found["documents"], group
+        assert 0 <= found["true_relevant"] <= found["documents"], group
+    assert sum(g["documents"] for g in report["unpooled"].values()) > 0
 
 
 def test_groups_default_to_the_shared_prefix_and_a_groups_file_must_list_every_run():
