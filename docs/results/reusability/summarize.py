@@ -79,6 +79,27 @@ def per_run(reports: list[dict]) -> list[str]:
     return lines
 
 
+def calibration(reports: list[dict]) -> list[str]:
+    """Per seed, over the held-out groups: unpooled documents scored, their summed
+    cross-fit p and their true relevant count (reports that record them)."""
+    lines = [
+        "| seed | unpooled documents scored | expected relevant (Σ p) | truly relevant |",
+        "|---|---|---|---|",
+    ]
+    for report in reports:
+        groups = report.get("unpooled")
+        if not groups:
+            continue
+        total = {
+            k: sum(g[k] for g in groups.values()) for k in next(iter(groups.values()))
+        }
+        lines.append(
+            f"| {report['config']['seed']} | {total['documents']:.0f} | "
+            f"{total['expected_relevant']:.1f} | {total['true_relevant']:.0f} |"
+        )
+    return lines if len(lines) > 2 else []
+
+
 def main() -> int:
     found = _reports()
     if not found:
@@ -87,6 +108,9 @@ def main() -> int:
     for (collection, mode), reports in sorted(found.items()):
         print(f"### {collection}, {mode}\n")
         print("\n".join(summary(reports)) + "\n")
+        table = calibration(reports)
+        if table:
+            print("\n".join(table) + "\n")
     for (collection, mode), reports in sorted(found.items()):
         if collection == "dl19":
             print(f"### {collection}, {mode}: per held-out run (seeds in order)\n")
