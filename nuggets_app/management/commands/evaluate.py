@@ -10,6 +10,12 @@ a sample of the job's pool (``--sample NAME``, else the job's own or the pool's 
 each run's block also has the model-assisted estimates (``maAP``, ``maP@30``,
 ``maRprec`` with ``_ci_low``/``_ci_high``), ``ma_topics``, ``statMAP``, ``EAP_check``,
 ``bias_diff`` and ``bias_flag`` (``services.estimates``); what they mean goes to stderr.
+Run files given with ``--job`` are new runs when they are not runs of the job's pool:
+their documents outside the pool (down to its depth) are scored for the job first
+(kept; on the workers when many) and enter the estimates with the model's p alone, and
+each block adds ``pooled``, ``docs_retrieved``, ``docs_pooled``, ``docs_unpooled``,
+``docs_below_depth``, ``docs_not_in_collection`` and ``topics_outside_job``
+(``services.new_runs``).
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
 stored in the database give the statAP measures, subtopic qrels the diversity measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
@@ -260,7 +266,9 @@ class Command(BaseCommand):
             "--job",
             type=int,
             metavar="N",
-            help="expected measures under matching job N's probabilities",
+            help="expected measures under matching job N's probabilities; run files "
+            "not in its pool are evaluated as new runs (their unpooled documents "
+            "scored for the job)",
         )
         parser.add_argument(
             "--graded",
