@@ -62,6 +62,14 @@ def _check(job: MatchJob) -> None:
         )
 
 
+def features_lam(job: MatchJob) -> float:
+    """The lambda the job's chunks computed their features with: a re-scoring
+    (``match --rescore``) replaces the scores, not the stored features, so documents
+    scored later are described with the first scoring's lambda, as the pool is."""
+    history = job.rescorings or []
+    return float(history[0]["previous_lam"]) if history else job.lam
+
+
 def unpooled_score(*, job: MatchJob, topic_id: int, document_ids: Sequence[int]) -> int:
     """Score these documents for one topic of the job and upsert their rows; the
     number of rows written (a vanished document is skipped)."""
@@ -69,6 +77,7 @@ def unpooled_score(*, job: MatchJob, topic_id: int, document_ids: Sequence[int])
     job_stats_ensure(job=job)
     options = job_options(job)
     matcher = TopicMatcher(job_nugget_specs(job, topic_id), options)
+    lam = features_lam(job)
     rows = Document.objects.filter(pk__in=list(document_ids)).values_list(
         "pk", "docno", "title", "text"
     )
@@ -78,7 +87,7 @@ def unpooled_score(*, job: MatchJob, topic_id: int, document_ids: Sequence[int])
         prepared = matcher.prepare(text)
         match = matcher.score_prepared(prepared)
         terms = title_terms(title, text, options) + list(prepared.terms)
-        minspan = {item.nugget: item.score(job.lam) for item in match.evidence.nuggets}
+        minspan = {item.nugget: item.score(lam) for item in match.evidence.nuggets}
         described.append((pk, docno, terms, minspan))
         nugget = int(match.nugget) if match.nugget is not None else None
         scored.append((pk, float(match.score), nugget))

@@ -267,3 +267,32 @@ def test_many_documents_are_scored_by_the_workers_while_the_page_waits(
         )
     done = client.get(page["Location"]).content.decode()
     assert "<mark>not in the pool</mark>" in done
+
+
+def test_after_a_rescoring_unpooled_documents_are_described_as_the_pool_is(fitted):
+    from nuggets_app.inference.services.matching import match_job_rescore
+    from nuggets_app.models import MatchResult
+
+    world = fitted
+    features = _job_features(world.job)
+    # Documents the nuggets match, whose min-span features depend on lambda.
+    matched = MatchResult.objects.filter(job=world.job, score__gt=0).first()
+    topic_id = matched.topic_id
+    ids, matrix = features[topic_id]
+    positive = set(
+        MatchResult.objects.filter(
+            job=world.job, topic_id=topic_id, score__gt=0
+        ).values_list("document_id", flat=True)
+    )
+    at = [i for i, d in enumerate(ids.tolist()) if d in positive][:4]
+    match_job_rescore(job=world.job, lam=0.9)
+    chosen = [int(ids[i]) for i in at]
+    unpooled.unpooled_score(job=world.job, topic_id=topic_id, document_ids=chosen)
+    rows = dict(
+        UnpooledScore.objects.filter(job=world.job, topic_id=topic_id).values_list(
+            "document_id", "features"
+        )
+    )
+    for i, doc_id in zip(at, chosen, strict=True):
+        again = np.frombuffer(bytes(rows[doc_id]), dtype="<f8")
+        np.testing.assert_allclose(again, matrix[i], rtol=1e-12, atol=1e-12)
