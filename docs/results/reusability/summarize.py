@@ -1,6 +1,7 @@
 """Tables of docs/results/reusability.md from the reports run.sh copied beside this file.
 
-Usage (from the repository root): python docs/results/reusability/summarize.py
+Usage (from the repository root): python docs/results/reusability/summarize.py [DIR]
+(DIR: the folder holding <collection>/<mode>-seed<S>.json, default this script's).
 Prints Markdown: per collection and mode, every estimator's summary as mean ± sd over
 the seeds (largest rank drop: the largest over the seeds), then per held-out run of
 DL19 the rank errors of sample_only, bpref and the default estimator per seed.
@@ -17,9 +18,9 @@ HERE = Path(__file__).parent
 ORDER = ("sample_only", "statap", "bpref", "condensed_ap", "eap", "model_assisted")
 
 
-def _reports() -> dict[tuple[str, str], list[dict]]:
+def _reports(base: Path) -> dict[tuple[str, str], list[dict]]:
     found: dict[tuple[str, str], list[dict]] = {}
-    for path in sorted(HERE.glob("*/*-seed*.json")):
+    for path in sorted(base.glob("*/*-seed*.json")):
         report = json.loads(path.read_text())
         found.setdefault((path.parent.name, report["mode"]), []).append(report)
     return found
@@ -101,7 +102,7 @@ def calibration(reports: list[dict]) -> list[str]:
 
 
 def main() -> int:
-    found = _reports()
+    found = _reports(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
     if not found:
         print("no reports beside this script: run run.sh first", file=sys.stderr)
         return 1
