@@ -80,6 +80,42 @@ def per_run(reports: list[dict]) -> list[str]:
     return lines
 
 
+def per_seed(reports: list[dict]) -> list[str]:
+    """Per seed: the default estimator's mean absolute rank error beside sample-only's
+    (and their ratio) and bpref's, and its largest rank drop; then, over every seed,
+    how many held-out runs each estimator drops and raises."""
+    default = reports[0]["default_estimator"]
+    lines = [
+        f"| seed | mean abs rank error: {default} | sample_only | ratio | bpref | "
+        f"largest rank drop: {default} |",
+        "|---|---|---|---|---|---|",
+    ]
+    for report in reports:
+        r = report["reusability"]
+        mine, base = (
+            r[default]["mean_abs_rank_error"],
+            r["sample_only"]["mean_abs_rank_error"],
+        )
+        lines.append(
+            f"| {report['config']['seed']} | {mine:.3f} | {base:.3f} | "
+            f"{mine / base:.2f} | {r['bpref']['mean_abs_rank_error']:.3f} | "
+            f"{r[default]['max_rank_drop']:.0f} |"
+        )
+    lines += [
+        "",
+        "| estimator | held-out runs dropped | raised | kept |",
+        "|---|---|---|---|",
+    ]
+    names = [e for e in ORDER if e != "model_assisted"] + [default]
+    for name in names:
+        errors = [row[name]["rank_error"] for rep in reports for row in rep["runs"]]
+        lines.append(
+            f"| {name} | {sum(e > 0 for e in errors)} | {sum(e < 0 for e in errors)} | "
+            f"{sum(e == 0 for e in errors)} |"
+        )
+    return lines
+
+
 def calibration(reports: list[dict]) -> list[str]:
     """Per seed, over the held-out groups: unpooled documents scored, their summed
     cross-fit p and their true relevant count (reports that record them)."""
@@ -109,6 +145,7 @@ def main() -> int:
     for (collection, mode), reports in sorted(found.items()):
         print(f"### {collection}, {mode}\n")
         print("\n".join(summary(reports)) + "\n")
+        print("\n".join(per_seed(reports)) + "\n")
         table = calibration(reports)
         if table:
             print("\n".join(table) + "\n")
