@@ -10,6 +10,7 @@ from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
 from .tasks import TaskRecord
 from .topics import Topic
+from .unpooled import UnpooledScore
 
 __all__ = [
     "Assignment",
@@ -32,4 +33,5 @@ __all__ = [
     "SampleDocument",
     "TaskRecord",
     "Topic",
+    "UnpooledScore",
 ]

@@ -40,6 +40,7 @@ from nuggets_app.learning.relevance_model import (
     model_fit,
     model_predict,
 )
+from nuggets_app.learning.unpooled import crossfit_beside_pool, predict_beside_pool
 from nuggets_app.models import (
     Collection,
     Document,
@@ -64,6 +65,10 @@ class RelevancePrediction:
     # p of every pooled document from the model fitted on the other topic folds
     # (nuggets_app.learning.crossfit): what the model-assisted estimator needs.
     crossfit: dict[str, dict[str, float]] | None = None
+    # Documents outside the pool (``extra`` of relevance_model_run), z-scored beside
+    # it (nuggets_app.learning.unpooled): the full fit's p and the cross-fitted p.
+    extra_probabilities: dict[str, dict[str, float]] | None = None
+    extra_crossfit: dict[str, dict[str, float]] | None = None
 
 
 def collection_terms(
@@ -134,6 +139,8 @@ def relevance_model_run(
     inclusion: Mapping[str, Mapping[str, float]] | None = None,
     relevance_level: int = 1,
     c: float | None = None,
+    extra: Mapping[str, Sequence[str]] | None = None,
+    extra_minspan: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
 ) -> RelevancePrediction:
     """Features, fit and probabilities for the pooled documents (``{qid: docnos}``).
 
@@ -145,6 +152,10 @@ def relevance_model_run(
     nuggets (its nugget filter), the text pipeline and the min-span scores; without a
     job the model uses the topic statements and the judged documents only. ``c`` is
     the inverse L2 strength of the fit (None: chosen by cross-validation over topics).
+    ``extra``: documents outside the pool (``{qid: docnos}``, e.g. a held-out run's),
+    described with the same statistics and topic evidence (their min-span scores from
+    ``extra_minspan``, ``{qid: {docno: {nugget id: score}}}``) and scored beside the
+    pool without entering the fit.
     """
     options = (
         MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
@@ -167,6 +178,8 @@ def relevance_model_run(
     weights: dict[str, FloatArray] = {}
     docnos: dict[str, list[str]] = {}
     prepared: dict[str, PreparedDocument] = {}
+    extra_x: dict[str, FloatArray] = {}
+    extra_docnos: dict[str, list[str]] = {}
     for qid in sorted(pool):
         topic = topics.get(qid)
         statement = topic_statement(topic) if topic else ""
@@ -203,6 +216,24 @@ def relevance_model_run(
         )
         rows[qid] = (x, y)
         docnos[qid] = ordered
+        known = set(ordered)
+        more = [d for d in dict.fromkeys((extra or {}).get(qid, ())) if d not in known]
+        if more:
+            spans = (extra_minspan or {}).get(qid, {})
+            extra_x[qid] = np.array(
+                [
+                    document_features(
+                        evidence,
+                        stats,
+                        d,
+                        document_prepare(stats, terms.get(d, [])),
+                        spans.get(d),
+                    )
+                    for d in more
+                ],
+                dtype=np.float64,
+            ).reshape(len(more), len(FEATURE_NAMES))
+            extra_docnos[qid] = more
     # With a sample, anchor the model's expected count of relevant pooled documents to
     # the sample's Horvitz-Thompson estimate (statAP's R-hat summed over topics).
     pool_relevant = (
@@ -223,4 +254,20 @@ def relevance_model_run(
             q: dict(zip(docnos[q], predicted[q].tolist(), strict=True)) for q in docnos
         },
         crossfit=crossfit_by_docno(crossfit, docnos),
+        extra_probabilities={
+            q: dict(
+                zip(
+                    extra_docnos[q],
+                    predict_beside_pool(model, rows[q][0], x).tolist(),
+                    strict=True,
+                )
+            )
+            for q, x in extra_x.items()
+        },
+        extra_crossfit={
+            q: dict(zip(extra_docnos[q], p.tolist(), strict=True))
+            for q, p in crossfit_beside_pool(
+                crossfit, {q: x for q, (x, _) in rows.items()}, extra_x
+            ).items()
+        },
     )

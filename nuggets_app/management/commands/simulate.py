@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.ir.reusability import groups_parse
 from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Run
 from nuggets_app.pooling.services.pools import PoolError
@@ -19,6 +20,12 @@ from nuggets_app.research.services.simulation import (
     simulation_run,
 )
 from nuggets_app.research.services.simulation_report import report_build, report_write
+from nuggets_app.research.services.simulation_reuse import (
+    MODES,
+    config_dict,
+    json_safe,
+    reusability_run,
+)
 
 SUMMARY_KEYS = (
     "pool_size",
@@ -109,6 +116,20 @@ class Command(BaseCommand):
         parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")
         parser.add_argument("--relevance-level", type=int, default=1)
         parser.add_argument("--out", help="directory for report.md, report.json, plots")
+        parser.add_argument(
+            "--reusability",
+            choices=MODES,
+            help="hold each run (or group of runs) out of the pool, simulate with the "
+            "others and evaluate the held-out runs as new: report.json gets "
+            "'reusability' (per estimator: mean_abs_rank_error, max_rank_drop, "
+            "mean_rel_error, tau) and per-run rows",
+        )
+        parser.add_argument(
+            "--groups",
+            metavar="FILE",
+            help="with --reusability leave-one-group-out: 'RUN GROUP' lines (default: "
+            "groups by the shared prefix of the run names)",
+        )
 
     def handle(self, *args, **options) -> None:
         collection = Collection.objects.filter(name=options["collection"]).first()
@@ -136,6 +157,9 @@ class Command(BaseCommand):
                 relevance_level=options["relevance_level"],
             )
             runs = self._runs(collection, options["runs"])
+            if options["reusability"] or options["groups"]:
+                self._reusability(collection, runs, config, options)
+                return
             data = simulation_run(
                 collection=collection,
                 qrels_path=options["qrels"],
@@ -154,6 +178,39 @@ class Command(BaseCommand):
         if options["out"]:
             for path in report_write(report, Path(options["out"])):
                 self.stderr.write(f"wrote {path}")
+
+    def _reusability(self, collection, runs, config, options) -> None:
+        if options["reusability"] != "leave-one-group-out" and options["groups"]:
+            raise CommandError("--groups needs --reusability leave-one-group-out")
+        groups = None
+        if options["groups"]:
+            path = options["groups"]
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    groups = groups_parse(fh, source=path)
+            except OSError as error:
+                raise CommandError(f"{path}: {error.strerror}") from None
+        report = reusability_run(
+            collection=collection,
+            qrels_path=options["qrels"],
+            runs=runs,
+            config=config,
+            mode=options["reusability"],
+            groups=groups,
+            progress=lambda message: self.stderr.write(message),
+        )
+        report = {
+            "collection": collection.name,
+            "config": config_dict(config),
+            **report,
+        }
+        self.stdout.write(json.dumps(report["reusability"], indent=1))
+        if options["out"]:
+            out = Path(options["out"])
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / "report.json"
+            path.write_text(json.dumps(json_safe(report), indent=1, sort_keys=True))
+            self.stderr.write(f"wrote {path}")
 
     def _runs(self, collection: Collection, directory: str | None) -> list[Run]:
         if directory is None:
