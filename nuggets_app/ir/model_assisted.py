@@ -53,7 +53,6 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import NamedTuple
 
-from nuggets_app.ir.expected import expected_ap
 from nuggets_app.ir.prels import TopicPrels, ranking_order, topic_key
 
 DEFAULT_ESTIMATOR = "model_assisted"
@@ -103,7 +102,7 @@ class TopicEstimate:
     @property
     def ci95(self) -> tuple[float, float]:
         """``estimate ± 1.96 sqrt(var)``."""
-        return _ci(self.estimate, self.var)
+        return interval95(self.estimate, self.var)
 
 
 @dataclass(frozen=True)
@@ -116,35 +115,6 @@ class RunEstimate:
     var: float
     ci95: tuple[float, float]
     topics: tuple[TopicEstimate, ...]
-    n_topics: int
-
-
-@dataclass(frozen=True)
-class BiasCheck:
-    """Does the model-only EAP credit a run as the judged sample does, once the shift
-    common to every run is removed (means over the topics valid for all estimators)?
-
-    ``shift = Σ_runs EAP / Σ_runs statAP``: a model that scores every run a little low
-    (or statAP's own ratio bias) moves all runs alike and changes no ranking, so it is
-    not what the check is for. ``diff = eap - shift * statap`` is what remains: how far
-    the model credits this run above (> 0) or below (< 0) the other runs, relative to
-    the sample. Its interval uses statAP's linearised variance (``shift^2 var``, EAP and
-    the shift held fixed); ``flagged`` when it excludes 0. ``raw_diff = eap - statap``
-    is the plain difference. ``correction = model_assisted - eap`` with the
-    model-assisted variance: how far the sample moved the model's answer.
-    """
-
-    run: str
-    eap: float
-    statap: float
-    diff: float
-    ci95: tuple[float, float]
-    flagged: bool
-    raw_diff: float
-    shift: float
-    model_assisted: float
-    correction: float
-    correction_ci95: tuple[float, float]
     n_topics: int
 
 
@@ -175,7 +145,7 @@ class TopicSample:
     scale: float = 1.0  # λ of power_tuning (1: p as given)
 
 
-def _ci(estimate: float, var: float) -> tuple[float, float]:
+def interval95(estimate: float, var: float) -> tuple[float, float]:
     if not var >= 0:
         return (NAN, NAN)
     half = Z_95 * math.sqrt(var)
@@ -463,7 +433,7 @@ def topic_samples(
     }
 
 
-def _ranking(scores: Mapping[str, float], depth: int | None) -> list[str]:
+def ranked(scores: Mapping[str, float], depth: int | None) -> list[str]:
     ranking = ranking_order(scores)
     return ranking if depth is None else ranking[:depth]
 
@@ -477,7 +447,9 @@ def run_estimate(
         return RunEstimate(name, measure, NAN, NAN, (NAN, NAN), (), 0)
     mean = math.fsum(t.estimate for t in topics) / n
     var = math.fsum(t.var for t in topics) / (n * n)
-    return RunEstimate(name, measure, mean, var, _ci(mean, var), tuple(topics), n)
+    return RunEstimate(
+        name, measure, mean, var, interval95(mean, var), tuple(topics), n
+    )
 
 
 def model_assisted_evaluate(
@@ -511,7 +483,7 @@ def model_assisted_evaluate(
         for qid, sample in samples.items():
             if qid not in runs[run]:
                 continue
-            found = topic_estimates(sample, _ranking(runs[run][qid], depth))
+            found = topic_estimates(sample, ranked(runs[run][qid], depth))
             if bounded:
                 found = topic_bounded(found)
             if sample.est_r > 0:
@@ -530,77 +502,3 @@ def _bounded_ci(estimate: RunEstimate) -> RunEstimate:
         return estimate
     low, high = estimate.ci95
     return replace(estimate, ci95=(max(low, 0.0), min(high, 1.0)))
-
-
-def bias_check(
-    judged: Mapping[str, TopicPrels],
-    probs: Probs,
-    runs: Runs,
-    *,
-    level: int = 1,
-    depth: int | None = None,
-    bounded: bool = False,
-    tune: bool = True,
-) -> list[BiasCheck]:
-    """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
-    and model-assisted, over the topics valid for all three (``bounded``: the
-    model-assisted AP through :func:`topic_bounded`; statAP is kept as it is).
-
-    ``shift = Σ_runs EAP / Σ_runs statAP`` (per-run means); ``diff = EAP - shift *
-    statAP`` has the interval ``± 1.96 shift sqrt(Σ var_statAP / n²)`` with the
-    linearised variance (EAP and the shift treated as fixed); ``correction =
-    model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
-    """
-    assisted = topic_samples(judged, probs, level=level, tune=tune)
-    plain = topic_samples(judged, {}, level=level)
-    per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
-    for run in sorted(runs):
-        rows = per_run.setdefault(run, [])
-        for qid in assisted:
-            if qid not in runs[run]:
-                continue
-            ranking = _ranking(runs[run][qid], depth)
-            if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
-                continue
-            ma = topic_estimates(assisted[qid], ranking)
-            if bounded:
-                ma = topic_bounded(ma)
-            st = topic_estimates(plain[qid], ranking)
-            merged = dict(probs.get(qid, {}))
-            merged.update(
-                {d: float(rel >= level) for d, rel in judged[qid].rel.items()}
-            )
-            rows.append((expected_ap(ranking, merged), st["AP"], ma["AP"]))
-    means = [
-        (math.fsum(r[0] for r in rows), math.fsum(r[1].estimate for r in rows), rows)
-        for rows in per_run.values()
-        if rows
-    ]
-    eap_total = math.fsum(m[0] / len(m[2]) for m in means)
-    statap_total = math.fsum(m[1] / len(m[2]) for m in means)
-    shift = eap_total / statap_total if statap_total > 0 else 1.0
-    return [_bias_row(run, rows, shift) for run, rows in per_run.items()]
-
-
-def _bias_row(
-    run: str, rows: Sequence[tuple[float, TopicEstimate, TopicEstimate]], shift: float
-) -> BiasCheck:
-    eap = math.fsum(r[0] for r in rows) / len(rows) if rows else NAN
-    st = run_estimate(run, "AP", [r[1] for r in rows])
-    ma = run_estimate(run, "AP", [r[2] for r in rows])
-    diff, correction = eap - shift * st.estimate, ma.estimate - eap
-    low, high = _ci(diff, shift * shift * st.var)
-    return BiasCheck(
-        run=run,
-        eap=eap,
-        statap=st.estimate,
-        diff=diff,
-        ci95=(low, high),
-        flagged=bool(low > 0 or high < 0),
-        raw_diff=eap - st.estimate,
-        shift=shift,
-        model_assisted=ma.estimate,
-        correction=correction,
-        correction_ci95=_ci(correction, ma.var),
-        n_topics=len(rows),
-    )

@@ -34,11 +34,10 @@ from nuggets_app.inference.services.job_model import (
     _sample_weights,
     sample_fully_judged,
 )
+from nuggets_app.ir.bias_check import BiasCheck, bias_check
 from nuggets_app.ir.model_assisted import (
     CUTOFF,
-    BiasCheck,
     RunEstimate,
-    bias_check,
     model_assisted_evaluate,
 )
 from nuggets_app.ir.prels import TopicPrels

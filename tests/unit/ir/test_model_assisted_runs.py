@@ -9,12 +9,12 @@ import random
 import ir_measures
 import pytest
 
+from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     ESTIMATORS,
     GradeModel,
     ModelAssistedError,
-    bias_check,
     model_assisted_evaluate,
     power_tuning,
     topic_estimates,
