@@ -69,7 +69,7 @@ lint: setup-dev ## ruff (lint and format), import-linter, mypy --strict on the D
 # Benchmarks run with DEBUG off, as in production, which needs a SECRET_KEY: a
 # throwaway one for the run unless you set your own.
 bench: export SECRET_KEY ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))")
-bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load, dashboards, fault recovery
+bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load, dashboards, new runs, fault recovery
 	$(PY) -m matcher bench
 	$(PY) -m matcher bench --cold
 	$(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
@@ -80,6 +80,7 @@ bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, mat
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging_ui
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_dashboards
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_new_run
 	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_recovery
 
 docs: setup-dev ## The manual (docs/) as a static site in site/, built strictly: a broken link fails

@@ -114,3 +114,18 @@ def first_error(form: forms.Form) -> tuple[str, str]:
     """``(field, message)`` of the first validation error, for JSON answers."""
     field, errors = next(iter(form.errors.items()))
     return field, f"{field}: {errors[0]}" if field != "__all__" else errors[0]
+
+
+class NewRunForm(forms.Form):
+    """A run file to evaluate against a finished job (a TREC run; .gz accepted)."""
+
+    run = forms.FileField(
+        label="Run file", help_text="TREC run format 'qid Q0 docno rank score tag'"
+    )
+    sample = forms.ChoiceField(required=False, label="Judged sample")
+
+    def __init__(self, *args, samples=(), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sample"].choices = [("", "the job's own, else the newest")] + [
+            (str(s.pk), s.name) for s in samples
+        ]

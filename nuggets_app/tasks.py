@@ -5,7 +5,12 @@ registers them with the app (under the names in :mod:`nuggets_app.operations.que
 in every worker. Nothing below imports this module or a domain's ``tasks``.
 """
 
-from nuggets_app.inference.tasks import match_chunk, match_job_fit, match_supervise
+from nuggets_app.inference.tasks import (
+    match_chunk,
+    match_job_fit,
+    match_supervise,
+    unpooled_score,
+)
 from nuggets_app.operations.tasks import computed_run
 from nuggets_app.staff.tasks import staff_task
 
@@ -15,4 +20,5 @@ __all__ = [
     "match_job_fit",
     "match_supervise",
     "staff_task",
+    "unpooled_score",
 ]

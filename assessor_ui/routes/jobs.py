@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assessor_ui.views import jobs
+from assessor_ui.views import jobs, new_runs
 
 urlpatterns = [
     path("jobs/", jobs.job_list, name="job-list"),
@@ -20,4 +20,15 @@ urlpatterns = [
         name="job-document",
     ),
     path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
+    path("jobs/<int:pk>/new-run/", new_runs.job_new_run, name="job-new-run"),
+    path(
+        "jobs/<int:pk>/new-documents",
+        new_runs.job_new_documents,
+        name="job-new-documents",
+    ),
+    path(
+        "jobs/<int:pk>/new-run/<slug:key>/",
+        new_runs.job_new_run_pending,
+        name="job-new-run-pending",
+    ),
 ]

@@ -28,6 +28,7 @@ from nuggets_app.inference.services import (
     matching,
     rules,
 )
+from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.models import Collection, MatchJob, MatchResult, Pool, Sample
 
 EXPORT_KINDS = (
@@ -203,6 +204,9 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "warnings": rules.launch_warnings(job),
         "model": job_model.job_inference(job),
         "reliability": _reliability(job),
+        "new_documents": new_documents_progress(job=job)
+        if job.status == "done"
+        else None,
     }
     return render(request, "assessor_ui/jobs/detail.html", context)
 

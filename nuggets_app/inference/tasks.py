@@ -10,7 +10,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from nuggets_app.inference.services import embeddings, job_model, matching
+from nuggets_app.inference.services import embeddings, job_model, matching, unpooled
 from nuggets_app.operations import queue
 
 # Retries of one message while the database is unreachable: with the backoff capped
@@ -74,6 +74,26 @@ def match_job_fit(job_id: int) -> dict[str, Any]:
     except job_model.RelevanceModelError as exc:
         return {"status": "failed", "detail": str(exc)}
     return {"status": "done", "documents": summary.documents}
+
+
+@shared_task(name=queue.UNPOOLED_SCORE, ignore_result=True, acks_late=True)
+def unpooled_score(
+    job_id: int, topic_id: int, document_ids: list[int]
+) -> dict[str, Any]:
+    """Score a batch of one topic's unpooled documents for a finished job
+    (``unpooled.unpooled_score``; an upsert, safe to run twice)."""
+    from nuggets_app.models import MatchJob
+
+    job = MatchJob.objects.filter(pk=job_id).first()
+    if job is None:
+        return {"status": "skipped", "detail": "no such job"}
+    try:
+        written = unpooled.unpooled_score(
+            job=job, topic_id=topic_id, document_ids=document_ids
+        )
+    except unpooled.UnpooledError as exc:
+        return {"status": "failed", "detail": str(exc)}
+    return {"status": "done", "documents": written}
 
 
 @shared_task(name=queue.EMBED_CHUNK, ignore_result=True, acks_late=True)

@@ -11,6 +11,7 @@ from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
 from .tasks import TaskRecord
 from .topics import Topic
+from .unpooled import UnpooledScore
 
 __all__ = [
     "Assignment",
@@ -36,4 +37,5 @@ __all__ = [
     "TaskRecord",
     "Topic",
     "UnitEmbedding",
+    "UnpooledScore",
 ]

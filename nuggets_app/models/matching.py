@@ -41,6 +41,10 @@ class MatchJob(models.Model):
     # Each re-scoring, oldest first: {"lam", "previous_lam", "at" (ISO UTC), "changed"}.
     # Scoring 1 is the run itself; scoring n + 1 follows the n-th re-scoring.
     rescorings = models.JSONField(default=list, blank=True)
+    # The largest document id of the collection when the job was launched: documents
+    # above it were imported after the job (match --new-documents). None: a job from
+    # before it was kept (its own largest document id stands in).
+    documents_before = models.BigIntegerField(null=True, blank=True)
     stem = models.CharField(max_length=16, default="porter")
     stopwords = models.CharField(max_length=16, default="default")
     status = models.CharField(

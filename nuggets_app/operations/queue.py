@@ -21,6 +21,7 @@ STAFF_TASK = "nuggets_app.tasks.staff_task"
 COMPUTED_RUN = "nuggets_app.tasks.computed_run"
 EMBED_CHUNK = "nuggets_app.tasks.embed_chunk"
 EMBED_NUGGETS = "nuggets_app.tasks.embed_nuggets"
+UNPOOLED_SCORE = "nuggets_app.tasks.unpooled_score"
 
 
 def task_enqueue(task_name: str, /, *args: Any, **kwargs: Any) -> None:

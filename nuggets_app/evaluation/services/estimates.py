@@ -24,6 +24,8 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.inference.services.job_model import (
@@ -32,15 +34,18 @@ from nuggets_app.inference.services.job_model import (
     _sample_weights,
     sample_fully_judged,
 )
+from nuggets_app.ir.bias_check import BiasCheck, bias_check
 from nuggets_app.ir.model_assisted import (
     CUTOFF,
-    BiasCheck,
     RunEstimate,
-    bias_check,
     model_assisted_evaluate,
 )
 from nuggets_app.ir.prels import TopicPrels
-from nuggets_app.learning.crossfit import crossfit_by_docno, crossfit_predict
+from nuggets_app.learning.crossfit import (
+    CrossFit,
+    crossfit_by_docno,
+    crossfit_predict,
+)
 from nuggets_app.models import Document, JobInference, MatchJob, Sample, Topic
 
 Scores = Mapping[str, Mapping[str, float]]
@@ -92,6 +97,19 @@ def job_crossfit(
     uses: 1/π of its drawn documents, anchored to its Horvitz-Thompson estimate when
     every drawn document is judged), else the job's own sample, as the job's fit.
     """
+    result, features, qids = job_crossfit_fit(job=job, sample=sample)
+    doc_ids = {int(d) for ids, _ in features.values() for d in ids.tolist()}
+    names = dict(Document.objects.filter(pk__in=doc_ids).values_list("pk", "docno"))
+    docnos = {qids[t]: [names[int(d)] for d in features[t][0]] for t in features}
+    return crossfit_by_docno(result, docnos)
+
+
+def job_crossfit_fit(
+    *, job: MatchJob, sample: Sample | None = None
+) -> tuple[CrossFit, dict[int, tuple[np.ndarray, np.ndarray]], dict[int, str]]:
+    """The cross-fit of :func:`job_crossfit` with the job's raw features ``{topic id:
+    (document ids, matrix)}`` and ``{topic id: qid}`` (to score documents beside the
+    pool with the fold models)."""
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
     if stored is None:
         raise EstimateError(
@@ -108,10 +126,7 @@ def job_crossfit(
     result = crossfit_predict(
         data, weights=weights, c=float(stored.model["c"]), anchored=anchored
     )
-    doc_ids = {int(d) for ids, _ in features.values() for d in ids.tolist()}
-    names = dict(Document.objects.filter(pk__in=doc_ids).values_list("pk", "docno"))
-    docnos = {qids[t]: [names[int(d)] for d in features[t][0]] for t in features}
-    return crossfit_by_docno(result, docnos)
+    return result, features, qids
 
 
 def _with_sample(job: MatchJob, sample: Sample) -> MatchJob:

@@ -48,6 +48,7 @@ from nuggets_app.learning.semantic_features import (
     semantic_evidence,
     semantic_features,
 )
+from nuggets_app.learning.unpooled import crossfit_beside_pool, predict_beside_pool
 from nuggets_app.models import (
     Collection,
     Document,
@@ -72,6 +73,10 @@ class RelevancePrediction:
     # p of every pooled document from the model fitted on the other topic folds
     # (nuggets_app.learning.crossfit): what the model-assisted estimator needs.
     crossfit: dict[str, dict[str, float]] | None = None
+    # Documents outside the pool (``extra`` of relevance_model_run), z-scored beside
+    # it (nuggets_app.learning.unpooled): the full fit's p and the cross-fitted p.
+    extra_probabilities: dict[str, dict[str, float]] | None = None
+    extra_crossfit: dict[str, dict[str, float]] | None = None
 
 
 def collection_terms(
@@ -142,6 +147,8 @@ def relevance_model_run(
     inclusion: Mapping[str, Mapping[str, float]] | None = None,
     relevance_level: int = 1,
     c: float | None = None,
+    extra: Mapping[str, Sequence[str]] | None = None,
+    extra_minspan: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
     semantic: bool = False,
 ) -> RelevancePrediction:
     """Features, fit and probabilities for the pooled documents (``{qid: docnos}``).
@@ -154,10 +161,14 @@ def relevance_model_run(
     nuggets (its nugget filter), the text pipeline and the min-span scores; without a
     job the model uses the topic statements and the judged documents only. ``c`` is
     the inverse L2 strength of the fit (None: chosen by cross-validation over topics).
+    ``extra``: documents outside the pool (``{qid: docnos}``, e.g. a held-out run's),
+    described with the same statistics and topic evidence (their min-span scores from
+    ``extra_minspan``, ``{qid: {docno: {nugget id: score}}}``) and scored beside the
+    pool without entering the fit.
     ``semantic`` adds the features of
-    :mod:`nuggets_app.learning.semantic_features` (the extra must be installed): the
-    pooled documents and the nuggets without stored embeddings are embedded first, in
-    this process, and kept for the next run.
+    :mod:`nuggets_app.learning.semantic_features` (requirements-semantic.txt must be
+    installed): the pooled (and ``extra``) documents and the nuggets without stored
+    embeddings are embedded first, in this process, and kept for the next run.
     """
     options = (
         MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
@@ -176,13 +187,19 @@ def relevance_model_run(
     doc_ids = dict(
         Document.objects.filter(collection_id=collection_id).values_list("docno", "pk")
     )
-    windows = _pool_windows(collection_id, pool, labels, doc_ids) if semantic else {}
+    windows = (
+        _pool_windows(collection_id, {**(extra or {}), **pool}, labels, doc_ids)
+        if semantic
+        else {}
+    )
     vectors = _nugget_vectors(nuggets) if semantic else {}
     names = FEATURE_NAMES + (SEMANTIC_FEATURE_NAMES if semantic else ())
     rows: dict[str, tuple[FloatArray, np.ndarray]] = {}
     weights: dict[str, FloatArray] = {}
     docnos: dict[str, list[str]] = {}
     prepared: dict[str, PreparedDocument] = {}
+    extra_x: dict[str, FloatArray] = {}
+    extra_docnos: dict[str, list[str]] = {}
     for qid in sorted(pool):
         topic = topics.get(qid)
         statement = topic_statement(topic) if topic else ""
@@ -223,6 +240,31 @@ def relevance_model_run(
         )
         rows[qid] = (x, y)
         docnos[qid] = ordered
+        known = set(ordered)
+        more = [d for d in dict.fromkeys((extra or {}).get(qid, ())) if d not in known]
+        if more:
+            spans = (extra_minspan or {}).get(qid, {})
+            extra_x[qid] = np.array(
+                [
+                    document_features(
+                        evidence,
+                        stats,
+                        d,
+                        document_prepare(stats, terms.get(d, [])),
+                        spans.get(d),
+                    )
+                    for d in more
+                ],
+                dtype=np.float64,
+            ).reshape(len(more), len(FEATURE_NAMES))
+            if semantic:
+                extra_x[qid] = np.hstack(
+                    [
+                        extra_x[qid],
+                        _semantic_rows(topic, nuggets, vectors, windows, judged, more),
+                    ]
+                )
+            extra_docnos[qid] = more
     # With a sample, anchor the model's expected count of relevant pooled documents to
     # the sample's Horvitz-Thompson estimate (statAP's R-hat summed over topics).
     pool_relevant = (
@@ -249,6 +291,22 @@ def relevance_model_run(
             q: dict(zip(docnos[q], predicted[q].tolist(), strict=True)) for q in docnos
         },
         crossfit=crossfit_by_docno(crossfit, docnos),
+        extra_probabilities={
+            q: dict(
+                zip(
+                    extra_docnos[q],
+                    predict_beside_pool(model, rows[q][0], x).tolist(),
+                    strict=True,
+                )
+            )
+            for q, x in extra_x.items()
+        },
+        extra_crossfit={
+            q: dict(zip(extra_docnos[q], p.tolist(), strict=True))
+            for q, p in crossfit_beside_pool(
+                crossfit, {q: x for q, (x, _) in rows.items()}, extra_x
+            ).items()
+        },
     )
 
 

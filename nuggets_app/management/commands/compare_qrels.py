@@ -25,9 +25,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.evaluation.services.estimates import FLAG_NOTE
+from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.ir.model_assisted import bias_check
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.management.commands.evaluate import (

@@ -10,6 +10,12 @@ a sample of the job's pool (``--sample NAME``, else the job's own or the pool's 
 each run's block also has the model-assisted estimates (``maAP``, ``maP@30``,
 ``maRprec`` with ``_ci_low``/``_ci_high``), ``ma_topics``, ``statMAP``, ``EAP_check``,
 ``bias_diff`` and ``bias_flag`` (``services.estimates``); what they mean goes to stderr.
+Run files given with ``--job`` are new runs when they are not runs of the job's pool:
+their documents outside the pool (down to its depth) are scored for the job first
+(kept; on the workers when many) and enter the estimates with the model's p alone, and
+each block adds ``pooled``, ``docs_retrieved``, ``docs_pooled``, ``docs_unpooled``,
+``docs_below_depth``, ``docs_not_in_collection`` and ``topics_outside_job``
+(``services.new_runs``).
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
 stored in the database give the statAP measures, subtopic qrels the diversity measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
@@ -41,6 +47,13 @@ from nuggets_app.evaluation.services.estimates import (
     estimate_sample,
     job_sample_estimates,
 )
+from nuggets_app.evaluation.services.new_runs import (
+    NEW_RUN_COUNTS,
+    NEW_RUN_NOTE,
+    NOT_IN_COLLECTION_RULE,
+    new_run_rows,
+    new_runs_wait,
+)
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.qrels import PLACEHOLDER_REL, parse_qrels
 from nuggets_app.importers.runs import parse_run
@@ -65,6 +78,7 @@ from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
 
 INTEGER_MEASURES = frozenset(
     {"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet", "ma_topics", "bias_flag"}
+    | set(NEW_RUN_COUNTS)
 )
 
 RunScores = dict[str, dict[str, float]]
@@ -252,7 +266,9 @@ class Command(BaseCommand):
             "--job",
             type=int,
             metavar="N",
-            help="expected measures under matching job N's probabilities",
+            help="expected measures under matching job N's probabilities; run files "
+            "not in its pool are evaluated as new runs (their unpooled documents "
+            "scored for the job)",
         )
         parser.add_argument(
             "--graded",
@@ -387,6 +403,8 @@ class Command(BaseCommand):
             collection = collection or job.collection.name
         else:
             probs = read_expected_file(options["expected"])
+        self._files = bool(options["runs"])
+        self._documents = None
         if options["runs"]:
             runs = [read_run_file(p) for p in options["runs"]]
         elif collection is not None:
@@ -408,10 +426,14 @@ class Command(BaseCommand):
                 self.stdout.write(line)
             if estimates is not None:
                 rows = estimate_rows(estimates[run.name], per_topic=per_topic)
+                if self._documents is not None:
+                    rows = [*rows, *new_run_rows(self._documents, run.name)]
                 for line in format_rows(rows):
                     self.stdout.write(line)
         if estimates is not None:
             self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
+        if self._documents is not None:
+            self.stderr.write(f"# {NEW_RUN_NOTE}\n# {NOT_IN_COLLECTION_RULE}")
 
     def _estimates(
         self, job: MatchJob, runs: list[NamedRun], sample_name: str | None
@@ -425,11 +447,17 @@ class Command(BaseCommand):
                     f"# no sample of job {job.pk}'s pool: no model-assisted estimates"
                 )
                 return None
-            return job_sample_estimates(
-                job=job, sample=sample, runs={run.name: run.scores for run in runs}
-            )
+            scores = {run.name: run.scores for run in runs}
+            if not self._files:
+                return job_sample_estimates(job=job, sample=sample, runs=scores)
+            found = new_runs_wait(job=job, sample=sample, runs=scores, say=self._say)
         except EstimateError as error:
             raise CommandError(str(error)) from None
+        self._documents = found
+        return found.estimates
+
+    def _say(self, message: str) -> None:
+        self.stderr.write(f"# {message}")
 
     def _inputs(
         self, options

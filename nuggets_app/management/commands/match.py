@@ -21,6 +21,11 @@ from nuggets_app.inference.services.matching import (
     match_supervise,
 )
 from nuggets_app.inference.services.rules import launch_warnings
+from nuggets_app.inference.services.unpooled import (
+    UnpooledError,
+    new_documents_progress,
+    new_documents_score,
+)
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
 
@@ -54,6 +59,18 @@ class Command(BaseCommand):
             help="re-queue stale chunks of every job",
         )
         action.add_argument("--status", type=int, metavar="JOB", help="print progress")
+        action.add_argument(
+            "--job",
+            type=int,
+            metavar="JOB",
+            help="with --new-documents: the finished job to score them for",
+        )
+        parser.add_argument(
+            "--new-documents",
+            action="store_true",
+            help="with --job N: score the documents imported after job N for its "
+            "topics, in batches on the workers; again resumes what is not done",
+        )
         parser.add_argument("--collection", help="collection name")
         source = parser.add_mutually_exclusive_group()
         source.add_argument("--pool", help="pool name (its documents per topic)")
@@ -111,6 +128,9 @@ class Command(BaseCommand):
                 return
             if options["fit"]:
                 self._fit(_job(options["fit"]))
+                return
+            if options["job"] or options["new_documents"]:
+                self._new_documents(options)
                 return
             if options["resume"]:
                 job = _job(options["resume"])
@@ -176,6 +196,31 @@ class Command(BaseCommand):
             stopwords=options["stopwords"],
             name=options["name"],
         )
+
+    def _new_documents(self, options) -> None:
+        if not (options["job"] and options["new_documents"]):
+            raise CommandError("--new-documents and --job N go together")
+        job = _job(options["job"])
+        try:
+            progress = new_documents_score(job=job)
+        except UnpooledError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            f"job {job.pk}: {progress.wanted} (topic, new document) pairs, "
+            f"{progress.scored} scored before, {progress.queued_batches} batches sent"
+        )
+        if not options["wait"]:
+            return
+        bar = tqdm(
+            total=progress.wanted, unit="doc", desc=f"job {job.pk} new documents",
+            disable=options["verbosity"] == 0,
+        )  # fmt: skip
+        while not progress.done:
+            time.sleep(1)
+            progress = new_documents_progress(job=job)
+            bar.update(progress.scored - bar.n)
+        bar.close()
+        self.stdout.write(f"job {job.pk}: {progress.scored} new pairs scored")
 
     def _fit(self, job: MatchJob) -> None:
         try:

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.ir.reusability import groups_parse
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Run
@@ -20,6 +21,12 @@ from nuggets_app.research.services.simulation import (
     simulation_run,
 )
 from nuggets_app.research.services.simulation_report import report_build, report_write
+from nuggets_app.research.services.simulation_reuse import (
+    MODES,
+    config_dict,
+    json_safe,
+    reusability_run,
+)
 
 SUMMARY_KEYS = (
     "pool_size",
@@ -111,6 +118,20 @@ class Command(BaseCommand):
         parser.add_argument("--relevance-level", type=int, default=1)
         parser.add_argument("--out", help="directory for report.md, report.json, plots")
         parser.add_argument(
+            "--reusability",
+            choices=MODES,
+            help="hold each run (or group of runs) out of the pool, simulate with the "
+            "others and evaluate the held-out runs as new: report.json gets "
+            "'reusability' (per estimator: mean_abs_rank_error, max_rank_drop, "
+            "mean_rel_error, tau) and per-run rows",
+        )
+        parser.add_argument(
+            "--groups",
+            metavar="FILE",
+            help="with --reusability leave-one-group-out: 'RUN GROUP' lines (default: "
+            "groups by the shared prefix of the run names)",
+        )
+        parser.add_argument(
             "--semantic",
             action="store_true",
             help="add the relevance model's semantic features (needs "
@@ -147,6 +168,9 @@ class Command(BaseCommand):
                 semantic=options["semantic"],
             )
             runs = self._runs(collection, options["runs"])
+            if options["reusability"] or options["groups"]:
+                self._reusability(collection, runs, config, options)
+                return
             data = simulation_run(
                 collection=collection,
                 qrels_path=options["qrels"],
@@ -165,6 +189,39 @@ class Command(BaseCommand):
         if options["out"]:
             for path in report_write(report, Path(options["out"])):
                 self.stderr.write(f"wrote {path}")
+
+    def _reusability(self, collection, runs, config, options) -> None:
+        if options["reusability"] != "leave-one-group-out" and options["groups"]:
+            raise CommandError("--groups needs --reusability leave-one-group-out")
+        groups = None
+        if options["groups"]:
+            path = options["groups"]
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    groups = groups_parse(fh, source=path)
+            except OSError as error:
+                raise CommandError(f"{path}: {error.strerror}") from None
+        report = reusability_run(
+            collection=collection,
+            qrels_path=options["qrels"],
+            runs=runs,
+            config=config,
+            mode=options["reusability"],
+            groups=groups,
+            progress=lambda message: self.stderr.write(message),
+        )
+        report = {
+            "collection": collection.name,
+            "config": config_dict(config),
+            **report,
+        }
+        self.stdout.write(json.dumps(report["reusability"], indent=1))
+        if options["out"]:
+            out = Path(options["out"])
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / "report.json"
+            path.write_text(json.dumps(json_safe(report), indent=1, sort_keys=True))
+            self.stderr.write(f"wrote {path}")
 
     def _runs(self, collection: Collection, directory: str | None) -> list[Run]:
         if directory is None:

@@ -35,9 +35,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
-    bias_check,
     model_assisted_evaluate,
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order

@@ -90,7 +90,7 @@ def enumerate_estimates(p, draws, cutoff):
     pi = inclusion_probabilities(q, draws)
     for sample, prob in samples_of_design(q, draws).items():
         judged = prels_of({d: TRUTH[d] for d in sorted(sample)}, pi)
-        prepared = topic_sample(judged, p, cutoff=cutoff)
+        prepared = topic_sample(judged, p, cutoff=cutoff, tune=False)
         yield prob, sample, {n: topic_estimates(prepared, r) for n, r in RUNS.items()}
 
 
@@ -126,7 +126,7 @@ def test_linear_estimates_are_unbiased_on_random_tiny_designs(data):
     mean_r = mean_p = 0.0
     for sample, prob in samples_of_design(q, draws).items():
         topic = TopicPrels("1", rel={d: labels[d] for d in sample}, inclusion_prob=pi)
-        est = topic_estimates(topic_sample(topic, p, cutoff=k), ranking)
+        est = topic_estimates(topic_sample(topic, p, cutoff=k, tune=False), ranking)
         mean_r += prob * est["R"].estimate
         mean_p += prob * est[f"P@{k}"].estimate
     assert mean_r == pytest.approx(sum(labels.values()), rel=1e-9, abs=1e-9)
@@ -332,7 +332,7 @@ def test_repeated_samples_are_unbiased_and_the_interval_covers_r():
     for _ in range(400):
         draw = draw_statap(q, 40, rng, stop="draws")
         topic = prels_of({d: truth[d] for d in draw.order}, draw.inclusion)
-        est = topic_estimates(topic_sample(topic, p), ranking)
+        est = topic_estimates(topic_sample(topic, p, tune=False), ranking)
         r_hat.append(est["R"].estimate)
         p30_hat.append(est["P@30"].estimate)
         low, high = est["R"].ci95
@@ -417,7 +417,9 @@ def reference(topic, probs, ranking, grades, level, k, nudge=None, h=0.0):
 
 
 def check_against_reference(topic, probs, ranking, grades, level, k):
-    prepared = topic_sample(topic, probs, level=level, cutoff=k, grades=grades)
+    prepared = topic_sample(
+        topic, probs, level=level, cutoff=k, grades=grades, tune=False
+    )
     got = topic_estimates(prepared, ranking)
     want = reference(topic, probs, ranking, grades, level, k)
     h = 1e-7
@@ -439,7 +441,7 @@ def check_against_reference(topic, probs, ranking, grades, level, k):
 @given(small_topics(graded=False))
 def test_binary_estimates_equal_the_plug_in_and_its_linearised_variance(case):
     topic, probs, ranking, _, level, k = case
-    prepared = topic_sample(topic, probs, level=level, cutoff=k)
+    prepared = topic_sample(topic, probs, level=level, cutoff=k, tune=False)
     r = prepared.est_r
     if r > 0 and abs((r + 0.5) - round(r + 0.5)) < 1e-5:
         return  # R̂r about to change: R-prec is not differentiable there
@@ -450,7 +452,7 @@ def test_binary_estimates_equal_the_plug_in_and_its_linearised_variance(case):
 @given(small_topics(graded=True))
 def test_graded_estimates_equal_the_plug_in_and_its_linearised_variance(case):
     topic, probs, ranking, grades, level, k = case
-    prepared = topic_sample(topic, probs, level=level, cutoff=k)
+    prepared = topic_sample(topic, probs, level=level, cutoff=k, tune=False)
     r = prepared.est_r
     if r > 0 and abs((r + 0.5) - round(r + 0.5)) < 1e-5:
         return
@@ -464,7 +466,9 @@ def test_precision_and_r_are_affine_in_the_model(case, weight):
     other = {d: 1 - p for d, p in probs.items()}
     mixed = {d: weight * p + (1 - weight) * other[d] for d, p in probs.items()}
     values = [
-        topic_estimates(topic_sample(topic, m, level=level, cutoff=k), ranking)
+        topic_estimates(
+            topic_sample(topic, m, level=level, cutoff=k, tune=False), ranking
+        )
         for m in (probs, other, mixed)
     ]
     for name in (f"P@{k}", "R"):

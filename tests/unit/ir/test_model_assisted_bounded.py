@@ -7,10 +7,10 @@ import math
 
 import pytest
 
+from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     BOUNDED_VAR,
     TopicEstimate,
-    bias_check,
     model_assisted_evaluate,
     topic_bounded,
 )

@@ -9,13 +9,14 @@ import random
 import ir_measures
 import pytest
 
+from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     ESTIMATORS,
     GradeModel,
     ModelAssistedError,
-    bias_check,
     model_assisted_evaluate,
+    power_tuning,
     topic_estimates,
     topic_sample,
 )
@@ -60,7 +61,9 @@ def test_runs_are_averaged_over_valid_topics_the_run_answers():
         "3": prels_of({"a": 1}, {"a": 0.5}, "3"),  # not answered by the run
     }
     runs = {"r": {"1": scores_of(["a", "b"]), "2": scores_of(["a"])}}
-    result = model_assisted_evaluate(prels, {"1": {"a": 0.5, "b": 0.5}}, runs)["r"]
+    result = model_assisted_evaluate(
+        prels, {"1": {"a": 0.5, "b": 0.5}}, runs, tune=False
+    )["r"]
     assert result["R"].n_topics == 1
     (topic,) = result["R"].topics
     assert topic.estimate == pytest.approx(1 + 0.5 / 0.5 - 0.5 / 0.4, abs=EXACT)
@@ -126,6 +129,7 @@ def test_the_worked_example_of_the_explanation_page():
     topic = prels_of({"a": 1, "c": 0, "d": 1}, pi)
     p = {"a": 0.8, "b": 0.6, "c": 0.5, "d": 0.2, "e": 0.3}
     prepared = topic_sample(topic, p, cutoff=3)
+    assert power_tuning(topic, p) == prepared.scale == 1.0  # λ̂ = 3.25, clipped
     assert prepared.est_r == pytest.approx(5.664170, abs=1e-6)
     assert prepared.var_r == pytest.approx(10.862479, abs=1e-6)
     run1 = topic_estimates(prepared, RUNS["run1"])

@@ -79,6 +79,10 @@ def match_job_launch(
             stem=stem,
             stopwords=stopwords,
             created_by=created_by,
+            documents_before=Document.objects.filter(collection=collection)
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first(),
         )
         job.topics.set(topics)
         JobInference.objects.create(job=job)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('nuggets_app', '0010_qrels_subtopic'),
+        ('nuggets_app', '0012_job_documents_before'),
     ]
 
     operations = [

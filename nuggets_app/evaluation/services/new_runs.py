@@ -1,0 +1,309 @@
+"""Evaluating a run that never contributed to the pool against a finished job.
+
+A new run retrieves three kinds of documents for a topic of the job:
+
+* **pooled**: the job scored them; their p is the job's cross-fitted p, as for every
+  pooled run;
+* **unpooled**: in the collection, not among the job's documents; those ranked within
+  the pool's depth are scored for the job (:mod:`nuggets_app.inference.services.
+  unpooled`: matcher evidence and features with the job's stored corpus statistics)
+  and get p from the cross-fit model of their topic's fold, z-scored beside the pool
+  (:mod:`nuggets_app.learning.unpooled`). Deeper ones count as non-relevant, as the
+  pooled runs' documents below the pool depth do;
+* **not in the collection**: no text to score (:data:`NOT_IN_COLLECTION_RULE`).
+
+Every run, pooled or new, is then estimated by the default model-assisted estimator
+with the same p: the pool P of each topic becomes the job's documents plus the scored
+unpooled documents of the new runs. The new runs' unpooled documents were never
+sampled (π = 0), so they enter through p alone: their ŷ is p, with no residual
+correction, and the interval covers the sampling variance of the pooled part only
+(:data:`NEW_RUN_NOTE`; derivation in docs/explanation/model-assisted.md).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nuggets_app.evaluation.selectors import run_scores, sample_prels
+from nuggets_app.evaluation.services.estimates import (
+    EstimateError,
+    RunEstimates,
+    Scores,
+    job_crossfit_fit,
+    runs_model_assisted,
+)
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.runs import parse_run
+from nuggets_app.inference.services.unpooled import (
+    UNPOOLED_INLINE,
+    UnpooledProgress,
+    unpooled_ensure,
+    unpooled_features,
+    unpooled_progress,
+)
+from nuggets_app.ir.prels import ranking_order
+from nuggets_app.learning.crossfit import crossfit_by_docno
+from nuggets_app.learning.unpooled import crossfit_beside_pool
+from nuggets_app.models import Document, MatchJob, Run, Sample
+
+LOOKUP_BATCH = 5000
+
+NOT_IN_COLLECTION_RULE = (
+    "Documents that are not in the collection have no text to score: they keep their "
+    "rank in the run and count as non-relevant (p = 0), as an unpooled document does "
+    "in every pooled measure."
+)
+NEW_RUN_NOTE = (
+    "A run marked 'not in the pool' did not contribute to the pool: its documents "
+    "outside the pool, down to the pool's depth, were never sampled (inclusion "
+    "probability 0), so they count with the relevance model's probability alone, "
+    "with no correction from judgments; its interval covers the sampling "
+    "uncertainty of its pooled documents only, not the model's error on its "
+    "unpooled ones."
+)
+
+
+@dataclass
+class RunDocuments:
+    """What one new run retrieved, in the job's topics, by kind."""
+
+    retrieved: int = 0
+    pooled: int = 0
+    unpooled: int = 0
+    below_depth: int = 0
+    not_in_collection: int = 0
+    topics_outside_job: int = 0
+
+
+@dataclass
+class NewRunsEvaluation:
+    """Estimates of the pooled and new runs (None while unpooled documents are
+    still being scored), which runs are new, and their documents."""
+
+    estimates: dict[str, RunEstimates] | None
+    new: frozenset[str]
+    documents: dict[str, RunDocuments]
+    progress: UnpooledProgress
+    depth: int | None
+    rule: str = NOT_IN_COLLECTION_RULE
+    note: str = NEW_RUN_NOTE
+    pooled_names: tuple[str, ...] = field(default=())
+    # The (topic id, document ids) scored or being scored for the new runs.
+    wanted: dict[int, list[int]] = field(default_factory=dict)
+
+
+def job_pool_runs(job: MatchJob) -> dict[str, Scores]:
+    """The stored runs of the job's pool, by name."""
+    pool = _job_pool(job)
+    if pool is None:
+        return {}
+    return {run.name: run_scores(run) for run in Run.objects.filter(pools=pool)}
+
+
+def _pool_run_names(job: MatchJob) -> list[str]:
+    pool = _job_pool(job)
+    if pool is None:
+        return []
+    return list(Run.objects.filter(pools=pool).values_list("name", flat=True))
+
+
+def _job_pool(job: MatchJob):
+    if job.pool_id is not None:
+        return job.pool
+    if job.sample_id is not None:
+        return job.sample.pool
+    return None
+
+
+def _document_ids(job: MatchJob, docnos: set[str]) -> dict[str, int]:
+    ordered = sorted(docnos)
+    found: dict[str, int] = {}
+    for start in range(0, len(ordered), LOOKUP_BATCH):
+        rows = Document.objects.filter(
+            collection_id=job.collection_id,
+            docno__in=ordered[start : start + LOOKUP_BATCH],
+        ).values_list("docno", "pk")
+        found.update(rows)
+    return found
+
+
+def new_runs_evaluate(
+    *,
+    job: MatchJob,
+    sample: Sample,
+    new_runs: Mapping[str, Scores],
+    pooled_runs: Mapping[str, Scores] | None = None,
+    inline_max: int | None = None,
+    enqueue: bool = True,
+) -> NewRunsEvaluation:
+    """Score the unpooled documents of ``new_runs`` (here, or on the workers when
+    there are more than ``inline_max``, default ``UNPOOLED_INLINE``) and, once all are scored, estimate them
+    beside ``pooled_runs`` (default: the stored runs of the job's pool). A run of
+    ``new_runs`` named as a run of the pool is that run (not new); one named as a run
+    of ``pooled_runs`` is refused. Without ``enqueue``, documents still unscored are
+    only counted (a page polling the batches a first call sent)."""
+    if job.status != MatchJob.Status.DONE:
+        raise EstimateError(
+            f"job {job.pk} is {job.status}; evaluate against a finished job"
+        )
+    pooled = dict(job_pool_runs(job) if pooled_runs is None else pooled_runs)
+    clash = sorted(set(pooled) & set(new_runs))
+    if clash:
+        raise EstimateError(
+            f"run {clash[0]} is already in the pool of job {job.pk}: give the new run "
+            "another tag"
+        )
+    pool_names = set(_pool_run_names(job))
+    crossfit, features, qids = job_crossfit_fit(job=job, sample=sample)
+    topic_of = {q: t for t, q in qids.items()}
+    pool = _job_pool(job)
+    depth = pool.depth if pool is not None else None
+    in_job = {t: set(ids.tolist()) for t, (ids, _) in features.items()}
+    wanted_docnos = {
+        d for run in new_runs.values() for docs in run.values() for d in docs
+    }
+    doc_id = _document_ids(job, wanted_docnos)
+    documents: dict[str, RunDocuments] = {}
+    wanted: dict[int, set[int]] = {}
+    for name, run in new_runs.items():
+        counts = documents.setdefault(name, RunDocuments())
+        for qid, docs in run.items():
+            topic = topic_of.get(qid)
+            if topic is None:
+                counts.topics_outside_job += 1
+                continue
+            for rank, docno in enumerate(ranking_order(docs), start=1):
+                counts.retrieved += 1
+                pk = doc_id.get(docno)
+                if pk is None:
+                    counts.not_in_collection += 1
+                elif pk in in_job[topic]:
+                    counts.pooled += 1
+                elif depth is not None and rank > depth:
+                    counts.below_depth += 1
+                else:
+                    counts.unpooled += 1
+                    wanted.setdefault(topic, set()).add(pk)
+    wanted_lists = {t: sorted(d) for t, d in wanted.items()}
+    progress = unpooled_ensure(
+        job=job,
+        wanted=wanted_lists,
+        inline_max=UNPOOLED_INLINE if inline_max is None else inline_max,
+        enqueue=enqueue,
+    )
+    result = NewRunsEvaluation(
+        None, frozenset(set(new_runs) - pool_names), documents, progress, depth,
+        pooled_names=tuple(sorted(pooled)), wanted=wanted_lists,
+    )  # fmt: skip
+    if not progress.done:
+        return result
+    probs = crossfit_by_docno(crossfit, _docnos(job, features, qids))
+    extra = unpooled_features(job=job, wanted=wanted_lists)
+    names = {pk: d for d, pk in doc_id.items()}
+    pool_x = {qids[t]: m for t, (_, m) in features.items()}
+    extra_x = {qids[t]: m for t, (_, m) in extra.items()}
+    for qid, p in crossfit_beside_pool(crossfit, pool_x, extra_x).items():
+        ids = extra[topic_of[qid]][0]
+        probs.setdefault(qid, {}).update(
+            (names[pk], float(v)) for pk, v in zip(ids, p.tolist(), strict=True)
+        )
+    result.estimates = runs_model_assisted(
+        prels=sample_prels(sample),
+        probs=probs,
+        runs={**pooled, **new_runs},
+        level=job.collection.relevant_threshold,
+    )
+    return result
+
+
+def _docnos(job: MatchJob, features, qids: Mapping[int, str]) -> dict[str, list[str]]:
+    ids = {int(d) for doc_ids, _ in features.values() for d in doc_ids.tolist()}
+    names: dict[int, str] = {}
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), LOOKUP_BATCH):
+        names.update(
+            Document.objects.filter(
+                pk__in=ordered[start : start + LOOKUP_BATCH]
+            ).values_list("pk", "docno")
+        )
+    return {
+        qids[t]: [names[int(d)] for d in doc_ids]
+        for t, (doc_ids, _) in features.items()
+    }
+
+
+# The counts evaluate prints per run (integers), in order.
+NEW_RUN_COUNTS = (
+    "pooled", "docs_retrieved", "docs_pooled", "docs_unpooled", "docs_below_depth",
+    "docs_not_in_collection", "topics_outside_job",
+)  # fmt: skip
+
+
+def new_run_rows(
+    evaluation: NewRunsEvaluation, name: str
+) -> Iterator[tuple[str, str, float]]:
+    """``(measure, "all", value)`` rows of :data:`NEW_RUN_COUNTS` for one run:
+    ``pooled`` is 1 for a run of the pool, 0 for a new one."""
+    counts = evaluation.documents.get(name, RunDocuments())
+    values = (
+        float(name not in evaluation.new), counts.retrieved, counts.pooled,
+        counts.unpooled, counts.below_depth, counts.not_in_collection,
+        counts.topics_outside_job,
+    )  # fmt: skip
+    for measure, value in zip(NEW_RUN_COUNTS, values, strict=True):
+        yield measure, "all", float(value)
+
+
+def new_runs_wait(
+    *,
+    job: MatchJob,
+    sample: Sample,
+    runs: Mapping[str, Scores],
+    say: Callable[[str], None],
+    timeout: float = 3600.0,
+    poll: float = 1.0,
+) -> NewRunsEvaluation:
+    """:func:`new_runs_evaluate` of ``runs`` alone (no pooled runs beside), waiting
+    for the workers to score the unpooled documents (for commands)."""
+    found = new_runs_evaluate(job=job, sample=sample, new_runs=runs, pooled_runs={})
+    deadline = time.monotonic() + timeout
+    wanted = found.wanted
+    while found.estimates is None:
+        progress = unpooled_progress(job=job, wanted=wanted)
+        say(f"scoring unpooled documents: {progress.scored}/{progress.wanted}")
+        if progress.done:
+            return new_runs_evaluate(
+                job=job, sample=sample, new_runs=runs, pooled_runs={}
+            )
+        if time.monotonic() > deadline:
+            raise EstimateError(
+                f"unpooled documents of job {job.pk} still not scored after "
+                f"{timeout:.0f} s: is a worker running?"
+            )
+        time.sleep(poll)
+    return found
+
+
+def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
+    """``(tag, {qid: {docno: score}})`` of an uploaded TREC run file (``.gz`` by its
+    name); a bad line raises :class:`EstimateError` naming the file and line."""
+    base = Path(name).name or "run"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / base
+        with path.open("wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        try:
+            lines = list(parse_run(path))
+        except ImportFormatError as error:
+            raise EstimateError(str(error).replace(str(path), base)) from None
+        except (OSError, EOFError, UnicodeDecodeError) as error:
+            raise EstimateError(f"{base}: cannot read the run ({error})") from None
+    scores: Scores = {}
+    for line in lines:
+        scores.setdefault(line.qid, {})[line.docno] = line.score
+    return lines[0].tag, scores

@@ -1,0 +1,348 @@
+"""Measuring reusability: hold runs out of the pool, build the collection from the
+others, and evaluate the held-out runs as new systems.
+
+``leave-one-run-out`` holds out each run in turn (Zobel 1998); ``leave-one-group-out``
+each group of runs (a groups file, else the shared prefix of the names,
+:func:`nuggets_app.ir.reusability.run_groups`), since the runs of one team retrieve
+alike and a team's runs arrive together (Büttcher et al. 2007). For every held-out
+group, :func:`reusability_run` does what ``simulate`` does with the other runs: the
+depth pool, the statAP sample, the simulated assessor's judgments and nuggets, the
+matching job over the pool and the relevance model. The held-out runs' documents down
+to the pool depth that the pool lacks are then matched against the job's nuggets and
+scored beside the pool (:func:`nuggets_app.inference.services.pool_model.
+relevance_model_run` with ``extra``), as ``evaluate --job`` scores a new run's
+unpooled documents. Every run, kept and held out, is scored by each estimator:
+
+* ``sample_only``: AP under the judged sample, unjudged documents non-relevant;
+* ``statap``: statMAP of the sample's prels;
+* ``bpref`` and ``condensed_ap`` (Sakai 2007): over the judged documents only;
+* ``eap``: expected AP, the full fit's p where unjudged (held-out documents too);
+* the default estimator (``model_assisted``): cross-fitted p, the held-out runs'
+  unpooled documents entering the pool P with p alone (π = 0).
+
+The truth is MAP under the full qrels. Per held-out run: its score and rank among all
+runs under each estimator in its own experiment, against its full-qrels score and
+rank; summary per estimator (:func:`nuggets_app.ir.reusability.reusability_summary`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from matcher import TopicMatcher
+from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
+from nuggets_app.inference.selectors import job_nugget_specs
+from nuggets_app.inference.services.job_model import job_options
+from nuggets_app.inference.services.pool_model import relevance_model_run
+from nuggets_app.ir.expected import qrels_probabilities, run_expected
+from nuggets_app.ir.measures import run_evaluate
+from nuggets_app.ir.model_assisted import DEFAULT_ESTIMATOR, model_assisted_evaluate
+from nuggets_app.ir.prels import PrelsRecord, TopicPrels, prels_load, ranking_order
+from nuggets_app.ir.reusability import (
+    HeldOut,
+    held_out,
+    judged_mean,
+    reusability_summary,
+    run_groups,
+)
+from nuggets_app.ir.statap import statap_evaluate
+from nuggets_app.models import Collection, Document, MatchJob, Run
+from nuggets_app.research.services.simulation import (
+    SimulationConfig,
+    SimulationError,
+    _assessor,
+    _extract,
+    _extract_human,
+    _judge,
+    _match,
+    _pool_and_sample,
+    _pool_docnos,
+    _sample_probs,
+)
+
+MODES = ("leave-one-run-out", "leave-one-group-out")
+ESTIMATORS = (
+    "sample_only",
+    "statap",
+    "bpref",
+    "condensed_ap",
+    "eap",
+    DEFAULT_ESTIMATOR,
+)
+Labels = dict[str, dict[str, int]]
+Scores = dict[str, dict[str, float]]
+Runs = dict[str, Scores]
+
+
+def held_out_groups(
+    names: Iterable[str], mode: str, groups: Mapping[str, str] | None = None
+) -> dict[str, list[str]]:
+    """``{group: runs}`` held out together: one run each (``leave-one-run-out``), or
+    the groups of ``groups`` (every run must be listed) or of the names' prefix."""
+    names = sorted(names)
+    if mode not in MODES:
+        raise SimulationError(f"--reusability must be one of {', '.join(MODES)}")
+    if mode == "leave-one-run-out":
+        return {name: [name] for name in names}
+    if groups is not None:
+        missing = [n for n in names if n not in groups]
+        if missing:
+            raise SimulationError(
+                f"the groups file lists no group for run {missing[0]} "
+                f"({len(missing)} runs unlisted)"
+            )
+        of = {n: groups[n] for n in names}
+    else:
+        of = run_groups(names)
+    out: dict[str, list[str]] = {}
+    for name in names:
+        out.setdefault(of[name], []).append(name)
+    if len(out) < 2:
+        raise SimulationError("leave-one-group-out needs at least two groups of runs")
+    return out
+
+
+def _binary(labels: Mapping[str, Mapping[str, int]], level: int) -> Labels:
+    return {
+        q: {d: int(g >= level) for d, g in docs.items()} for q, docs in labels.items()
+    }
+
+
+def _prels(
+    sample: Mapping[str, Mapping[str, float]], human: Labels
+) -> dict[str, TopicPrels]:
+    records, line = [], 0
+    for qid in sorted(sample):
+        for docno, prob in sorted(sample[qid].items()):
+            line += 1
+            records.append(PrelsRecord(line, qid, docno, human[qid][docno], 1, prob))
+    return prels_load(records, source="sample")
+
+
+def _map(qrels: Labels, run: Scores) -> float:
+    return run_evaluate(qrels, run, measures=["AP"]).mean.get("AP", math.nan)
+
+
+def _unpooled(
+    held: Runs, pooled: Mapping[str, list[str]], depth: int
+) -> dict[str, list[str]]:
+    """Per pooled topic, the held-out runs' documents down to ``depth`` that the
+    pool lacks (the documents they would have added to it)."""
+    out: dict[str, set[str]] = {}
+    for run in held.values():
+        for qid, docs in run.items():
+            if qid not in pooled:
+                continue
+            known = set(pooled[qid])
+            out.setdefault(qid, set()).update(
+                d for d in ranking_order(docs)[:depth] if d not in known
+            )
+    return {q: sorted(d) for q, d in out.items() if d}
+
+
+def _minspan(
+    job: MatchJob, collection: Collection, extra: Mapping[str, list[str]]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``{qid: {docno: {nugget id: min-span score}}}`` of the extra documents against
+    the job's nuggets (topics of the job only)."""
+    topics = {t.qid: t.pk for t in job.topics.all()}
+    wanted = {d for q, docs in extra.items() if q in topics for d in docs}
+    texts = dict(
+        Document.objects.filter(collection=collection, docno__in=wanted).values_list(
+            "docno", "text"
+        )
+    )
+    options = job_options(job)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for qid, docs in extra.items():
+        if qid not in topics:
+            continue
+        matcher = TopicMatcher(job_nugget_specs(job, topics[qid]), options)
+        for docno in docs:
+            if docno not in texts:
+                continue
+            match = matcher.score_prepared(matcher.prepare(texts[docno]))
+            out.setdefault(qid, {})[docno] = {
+                str(item.nugget): item.score(job.lam) for item in match.evidence.nuggets
+            }
+    return out
+
+
+def _calibration(
+    extra: Mapping[str, list[str]], p: Mapping[str, Mapping[str, float]], truth: Labels
+) -> dict[str, float]:
+    """The held-out group's unpooled documents: how many, the model's expected count
+    of relevant ones (Σ p, 0 where a topic has no fitted fold) and the true count."""
+    docs = [(q, d) for q, ds in extra.items() for d in ds]
+    return {
+        "documents": float(len(docs)),
+        "expected_relevant": math.fsum(p.get(q, {}).get(d, 0.0) for q, d in docs),
+        "true_relevant": float(sum(truth.get(q, {}).get(d, 0) for q, d in docs)),
+    }
+
+
+def _merge(
+    base: Mapping[str, Mapping[str, float]],
+    more: Mapping[str, Mapping[str, float]] | None,
+) -> Scores:
+    out = {q: dict(d) for q, d in base.items()}
+    for qid, docs in (more or {}).items():
+        out.setdefault(qid, {}).update(docs)
+    return out
+
+
+def _scores(
+    runs: Runs,
+    *,
+    human: Labels,
+    prels: Mapping[str, TopicPrels],
+    probabilities: Scores,
+    crossfit: Scores,
+) -> dict[str, dict[str, float]]:
+    """``{estimator: {run: MAP}}`` of every run."""
+    rankings = {n: {q: ranking_order(d) for q, d in r.items()} for n, r in runs.items()}
+    expected = qrels_probabilities(human, probabilities)
+    assisted = model_assisted_evaluate(prels, crossfit, runs, bounded=True)
+    out: dict[str, dict[str, float]] = {e: {} for e in ESTIMATORS}
+    for name, run in runs.items():
+        out["sample_only"][name] = _map(human, run)
+        out["statap"][name] = statap_evaluate(prels, run).summary.stat_map
+        out["bpref"][name] = judged_mean(rankings[name], human, "bpref")
+        out["condensed_ap"][name] = judged_mean(rankings[name], human, "condensed_ap")
+        out["eap"][name] = run_expected(expected, run, measures=["EAP"]).mean["EAP"]
+        out[DEFAULT_ESTIMATOR][name] = assisted[name]["AP"].estimate
+    return out
+
+
+def reusability_run(
+    *,
+    collection: Collection,
+    qrels_path: str,
+    runs: Iterable[Run],
+    config: SimulationConfig,
+    mode: str,
+    groups: Mapping[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The reusability report (keys: ``mode``, ``groups``, ``default_estimator``,
+    ``full``, ``reusability`` {estimator: summary}, ``runs`` rows, ``unpooled`` per
+    group: the held-out documents scored, the sum of their cross-fit p and how many
+    are relevant under the full qrels; ``timings``)."""
+    say = progress or (lambda message: None)
+    runs = sorted(runs, key=lambda r: r.name)
+    held_groups = held_out_groups([r.name for r in runs], mode, groups)
+    level = config.relevance_level
+    truth = _binary(qrels_read(qrels_path), level)
+    all_scores = runs_scores(runs)
+    assessor = _assessor(config.assessor)
+    rows: dict[str, list[HeldOut]] = {e: [] for e in ESTIMATORS}
+    per_run: list[dict[str, Any]] = []
+    unpooled: dict[str, dict[str, float]] = {}
+    full: dict[str, float] = {}
+    timings: dict[str, float] = {}
+    for group, names in held_groups.items():
+        started = time.perf_counter()
+        kept = [r for r in runs if r.name not in names]
+        pool, sample = _pool_and_sample(collection, kept, config)
+        pooled = _pool_docnos(pool)
+        topics = set(pooled)
+        scored = {
+            n: {q: d for q, d in s.items() if q in topics}
+            for n, s in all_scores.items()
+        }
+        if not full:
+            full_qrels = {q: v for q, v in truth.items() if q in topics}
+            full = {n: _map(full_qrels, s) for n, s in scored.items()}
+        grades = _judge(sample, qrels_read(qrels_path), assessor)
+        extract = _extract_human if config.nuggets == "human" else _extract
+        nuggets, _ = extract(collection, grades, assessor, config)
+        job = _match(
+            collection, pool, [q for q, n in nuggets.items() if n], assessor, config
+        )
+        extra = _unpooled({n: scored[n] for n in names}, pooled, config.depth)
+        inclusion = _sample_probs(sample)
+        prediction = relevance_model_run(
+            collection_id=collection.pk,
+            job=job,
+            pool=pooled,
+            labels=grades,
+            inclusion=inclusion,
+            relevance_level=level,
+            extra=extra,
+            extra_minspan=_minspan(job, collection, extra),
+        )
+        human = _binary(grades, level)
+        estimated = _scores(
+            scored,
+            human=human,
+            prels=_prels(inclusion, human),
+            probabilities=_merge(
+                prediction.probabilities, prediction.extra_probabilities
+            ),
+            crossfit=_merge(prediction.crossfit or {}, prediction.extra_crossfit),
+        )
+        for name in names:
+            row: dict[str, Any] = {
+                "run": name,
+                "group": group,
+                "unpooled_documents": sum(
+                    1
+                    for q, docs in scored[name].items()
+                    for d in ranking_order(docs)[: config.depth]
+                    if d not in set(pooled.get(q, ()))
+                ),
+                "full": {"map": full[name]},
+            }
+            for estimator in ESTIMATORS:
+                found = held_out(name, full=full, estimated=estimated[estimator])
+                rows[estimator].append(found)
+                row["full"]["rank"] = found.full_rank
+                row[estimator] = {
+                    "map": found.score,
+                    "rank": found.rank,
+                    "rank_error": found.rank_error,
+                    "rel_error": found.rel_error,
+                }
+            per_run.append(row)
+        unpooled[group] = _calibration(extra, prediction.extra_crossfit or {}, truth)
+        timings[group] = round(time.perf_counter() - started, 3)
+        say(f"held out {group} ({len(names)} runs): {timings[group]:.1f}s")
+    return {
+        "mode": mode,
+        "groups": held_groups,
+        "default_estimator": DEFAULT_ESTIMATOR,
+        "full": {"map": full},
+        "reusability": {e: reusability_summary(rows[e], full) for e in ESTIMATORS},
+        "runs": per_run,
+        "unpooled": unpooled,
+        "timings": timings,
+    }
+
+
+def config_dict(config: SimulationConfig) -> dict[str, Any]:
+    """The parameters a reusability report records."""
+    return {
+        "depth": config.depth,
+        "sample_size": config.sample_size,
+        "sample_fraction": config.sample_fraction,
+        "seed": config.seed,
+        "inference": config.inference,
+        "nuggets": config.nuggets,
+        "k": config.k,
+        "lam": config.lam,
+        "relevance_level": config.relevance_level,
+    }
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and infinities as null (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value

@@ -1,0 +1,97 @@
+"""A new run in real headless Chromium: a researcher opens a finished job, follows the
+link to evaluate a new run, uploads a run file that did not contribute to the pool,
+and sees its estimate marked "not in the pool" beside the pooled runs."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.job_model import job_model_fit
+from nuggets_app.inference.services.matching import chunks, launch
+from tests.browser.chrome import chromium, login, screenshot, wait_for
+from tests.integration.evaluation.test_new_runs import _new_run
+from tests.integration.evaluation.world import evaluation_world
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+NEW = "browser-new-system"
+
+
+@pytest.fixture(scope="module")
+def driver():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def researcher(db):
+    from django.contrib.auth.models import Group
+
+    from tests.factories import UserFactory
+
+    user = UserFactory(username="carol")
+    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    return user
+
+
+@pytest.fixture
+def world(shared_data, assessor, monkeypatch):
+    # The job's chunks run in this process: a worker left by an earlier test must
+    # not take them from the broker first.
+    monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
+    monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
+    world = evaluation_world(shared_data, assessor)
+    relevance.features_cache_clear()
+    job_model_fit(job=world.job)
+    return world
+
+
+def test_a_researcher_uploads_a_new_run_and_sees_it_marked_not_pooled(
+    driver, live_server, world, researcher, tmp_path
+):
+    from selenium.webdriver.common.by import By
+
+    path = tmp_path / "new.run"
+    lines = []
+    for qid, docs in _new_run(world).items():
+        ranked = sorted(docs.items(), key=lambda kv: -kv[1])
+        lines += [f"{qid} Q0 {d} {i} {s} {NEW}\n" for i, (d, s) in enumerate(ranked, 1)]
+    path.write_text("".join(lines))
+    login(driver, live_server.url, researcher.username)
+    driver.get(f"{live_server.url}{reverse('job-detail', args=[world.job.pk])}")
+    link = wait_for(lambda: driver.find_element(By.ID, "new-run-link"), "the link")
+    link.click()
+    upload = wait_for(
+        lambda: driver.find_element(By.CSS_SELECTOR, "input[type=file]"), "the form"
+    )
+    upload.send_keys(str(path))
+    driver.find_element(By.CSS_SELECTOR, "#new-run-form button[type=submit]").click()
+    table = wait_for(
+        lambda: driver.find_element(By.ID, "table-new-runs"), "the estimates"
+    )
+    row = table.find_element(By.XPATH, f".//tbody/tr[th[normalize-space()='{NEW}']]")
+    mark = row.find_element(By.CSS_SELECTOR, "td.pooled mark")
+    assert mark.is_displayed()
+    assert mark.text == "not in the pool"
+    cells = row.find_elements(By.TAG_NAME, "td")
+    low, high = (float(v) for v in cells[2].text.split(" \u2013 "))
+    assert low <= float(cells[1].text) <= high
+    assert int(cells[3].text) > 0
+    pooled = table.find_elements(
+        By.XPATH, ".//tbody/tr[td[normalize-space()='pooled']]"
+    )
+    assert {r.find_element(By.TAG_NAME, "th").text for r in pooled} == set(
+        world.file_runs
+    )
+    note = driver.find_element(By.ID, "new-run-note")
+    assert note.is_displayed()
+    assert "did not contribute to the pool" in note.text
+    rule = driver.find_element(By.ID, "not-in-collection-rule")
+    assert "count as non-relevant" in rule.text
+    missing = driver.find_element(
+        By.CSS_SELECTOR, "#table-new-run-documents .not-in-collection"
+    )
+    assert missing.text == str(len(world.topics))
+    driver.execute_script("arguments[0].scrollIntoView()", table)
+    screenshot(driver, "new-run-not-in-the-pool")
