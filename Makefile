@@ -13,7 +13,7 @@ STACK_REDIS_URL ?= redis://127.0.0.1:6379/0
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets_bench
 BENCH_REDIS_URL ?= redis://127.0.0.1:6379/2
 
-.PHONY: help setup setup-dev run stack worker test test-unit test-integration lint bench docs clean
+.PHONY: help setup setup-dev setup-semantic run stack worker test test-unit test-integration lint bench docs clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -24,13 +24,19 @@ $(VENV)/.installed: requirements.txt
 	$(PIP) install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PIP) install --quiet -r requirements-dev.txt
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-semantic.txt
+	$(PIP) install --quiet -r requirements-dev.txt -r requirements-semantic.txt
+	touch $@
+
+$(VENV)/.installed-semantic: $(VENV)/.installed requirements-semantic.txt
+	$(PIP) install --quiet -r requirements-semantic.txt
 	touch $@
 
 setup: $(VENV)/.installed ## Create the virtual environment and install requirements
 
-setup-dev: $(VENV)/.installed-dev ## Also install the test and lint tools
+setup-dev: $(VENV)/.installed-dev ## Also install the test and lint tools (and the semantic extra, so its tests run)
+
+setup-semantic: $(VENV)/.installed-semantic ## Also install the optional semantic evidence (requirements-semantic.txt, 90 MB)
 
 run: setup ## Embedded demo: SQLite, in-process tasks, demo data, served on 127.0.0.1:8000
 	DEBUG=1 $(PY) manage.py migrate --noinput -v0

@@ -250,6 +250,8 @@ COMPUTED_STALE_SECONDS = 600
 # the same for any chunk, lock or not (a hung worker, a lost message); how many
 # attempts before a chunk fails the job.
 MATCH_CHUNK_SIZE = env_int("MATCH_CHUNK_SIZE", 500)
+# Documents per chunk of an embedding job (the semantic extra).
+EMBED_CHUNK_SIZE = env_int("EMBED_CHUNK_SIZE", 200)
 MATCH_ORPHAN_SECONDS = env_int("MATCH_ORPHAN_SECONDS", 10)
 MATCH_CHUNK_STALE_SECONDS = env_int("MATCH_CHUNK_STALE_SECONDS", 300)
 MATCH_MAX_ATTEMPTS = env_int("MATCH_MAX_ATTEMPTS", 3)

@@ -22,6 +22,7 @@ from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
     diversity,
+    embeddings,
     exports,
     job_model,
     matching,
@@ -348,6 +349,8 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "by_p": _by_p(job, topic, model),
         "reliability": _reliability(job),
         "aspects": diversity.topic_aspects(job=job, topic=topic),
+        "semantic_status": embeddings.semantic_status(),
+        "semantic_on": embeddings.semantic_on(),
     }
     return render(request, "assessor_ui/jobs/topic.html", context)
 
@@ -366,7 +369,8 @@ def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> lis
 
 
 def _by_p(job, topic, model) -> list[dict]:
-    """Unjudged documents by p, with their best nugget's matched spans as evidence."""
+    """Unjudged documents by p, with their best nugget's matched spans as evidence,
+    and the sentence nearest to a nugget where the document is embedded."""
     if not model.unjudged:
         return []
     results = {
@@ -375,12 +379,19 @@ def _by_p(job, topic, model) -> list[dict]:
             job=job, topic=topic, document_id__in=[d for d, _ in model.unjudged]
         ).select_related("document", "nugget")
     }
+    nearest = embeddings.documents_nearest(
+        document_ids=list(results),
+        nuggets=list(inference_selectors.job_nuggets(job, topic.pk)),
+    )
     out = []
     for doc_id, p in model.unjudged:
         result = results[doc_id]
         text = result.document.text
         spans = [text[s:e] for s, e in (result.spans or [])[:3]]
-        out.append({"result": result, "p": p, "spans": spans})
+        near = nearest.get(doc_id)
+        if near:
+            near = {**near, "text": text[slice(*near["span"])]}
+        out.append({"result": result, "p": p, "spans": spans, "semantic": near})
     return out
 
 
@@ -417,10 +428,15 @@ def job_document(
         job=job, topic_id=topic_pk, document_id=doc_pk,
     )  # fmt: skip
     spans = result.spans or matching.result_spans(result)
+    nuggets = list(inference_selectors.job_nuggets(job, topic_pk))
     context = {
         "job": job,
         "result": result,
         "segments": text_segments(result.document.text, spans),
+        "semantic_status": embeddings.semantic_status(),
+        "semantic": embeddings.document_semantic_evidence(
+            document=result.document, nuggets=nuggets
+        ),
     }
     return render(request, "assessor_ui/jobs/document.html", context)
 

@@ -10,7 +10,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from nuggets_app.inference.services import job_model, matching, unpooled
+from nuggets_app.inference.services import embeddings, job_model, matching, unpooled
 from nuggets_app.operations import queue
 
 # Retries of one message while the database is unreachable: with the backoff capped
@@ -94,3 +94,15 @@ def unpooled_score(
     except unpooled.UnpooledError as exc:
         return {"status": "failed", "detail": str(exc)}
     return {"status": "done", "documents": written}
+
+
+@shared_task(name=queue.EMBED_CHUNK, ignore_result=True, acks_late=True)
+def embed_chunk(job_id: int, document_ids: list[int]) -> dict[str, Any]:
+    """Embed one chunk of an embedding job (``embeddings.embed_chunk_run``)."""
+    return embeddings.embed_chunk_run(job_id=job_id, document_ids=document_ids)
+
+
+@shared_task(name=queue.EMBED_NUGGETS, ignore_result=True, acks_late=True)
+def embed_nuggets(nugget_ids: list[int]) -> dict[str, Any]:
+    """Embed saved or edited nuggets (``embeddings.nuggets_embed``)."""
+    return {"nuggets": embeddings.nuggets_embed(nugget_ids=nugget_ids)}

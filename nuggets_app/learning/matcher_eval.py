@@ -26,6 +26,13 @@ from dataclasses import dataclass
 
 from matcher import MatchOptions, NuggetSpec, TopicMatcher
 from nuggets_app.learning.retrieval import InvertedIndex, bm25
+from nuggets_app.learning.semantic import (
+    DEFAULT_MAX_WORDS,
+    Embed,
+    best_windows,
+    combined_score,
+    text_windows,
+)
 
 Pair = tuple[str, str, str]
 Scores = dict[Pair, float]
@@ -214,6 +221,47 @@ def bm25_scores(units: Sequence[Unit], nuggets: Sequence[GoldNugget]) -> Scores:
             for row in values.nonzero()[0]:
                 scores[(qid, index.docnos[row], nugget.id)] = float(values[row]) / top
     return scores
+
+
+def semantic_scores(
+    units: Sequence[Unit],
+    nuggets: Sequence[GoldNugget],
+    embed: Embed,
+    *,
+    max_words: int = DEFAULT_MAX_WORDS,
+) -> Scores:
+    """Semantic score of every pair (:mod:`nuggets_app.learning.semantic`): the
+    highest cosine of the nugget to a window of the unit, floored at 0. ``embed``
+    is called once, with every distinct window and nugget text."""
+    windows = {(u.qid, u.id): text_windows(u.text, max_words=max_words) for u in units}
+    texts = [u.text[w.start : w.end] for u in units for w in windows[(u.qid, u.id)]]
+    texts += [n.text for n in nuggets]
+    rows = {t: i for i, t in enumerate(dict.fromkeys(texts))}
+    vectors = embed(list(rows))
+    scores: Scores = {}
+    for qid, (topic_units, topic_nuggets) in sorted(_by_topic(units, nuggets).items()):
+        nugget_vectors = vectors[[rows[n.text] for n in topic_nuggets]]
+        for unit in topic_units:
+            unit_windows = windows[(qid, unit.id)]
+            window_vectors = vectors[
+                [rows[unit.text[w.start : w.end]] for w in unit_windows]
+            ]
+            matches = best_windows(window_vectors, nugget_vectors)
+            for nugget, match in zip(topic_nuggets, matches, strict=True):
+                if match.similarity > 0:
+                    scores[(qid, unit.id, nugget.id)] = match.similarity
+    return scores
+
+
+def combined_scores(minspan: Scores, semantic: Scores, *, weight: float) -> Scores:
+    """:func:`nuggets_app.learning.semantic.combined_score` of every pair scored by
+    either."""
+    return {
+        pair: combined_score(
+            minspan.get(pair, 0.0), semantic.get(pair, 0.0), weight=weight
+        )
+        for pair in minspan.keys() | semantic.keys()
+    }
 
 
 def matched_spans(unit_text: str, nugget_text: str, *, k: int) -> list[tuple[int, int]]:

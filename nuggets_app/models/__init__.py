@@ -1,6 +1,7 @@
 """Domain models, one module per aggregate."""
 
 from .collections import Collection, Document
+from .embeddings import EmbeddingJob, NuggetEmbedding, UnitEmbedding
 from .judgments import Assignment, Judgment
 from .matching import JobInference, MatchChunk, MatchJob, MatchResult
 from .nuggets import Nugget, NuggetBank
@@ -16,6 +17,7 @@ __all__ = [
     "Assignment",
     "Collection",
     "Document",
+    "EmbeddingJob",
     "JobInference",
     "Judgment",
     "MatchChunk",
@@ -23,6 +25,7 @@ __all__ = [
     "MatchResult",
     "Nugget",
     "NuggetBank",
+    "NuggetEmbedding",
     "Pool",
     "PoolDocument",
     "Qrels",
@@ -33,5 +36,6 @@ __all__ = [
     "SampleDocument",
     "TaskRecord",
     "Topic",
+    "UnitEmbedding",
     "UnpooledScore",
 ]

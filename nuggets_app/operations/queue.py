@@ -19,6 +19,8 @@ MATCH_SUPERVISE = "nuggets_app.tasks.match_supervise"
 MATCH_JOB_FIT = "nuggets_app.tasks.match_job_fit"
 STAFF_TASK = "nuggets_app.tasks.staff_task"
 COMPUTED_RUN = "nuggets_app.tasks.computed_run"
+EMBED_CHUNK = "nuggets_app.tasks.embed_chunk"
+EMBED_NUGGETS = "nuggets_app.tasks.embed_nuggets"
 UNPOOLED_SCORE = "nuggets_app.tasks.unpooled_score"
 
 

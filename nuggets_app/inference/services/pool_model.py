@@ -22,8 +22,10 @@ from django.db.models import Q
 
 from matcher import MatchOptions, normalize
 from nuggets_app.collection.services.suite_runs import document_texts
+from nuggets_app.inference.services import embeddings as stored
 from nuggets_app.inference.services.evidence import evidence_nugget_scores
 from nuggets_app.learning.crossfit import crossfit_by_docno, crossfit_predict
+from nuggets_app.learning.embeddings import DIMENSION
 from nuggets_app.learning.relevance_features import (
     FEATURE_NAMES,
     CorpusStats,
@@ -39,6 +41,12 @@ from nuggets_app.learning.relevance_model import (
     horvitz_thompson_relevant,
     model_fit,
     model_predict,
+)
+from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS
+from nuggets_app.learning.semantic_features import (
+    SEMANTIC_FEATURE_NAMES,
+    semantic_evidence,
+    semantic_features,
 )
 from nuggets_app.learning.unpooled import crossfit_beside_pool, predict_beside_pool
 from nuggets_app.models import (
@@ -141,6 +149,7 @@ def relevance_model_run(
     c: float | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
     extra_minspan: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+    semantic: bool = False,
 ) -> RelevancePrediction:
     """Features, fit and probabilities for the pooled documents (``{qid: docnos}``).
 
@@ -156,6 +165,10 @@ def relevance_model_run(
     described with the same statistics and topic evidence (their min-span scores from
     ``extra_minspan``, ``{qid: {docno: {nugget id: score}}}``) and scored beside the
     pool without entering the fit.
+    ``semantic`` adds the features of
+    :mod:`nuggets_app.learning.semantic_features` (requirements-semantic.txt must be
+    installed): the pooled (and ``extra``) documents and the nuggets without stored
+    embeddings are embedded first, in this process, and kept for the next run.
     """
     options = (
         MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
@@ -174,6 +187,13 @@ def relevance_model_run(
     doc_ids = dict(
         Document.objects.filter(collection_id=collection_id).values_list("docno", "pk")
     )
+    windows = (
+        _pool_windows(collection_id, {**(extra or {}), **pool}, labels, doc_ids)
+        if semantic
+        else {}
+    )
+    vectors = _nugget_vectors(nuggets) if semantic else {}
+    names = FEATURE_NAMES + (SEMANTIC_FEATURE_NAMES if semantic else ())
     rows: dict[str, tuple[FloatArray, np.ndarray]] = {}
     weights: dict[str, FloatArray] = {}
     docnos: dict[str, list[str]] = {}
@@ -209,6 +229,10 @@ def relevance_model_run(
             ],
             dtype=np.float64,
         ).reshape(len(ordered), len(FEATURE_NAMES))
+        if semantic:
+            x = np.hstack(
+                [x, _semantic_rows(topic, nuggets, vectors, windows, judged, ordered)]
+            )
         y = np.array([int(judged[d]) if d in judged else -1 for d in ordered])
         probs = (inclusion or {}).get(qid, {})
         weights[qid] = np.array(
@@ -233,6 +257,13 @@ def relevance_model_run(
                 ],
                 dtype=np.float64,
             ).reshape(len(more), len(FEATURE_NAMES))
+            if semantic:
+                extra_x[qid] = np.hstack(
+                    [
+                        extra_x[qid],
+                        _semantic_rows(topic, nuggets, vectors, windows, judged, more),
+                    ]
+                )
             extra_docnos[qid] = more
     # With a sample, anchor the model's expected count of relevant pooled documents to
     # the sample's Horvitz-Thompson estimate (statAP's R-hat summed over topics).
@@ -241,10 +272,16 @@ def relevance_model_run(
         if inclusion is not None
         else None
     )
-    model = model_fit(rows, weights=weights, c=c, pool_relevant=pool_relevant)
+    model = model_fit(
+        rows, weights=weights, c=c, pool_relevant=pool_relevant, feature_names=names
+    )
     predicted = model_predict(model, {q: x for q, (x, _) in rows.items()})
     crossfit = crossfit_predict(
-        rows, weights=weights, c=model.c, anchored=pool_relevant is not None
+        rows,
+        weights=weights,
+        c=model.c,
+        anchored=pool_relevant is not None,
+        feature_names=names,
     )
     return RelevancePrediction(
         model=model,
@@ -271,3 +308,63 @@ def relevance_model_run(
             ).items()
         },
     )
+
+
+def _pool_windows(
+    collection_id: int,
+    pool: Mapping[str, Sequence[str]],
+    labels: Labels,
+    doc_ids: Mapping[str, int],
+) -> dict[str, np.ndarray]:
+    """{docno: window embeddings} of the pooled and judged documents, embedding (and
+    storing) those that have none yet."""
+    docnos = {d for docs in pool.values() for d in docs}
+    docnos |= {d for docs in labels.values() for d in docs}
+    ids = {doc_ids[d]: d for d in docnos if d in doc_ids}
+    missing = (
+        Document.objects.filter(pk__in=list(ids))
+        .exclude(embeddings__model=stored.MODEL)
+        .only("pk", "text")
+        .order_by("pk")
+    )
+    batch: list[Document] = []
+    for doc in missing.iterator(chunk_size=500):
+        batch.append(doc)
+        if len(batch) == 500:
+            stored.documents_embed(batch, max_words=DEFAULT_MAX_WORDS)
+            batch = []
+    if batch:
+        stored.documents_embed(batch, max_words=DEFAULT_MAX_WORDS)
+    found = stored.document_windows(list(ids))
+    empty = np.zeros((0, DIMENSION), np.float32)
+    return {ids[pk]: found.get(pk, ([], empty))[1] for pk in ids}
+
+
+def _nugget_vectors(
+    nuggets: Mapping[int, Sequence[NuggetText]],
+) -> dict[str, np.ndarray]:
+    """{nugget id: embedding} of every nugget, embedding those without one."""
+    ids = [int(n.id) for texts in nuggets.values() for n in texts]
+    stored.nuggets_embed(nugget_ids=ids)
+    return {str(pk): v for pk, v in stored.nugget_vectors(ids).items()}
+
+
+def _semantic_rows(
+    topic: Topic | None,
+    nuggets: Mapping[int, Sequence[NuggetText]],
+    vectors: Mapping[str, np.ndarray],
+    windows: Mapping[str, np.ndarray],
+    judged: Mapping[str, bool],
+    ordered: Sequence[str],
+) -> FloatArray:
+    empty = np.zeros((0, DIMENSION), np.float32)
+    texts = nuggets.get(topic.pk, []) if topic else []
+    evidence = semantic_evidence(
+        nuggets=[(vectors[n.id], n.source) for n in texts if n.id in vectors],
+        relevant_windows={d: windows.get(d, empty) for d, rel in judged.items() if rel},
+        dimension=DIMENSION,
+    )
+    return np.array(
+        [semantic_features(evidence, d, windows.get(d, empty)) for d in ordered],
+        dtype=np.float64,
+    ).reshape(len(ordered), len(SEMANTIC_FEATURE_NAMES))

@@ -29,7 +29,9 @@ from nuggets_app.judging.services.judgments import (
     assignment_check,
     grade_check,
 )
+from nuggets_app.learning.embeddings import semantic_available
 from nuggets_app.models import Document, Nugget, Topic
+from nuggets_app.operations import queue
 
 MAX_TEXT_CHARS = 5000
 MAX_KEYWORDS = 20
@@ -214,7 +216,18 @@ def nugget_save(
         if existing is None:
             raise
         return _replayed(existing, assessor), False
+    _embed_later(nugget.pk)
     return nugget, True
+
+
+def _embed_later(nugget_id: int) -> None:
+    """With the semantic extra, a worker embeds the saved text after the commit.
+    Robust: a broker error is logged, never the assessor's (the nugget is saved, and
+    is embedded the first time something needs its vector)."""
+    if semantic_available():
+        transaction.on_commit(
+            lambda: queue.task_enqueue(queue.EMBED_NUGGETS, [nugget_id]), robust=True
+        )
 
 
 def _replayed(existing: Nugget, assessor: Any) -> Nugget:
@@ -264,6 +277,7 @@ def nugget_update(
         setattr(nugget, name, value)
     nugget.version, nugget.updated_at = version + 1, now
     nugget.assessor = assessor  # the owner, checked above: no query for provenance
+    _embed_later(nugget.pk)
     return nugget
 
 

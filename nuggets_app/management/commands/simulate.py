@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.ir.reusability import groups_parse
+from nuggets_app.learning import embeddings
 from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Run
 from nuggets_app.pooling.services.pools import PoolError
@@ -130,12 +131,21 @@ class Command(BaseCommand):
             help="with --reusability leave-one-group-out: 'RUN GROUP' lines (default: "
             "groups by the shared prefix of the run names)",
         )
+        parser.add_argument(
+            "--semantic",
+            action="store_true",
+            help="add the relevance model's semantic features (needs "
+            "requirements-semantic.txt; embeddings are computed once and kept)",
+        )
 
     def handle(self, *args, **options) -> None:
         collection = Collection.objects.filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"no collection named {options['collection']}")
         size, fraction = sample_size(options["sample_size"])
+        self.stderr.write(embeddings.semantic_status())
+        if options["semantic"] and not embeddings.semantic_available():
+            raise CommandError(f"--semantic: {embeddings.OFF_MESSAGE}")
         try:
             config = SimulationConfig(
                 depth=options["depth"],
@@ -155,6 +165,7 @@ class Command(BaseCommand):
                 k=options["k"],
                 lam=options["lam"],
                 relevance_level=options["relevance_level"],
+                semantic=options["semantic"],
             )
             runs = self._runs(collection, options["runs"])
             if options["reusability"] or options["groups"]:

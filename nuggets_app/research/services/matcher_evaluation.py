@@ -25,8 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from matcher import MatchOptions, normalize
 from nuggets_app.importers.nuggets import parse_nuggets
+from nuggets_app.learning.embeddings import MODEL_NAME
 from nuggets_app.learning.matcher_eval import (
     GoldNugget,
     MatchQuality,
@@ -35,15 +38,21 @@ from nuggets_app.learning.matcher_eval import (
     Unit,
     bm25_scores,
     candidate_pairs,
+    combined_scores,
     match_quality,
     matched_spans,
     minspan_scores,
     recall_by,
+    semantic_scores,
     unit_gold,
     unit_scores,
 )
+from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, Embed
 
 LENGTH_BINS = ((1, 3, "1-3"), (4, 6, "4-6"), (7, 10, "7-10"), (11, 10**9, "11+"))
+# Weights of min-span in the combined scorings evaluate_matcher reports.
+SEMANTIC_WEIGHTS = (0.25, 0.5, 0.75)
+CACHE_EVERY = 1000
 
 
 @dataclass
@@ -110,6 +119,43 @@ def evaluation_load(
     return data
 
 
+def file_cached_embed(embed: Embed, path: Path | None) -> Embed:
+    """``embed`` with its vectors kept in ``path`` (``.npz`` of the texts' sha1 and
+    float32 vectors, written every :data:`CACHE_EVERY` new texts), so that later (or
+    interrupted) runs embed only new texts."""
+    if path is None:
+        return embed
+    known: dict[str, np.ndarray] = {}
+    if path.exists():
+        with np.load(path, allow_pickle=False) as stored:
+            keys = (
+                stored["keys"].tolist()
+                if "keys" in stored
+                else [_sha1(t) for t in stored["texts"].tolist()]
+            )
+            known = dict(zip(keys, stored["vectors"], strict=True))
+
+    def cached(texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if _sha1(t) not in known]
+        # Saved every CACHE_EVERY texts, so an interrupted run loses little.
+        for start in range(0, len(new), CACHE_EVERY):
+            part = new[start : start + CACHE_EVERY]
+            known.update(zip(map(_sha1, part), embed(part), strict=True))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(
+                path,
+                keys=np.array(list(known)),
+                vectors=np.vstack(list(known.values())).astype(np.float32),
+            )
+        return np.vstack([known[_sha1(t)] for t in texts]).astype(np.float32)
+
+    return cached
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
 def _quality_dict(quality: MatchQuality) -> dict[str, Any]:
     out = asdict(quality)
     out["points"] = [asdict(p) for p in quality.points]
@@ -145,10 +191,16 @@ def evaluation_run(
     lams: Sequence[float] = (0.5,),
     bm25: bool = True,
     examples: int = 15,
+    embed: Embed | None = None,
+    weights: Sequence[float] = SEMANTIC_WEIGHTS,
+    max_words: int = DEFAULT_MAX_WORDS,
 ) -> dict[str, Any]:
-    """Score every pair with min-span (each k and lambda) and nugget-BM25; report
-    pair-level and unit-level quality overall and per grade, and the failure
-    analysis of the first min-span scoring at its best-F1 threshold."""
+    """Score every pair with min-span (each k and lambda), nugget-BM25 and, given
+    ``embed``, the semantic scorer and its combinations with the best min-span
+    setting by pair AP (one per weight of min-span); report pair-level and
+    unit-level quality overall and per grade, the failure analysis of the first
+    min-span scoring at its best-F1 threshold, and every scoring's recall by
+    nugget length and term overlap at its own best-F1 threshold."""
     scorings: dict[str, Scores] = {}
     for k in ks:
         for lam, scores in minspan_scores(
@@ -158,6 +210,19 @@ def evaluation_run(
     if bm25:
         scorings["nugget-bm25 (normalised)"] = bm25_scores(data.units, data.nuggets)
     pairs = candidate_pairs(data.units, data.nuggets)
+    if embed is not None:
+        semantic = semantic_scores(data.units, data.nuggets, embed, max_words=max_words)
+        lexical = max(
+            (name for name in scorings if name.startswith("minspan")),
+            key=lambda name: (
+                match_quality(scorings[name], data.gold, pairs=pairs).average_precision
+            ),
+        )
+        scorings[f"semantic {MODEL_NAME}"] = semantic
+        for weight in weights:
+            scorings[f"combined {weight:g} x ({lexical}) + semantic"] = combined_scores(
+                scorings[lexical], semantic, weight=weight
+            )
     grades = {(n.qid, n.id): n.grade for n in data.nuggets}
     grade_values = sorted({str(g) for g in grades.values()})
     nugget_counts: dict[str, int] = {}
@@ -204,24 +269,21 @@ def evaluation_run(
     report["failures"] = _failures(
         data, scorings[first], report, first, k_first, examples
     )
+    keys = _gold_keys(data, k_first)
+    report["recall_at_best_f1"] = {
+        name: _recalls(data, scores, report["scorings"][name], keys)
+        for name, scores in scorings.items()
+    }
     return report
 
 
-def _failures(
-    data: EvaluationInput,
-    scores: Scores,
-    report: dict[str, Any],
-    name: str,
-    k: int,
-    examples: int,
-) -> dict[str, Any]:
-    threshold = report["scorings"][name]["pair"]["best_threshold"]
-    if not math.isfinite(threshold):
-        threshold = 0.5
+def _gold_keys(
+    data: EvaluationInput, k: int
+) -> tuple[dict[Pair, str], dict[Pair, str]]:
+    """Each gold pair's nugget-length bin and span-overlap bin (module doc)."""
     options = MatchOptions(k=k)
     texts = {(u.qid, u.id): u.text for u in data.units}
     nuggets = {(n.qid, n.id): n for n in data.nuggets}
-    found = {p for p, s in scores.items() if s >= threshold and s > 0}
     length_key: dict[Pair, str] = {}
     overlap_key: dict[Pair, str] = {}
     for pair in data.gold:
@@ -237,6 +299,44 @@ def _failures(
             overlap_key[pair] = _overlap_bin(share)
         else:
             overlap_key[pair] = "no span"
+    return length_key, overlap_key
+
+
+def _recalls(
+    data: EvaluationInput,
+    scores: Scores,
+    result: dict[str, Any],
+    keys: tuple[dict[Pair, str], dict[Pair, str]],
+) -> dict[str, Any]:
+    threshold = result["pair"]["best_threshold"]
+    if not math.isfinite(threshold):
+        threshold = 0.5
+    found = {p for p, s in scores.items() if s >= threshold and s > 0}
+    by_length = recall_by(data.gold, found, keys[0])
+    return {
+        "threshold": threshold,
+        "recall_by_nugget_terms": {
+            label: by_length[label] for _, _, label in LENGTH_BINS if label in by_length
+        },
+        "recall_by_span_overlap": recall_by(data.gold, found, keys[1]),
+    }
+
+
+def _failures(
+    data: EvaluationInput,
+    scores: Scores,
+    report: dict[str, Any],
+    name: str,
+    k: int,
+    examples: int,
+) -> dict[str, Any]:
+    threshold = report["scorings"][name]["pair"]["best_threshold"]
+    if not math.isfinite(threshold):
+        threshold = 0.5
+    texts = {(u.qid, u.id): u.text for u in data.units}
+    nuggets = {(n.qid, n.id): n for n in data.nuggets}
+    found = {p for p, s in scores.items() if s >= threshold and s > 0}
+    length_key, overlap_key = _gold_keys(data, k)
 
     def show(pair: Pair, human: bool) -> dict[str, Any]:
         text = texts[(pair[0], pair[1])]
@@ -364,6 +464,31 @@ def report_markdown(report: dict[str, Any], title: str) -> str:
     ]
     for key, (n, hit, recall) in fail["recall_by_span_overlap"].items():
         lines.append(f"| {key} | {n} | {hit} | {_fmt(recall)} |")
+    lines += [
+        "",
+        "Recall of the gold pairs at each scoring's best-F1 threshold, by nugget "
+        "length (terms) and by the share of the nugget's terms the human span "
+        "repeats:",
+        "",
+    ]
+    recalls = report.get("recall_at_best_f1", {})
+    length_labels = [label for _, _, label in LENGTH_BINS]
+    overlap_labels = sorted(
+        {key for r in recalls.values() for key in r["recall_by_span_overlap"]}
+    )
+    lines += [
+        "| scoring | t | " + " | ".join(length_labels + overlap_labels) + " |",
+        "|---" * (2 + len(length_labels) + len(overlap_labels)) + "|",
+    ]
+    for name, r in recalls.items():
+        cells = [
+            _fmt(r["recall_by_nugget_terms"].get(label, (0, 0, None))[2])
+            for label in length_labels
+        ] + [
+            _fmt(r["recall_by_span_overlap"].get(label, (0, 0, None))[2])
+            for label in overlap_labels
+        ]
+        lines.append(f"| {name} | {_fmt(r['threshold'])} | " + " | ".join(cells) + " |")
     lines += ["", "Misses (gold pairs below the threshold):", ""]
     for row in fail["miss_examples"]:
         lines.append(

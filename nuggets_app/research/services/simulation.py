@@ -96,11 +96,11 @@ class SimulationConfig:
     expansion_terms: int = 20
     # "model": the relevance model's probabilities; "paper": the matcher score + rule.
     inference: str = "model"
-    # "simulated": nuggets cut from the judged relevant documents by the heuristic of
-    # nuggets_app.learning.simulation; "human": the nuggets of a nugget bank whose source
-    # span lies in a judged relevant document (e.g. the TREC TS assessors' matches).
+    # "simulated": nuggets cut from judged relevant documents (learning.simulation);
+    # "human": a bank's nuggets with a source span in one (e.g. TREC TS matches).
     nuggets: str = "simulated"
     nugget_bank: str | None = None
+    semantic: bool = False
 
 
 @dataclass
@@ -572,6 +572,7 @@ def simulation_run(
             labels=human,
             inclusion=_sample_probs(sample),
             relevance_level=config.relevance_level,
+            semantic=config.semantic,
         )
         inferred = model_inferred(prediction.probabilities, human, config.rule)
         lap("relevance model")

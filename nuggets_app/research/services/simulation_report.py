@@ -412,6 +412,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
             "rule": config.rule,
             "inference": config.inference,
             "nuggets": config.nuggets,
+            "semantic": config.semantic,
             "k": config.k,
             "lam": config.lam,
             "relevance_level": level,

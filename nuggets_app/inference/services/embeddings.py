@@ -1,0 +1,313 @@
+"""Embeddings kept in the database: documents in chunks on the workers, nuggets on save.
+
+Every row is computed once per unit and model (``UnitEmbedding``, ``NuggetEmbedding``)
+and reused by every job and run; a nugget saved by an assessor is embedded by a worker
+after the commit (``nuggets_app.judging.services.nuggets``). A collection is embedded by an :class:`EmbeddingJob`
+(:func:`embedding_job_launch`): the documents without embeddings are split into
+chunks of ``settings.EMBED_CHUNK_SIZE`` sent to the workers (``embed_chunk``); a chunk
+embeds only those of its documents still without rows, so a redelivered chunk or a
+resumed job (:func:`embedding_job_resume`) repeats nothing. Progress is counted on the
+job row with ``F()`` increments. Without the extra (``requirements-semantic.txt``)
+nothing is launched and :func:`semantic_status` says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+
+from nuggets_app.learning import embeddings
+from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, best_windows, text_windows
+from nuggets_app.models import (
+    Collection,
+    Document,
+    EmbeddingJob,
+    Nugget,
+    NuggetEmbedding,
+    UnitEmbedding,
+)
+from nuggets_app.operations import queue
+
+MODEL = embeddings.MODEL_NAME
+
+
+class SemanticOff(RuntimeError):
+    """The semantic extra is not installed."""
+
+
+def semantic_status() -> str:
+    """The line pages and commands show: semantic evidence on, or off and why."""
+    return embeddings.semantic_status()
+
+
+def semantic_on() -> bool:
+    """Whether the extra is installed."""
+    return embeddings.semantic_available()
+
+
+def _require() -> None:
+    if not embeddings.semantic_available():
+        raise SemanticOff(embeddings.OFF_MESSAGE)
+
+
+def _missing(collection_id: int, model: str) -> Any:
+    has = UnitEmbedding.objects.filter(document=OuterRef("pk"), model=model)
+    return Document.objects.filter(collection_id=collection_id).exclude(Exists(has))
+
+
+def embedding_job_launch(
+    *, collection: Collection, max_words: int = DEFAULT_MAX_WORDS
+) -> EmbeddingJob:
+    """A job embedding every document of ``collection`` not embedded yet."""
+    _require()
+    with transaction.atomic():
+        job = EmbeddingJob.objects.create(
+            collection=collection, model=MODEL, max_words=max_words
+        )
+        _enqueue_missing(job)
+    return job
+
+
+def embedding_job_resume(*, job: EmbeddingJob) -> EmbeddingJob:
+    """Send again the chunks of the documents still without embeddings."""
+    _require()
+    with transaction.atomic():
+        job = EmbeddingJob.objects.select_for_update().get(pk=job.pk)
+        job.status = EmbeddingJob.Status.RUNNING
+        job.finished_at = None
+        job.save(update_fields=["status", "finished_at"])
+        _enqueue_missing(job)
+    return job
+
+
+def embedding_job_cancel(*, job: EmbeddingJob) -> None:
+    """Stop sending work: chunks not started yet do nothing."""
+    EmbeddingJob.objects.filter(pk=job.pk, status=EmbeddingJob.Status.RUNNING).update(
+        status=EmbeddingJob.Status.CANCELLED, finished_at=timezone.now()
+    )
+
+
+def _enqueue_missing(job: EmbeddingJob) -> None:
+    ids = list(
+        _missing(job.collection_id, job.model)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    size = settings.EMBED_CHUNK_SIZE
+    chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
+    EmbeddingJob.objects.filter(pk=job.pk).update(docs_total=F("docs_done") + len(ids))
+    if not chunks:
+        _finish_if_done(job.pk)
+    pk = job.pk
+    for chunk in chunks:
+        transaction.on_commit(
+            lambda c=chunk: queue.task_enqueue(queue.EMBED_CHUNK, pk, c)
+        )
+
+
+def embed_chunk_run(*, job_id: int, document_ids: Sequence[int]) -> dict[str, int]:
+    """Embed the documents of one chunk that have no embedding of the job's model."""
+    job = EmbeddingJob.objects.filter(pk=job_id).first()
+    if job is None or job.status != EmbeddingJob.Status.RUNNING:
+        return {"documents": 0, "units": 0}
+    started = time.monotonic()
+    docs = list(
+        _missing(job.collection_id, job.model)
+        .filter(pk__in=document_ids)
+        .only("pk", "text")
+        .order_by("pk")
+    )
+    units = documents_embed(docs, model=job.model, max_words=job.max_words)
+    EmbeddingJob.objects.filter(pk=job_id).update(
+        docs_done=F("docs_done") + len(docs),
+        units_done=F("units_done") + units,
+        seconds=F("seconds") + (time.monotonic() - started),
+    )
+    _finish_if_done(job_id)
+    return {"documents": len(docs), "units": units}
+
+
+def _finish_if_done(job_id: int) -> None:
+    job = EmbeddingJob.objects.get(pk=job_id)
+    if not _missing(job.collection_id, job.model).exists():
+        EmbeddingJob.objects.filter(
+            pk=job_id, status=EmbeddingJob.Status.RUNNING
+        ).update(status=EmbeddingJob.Status.DONE, finished_at=timezone.now())
+
+
+def documents_embed(
+    documents: Iterable[Document], *, model: str = MODEL, max_words: int
+) -> int:
+    """Embed each document's windows and store them (existing rows kept); returns
+    the number of windows embedded."""
+    _require()
+    rows: list[UnitEmbedding] = []
+    texts: list[str] = []
+    for doc in documents:
+        windows = text_windows(doc.text, max_words=max_words)
+        if not windows:
+            rows.append(UnitEmbedding(document=doc, model=model, start=0, end=0))
+            rows[-1].vector = b""
+        for window in windows:
+            rows.append(
+                UnitEmbedding(
+                    document=doc, model=model, start=window.start, end=window.end
+                )
+            )
+            texts.append(doc.text[window.start : window.end])
+    blobs = iter(embeddings.to_bytes(embeddings.load_encoder().embed(texts)))
+    for row in rows:
+        if row.end > row.start:
+            row.vector = next(blobs)
+    UnitEmbedding.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+    return len(texts)
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def nuggets_embed(*, nugget_ids: Sequence[int], model: str = MODEL) -> int:
+    """Embed the nuggets whose text has no embedding yet (new or edited); returns
+    how many were embedded."""
+    _require()
+    nuggets = list(Nugget.objects.filter(pk__in=nugget_ids).only("pk", "text"))
+    kept = {
+        (row.nugget_id, row.text_sha1)
+        for row in NuggetEmbedding.objects.filter(nugget__in=nuggets, model=model).only(
+            "nugget_id", "text_sha1"
+        )
+    }
+    todo = [n for n in nuggets if (n.pk, _sha1(n.text)) not in kept]
+    if not todo:
+        return 0
+    vectors = embeddings.to_bytes(
+        embeddings.load_encoder().embed([n.text for n in todo])
+    )
+    NuggetEmbedding.objects.bulk_create(
+        [
+            NuggetEmbedding(
+                nugget=n, model=model, text_sha1=_sha1(n.text), vector=vector
+            )
+            for n, vector in zip(todo, vectors, strict=True)
+        ],
+        update_conflicts=True,
+        unique_fields=["nugget", "model"],
+        update_fields=["text_sha1", "vector"],
+    )
+    return len(todo)
+
+
+def document_windows(
+    document_ids: Iterable[int], *, model: str = MODEL
+) -> dict[int, tuple[list[tuple[int, int]], np.ndarray]]:
+    """Stored windows of each document: ``([(start, end), ...], vectors)``;
+    documents without rows are absent."""
+    out: dict[int, tuple[list[tuple[int, int]], list[bytes]]] = {}
+    rows = (
+        UnitEmbedding.objects.filter(document_id__in=list(document_ids), model=model)
+        .order_by("document_id", "start", "end")
+        .values_list("document_id", "start", "end", "vector")
+    )
+    for doc, start, end, vector in rows.iterator(chunk_size=2000):
+        spans, blobs = out.setdefault(doc, ([], []))
+        if end > start:
+            spans.append((start, end))
+            blobs.append(bytes(vector))
+    return {
+        doc: (spans, embeddings.from_bytes(blobs))
+        for doc, (spans, blobs) in out.items()
+    }
+
+
+def nugget_vectors(
+    nugget_ids: Iterable[int], *, model: str = MODEL
+) -> dict[int, np.ndarray]:
+    """Stored embeddings of these nuggets (current text only)."""
+    nuggets = {
+        n.pk: _sha1(n.text)
+        for n in Nugget.objects.filter(pk__in=list(nugget_ids)).only("pk", "text")
+    }
+    return {
+        row.nugget_id: embeddings.from_bytes([bytes(row.vector)])[0]
+        for row in NuggetEmbedding.objects.filter(nugget_id__in=nuggets, model=model)
+        if nuggets[row.nugget_id] == row.text_sha1
+    }
+
+
+def embedding_storage(*, model: str = MODEL) -> dict[str, Any]:
+    """Rows and bytes of vectors stored for ``model`` (for the benchmark)."""
+    from django.db.models import Count, Sum
+    from django.db.models.functions import Length
+
+    units = UnitEmbedding.objects.filter(model=model).aggregate(
+        rows=Count("pk"), vector_bytes=Sum(Length("vector"))
+    )
+    return {"units": units["rows"], "vector_bytes": units["vector_bytes"] or 0}
+
+
+def document_semantic_evidence(
+    *, document: Document, nuggets: Sequence[Nugget], model: str = MODEL
+) -> list[dict[str, Any]] | None:
+    """For each nugget, the window of ``document`` nearest to it and the similarity,
+    nearest first (None without the extra). The document and the nuggets are embedded
+    here if no worker has done it yet, and kept."""
+    if not embeddings.semantic_available():
+        return None
+    if not UnitEmbedding.objects.filter(document=document, model=model).exists():
+        documents_embed([document], model=model, max_words=DEFAULT_MAX_WORDS)
+    nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
+    spans, windows = document_windows([document.pk], model=model).get(
+        document.pk, ([], embeddings.from_bytes([]))
+    )
+    vectors = nugget_vectors([n.pk for n in nuggets], model=model)
+    kept = [n for n in nuggets if n.pk in vectors]
+    if not kept:
+        return []
+    matches = best_windows(windows, np.vstack([vectors[n.pk] for n in kept]))
+    rows = [
+        {
+            "nugget": n,
+            "similarity": m.similarity,
+            "span": spans[m.window] if m.window >= 0 else None,
+            "text": document.text[slice(*spans[m.window])] if m.window >= 0 else "",
+        }
+        for n, m in zip(kept, matches, strict=True)
+    ]
+    return sorted(rows, key=lambda r: (-r["similarity"], r["nugget"].pk))
+
+
+def documents_nearest(
+    *, document_ids: Sequence[int], nuggets: Sequence[Nugget], model: str = MODEL
+) -> dict[int, dict[str, Any]]:
+    """For each document with stored embeddings, its sentence (window) nearest to any
+    of ``nuggets``: ``{"span", "similarity", "nugget"}`` (none without the extra;
+    documents not embedded yet are left out: a list page embeds nothing)."""
+    if not embeddings.semantic_available() or not nuggets:
+        return {}
+    nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
+    vectors = nugget_vectors([n.pk for n in nuggets], model=model)
+    kept = [n for n in nuggets if n.pk in vectors]
+    if not kept:
+        return {}
+    matrix = np.vstack([vectors[n.pk] for n in kept])
+    out: dict[int, dict[str, Any]] = {}
+    for doc_id, (spans, windows) in document_windows(document_ids, model=model).items():
+        if not spans:
+            continue
+        sims = matrix @ windows.T
+        row, col = np.unravel_index(int(sims.argmax()), sims.shape)
+        out[doc_id] = {
+            "span": spans[int(col)],
+            "similarity": max(0.0, float(sims[row, col])),
+            "nugget": kept[int(row)],
+        }
+    return out
