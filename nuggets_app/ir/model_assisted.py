@@ -266,7 +266,7 @@ def topic_sample(
         units[d] = _Unit(
             weight=1.0 / pi,
             resid=float(rel >= level) - probs.get(d, 0.0),
-            var_w=(1.0 - pi) / (pi * pi),
+            var_w=judged.var_weight.get(d, (1.0 - pi) / (pi * pi)),
             gain_resid=gains[grade] - _expected_gain(steps, lv),
             ideal=math.fsum(slope[g] * (float(grade > g) - lv[g]) for g in range(top)),
         )
