@@ -19,6 +19,7 @@ from nuggets_app.research.services.simulation import (
     simulation_run,
 )
 from nuggets_app.research.services.simulation_report import report_build, report_write
+from nuggets_app.research.services.simulation_rounds import rounds_run
 
 SUMMARY_KEYS = (
     "pool_size",
@@ -109,6 +110,20 @@ class Command(BaseCommand):
         parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")
         parser.add_argument("--relevance-level", type=int, default=1)
         parser.add_argument("--out", help="directory for report.md, report.json, plots")
+        parser.add_argument(
+            "--rounds",
+            type=int,
+            default=1,
+            help="draw the sample (--sample-size: the total budget) in this many "
+            "rounds, later ones guided by the relevance model (default 1: one shot)",
+        )
+        parser.add_argument(
+            "--round-design",
+            choices=["model", "top"],
+            default="model",
+            help="later rounds: model-guided unbiased draws, or the most probable "
+            "documents (HiCAL-style, biased; for reference)",
+        )
 
     def handle(self, *args, **options) -> None:
         collection = Collection.objects.filter(name=options["collection"]).first()
@@ -136,18 +151,26 @@ class Command(BaseCommand):
                 relevance_level=options["relevance_level"],
             )
             runs = self._runs(collection, options["runs"])
-            data = simulation_run(
-                collection=collection,
-                qrels_path=options["qrels"],
-                runs=runs,
-                config=config,
-                progress=lambda message: self.stderr.write(message),
-            )
+            common = {
+                "collection": collection,
+                "qrels_path": options["qrels"],
+                "runs": runs,
+                "config": config,
+                "progress": lambda message: self.stderr.write(message),
+            }
+            if options["rounds"] > 1:
+                data = rounds_run(
+                    rounds=options["rounds"], design=options["round_design"], **common
+                )
+            else:
+                data = simulation_run(**common)
         except (ImportFormatError, SimulationError, PoolError, SampleError) as error:
             raise CommandError(str(error)) from error
         except ValueError as error:
             raise CommandError(str(error)) from error
         report = report_build(data)
+        if options["rounds"] > 1:
+            report["rounds"] = data.rounds
         summary = {key: report[key] for key in SUMMARY_KEYS}
         summary["tau"] = report["tau"]
         self.stdout.write(json.dumps(summary, indent=1))
