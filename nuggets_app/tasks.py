@@ -5,7 +5,12 @@ registers them with the app (under the names in :mod:`nuggets_app.operations.que
 in every worker. Nothing below imports this module or a domain's ``tasks``.
 """
 
-from nuggets_app.inference.tasks import match_chunk, match_job_fit, match_supervise
+from nuggets_app.inference.tasks import (
+    match_chunk,
+    match_job_fit,
+    match_supervise,
+    rounds_advance,
+)
 from nuggets_app.operations.tasks import computed_run
 from nuggets_app.staff.tasks import staff_task
 
@@ -14,5 +19,6 @@ __all__ = [
     "match_chunk",
     "match_job_fit",
     "match_supervise",
+    "rounds_advance",
     "staff_task",
 ]

@@ -10,7 +10,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from nuggets_app.inference.services import job_model, matching
+from nuggets_app.inference.services import job_model, matching, rounds
 from nuggets_app.operations import queue
 
 # Retries of one message while the database is unreachable: with the backoff capped
@@ -74,3 +74,11 @@ def match_job_fit(job_id: int) -> dict[str, Any]:
     except job_model.RelevanceModelError as exc:
         return {"status": "failed", "detail": str(exc)}
     return {"status": "done", "documents": summary.documents}
+
+
+@shared_task(name=queue.ROUNDS_ADVANCE, ignore_result=True)
+def rounds_advance(sample_id: int, force: bool = False) -> dict[str, Any]:
+    """Draw the next round of a sample in rounds once its latest round is judged
+    (``rounds.rounds_advance``)."""
+    drawn = rounds.rounds_advance(sample_id=sample_id, force=force)
+    return {"status": "drawn" if drawn else "waiting"}

@@ -19,6 +19,7 @@ MATCH_SUPERVISE = "nuggets_app.tasks.match_supervise"
 MATCH_JOB_FIT = "nuggets_app.tasks.match_job_fit"
 STAFF_TASK = "nuggets_app.tasks.staff_task"
 COMPUTED_RUN = "nuggets_app.tasks.computed_run"
+ROUNDS_ADVANCE = "nuggets_app.tasks.rounds_advance"
 
 
 def task_enqueue(task_name: str, /, *args: Any, **kwargs: Any) -> None:

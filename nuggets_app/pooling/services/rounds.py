@@ -128,12 +128,21 @@ def _stored_rounds(
 
 
 def sample_round_next(
-    *, sample: Sample, probabilities: Probabilities, progress: Progress | None = None
+    *,
+    sample: Sample,
+    probabilities: Probabilities,
+    after: int | None = None,
+    progress: Progress | None = None,
 ) -> Sample:
     """Draw the next round of every topic with the model's ``p`` (``probabilities``:
-    qid -> docno -> p; a missing document has p = 0) and reweight every document."""
+    qid -> docno -> p; a missing document has p = 0) and reweight every document.
+
+    ``after``: draw only if the sample has drawn exactly that many rounds (else return
+    it unchanged), so two concurrent requests never draw two rounds."""
     with transaction.atomic():
         sample = Sample.objects.select_for_update().get(pk=sample.pk)
+        if after is not None and sample.rounds_drawn != after:
+            return sample
         if sample.rounds_drawn >= sample.rounds:
             raise SampleError(
                 f"sample {sample.name} has drawn all its {sample.rounds} rounds"
