@@ -18,7 +18,18 @@ from tests.integration.pooling.test_pools import make_runs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-WORDS = "wing flow heat boundary layer pressure shock plate cone nozzle".split()
+WORDS = [
+    "wing",
+    "flow",
+    "heat",
+    "boundary",
+    "layer",
+    "pressure",
+    "shock",
+    "plate",
+    "cone",
+    "nozzle",
+]
 
 
 @pytest.fixture(scope="module")

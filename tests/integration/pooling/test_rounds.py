@@ -58,7 +58,8 @@ def test_rounds_record_their_probabilities_and_the_weights_of_ir_rounds(pool):
     assert (sample.rounds, sample.rounds_drawn, sample.size) == (3, 1, 6)
     first = stored(sample)
     for rows in first.values():
-        assert len(rows) == 2 and {r.round for r in rows} == {1}
+        assert len(rows) == 2
+        assert {r.round for r in rows} == {1}
         for r in rows:  # one round drawn: the weight is 1/π_1
             assert r.inclusion_prob == pytest.approx(r.round_prob, abs=TOL)
     p = {"1": {f"d{i:02d}": i / 20 for i in range(20)}}
@@ -69,9 +70,7 @@ def test_rounds_record_their_probabilities_and_the_weights_of_ir_rounds(pool):
     for qid, rows in second.items():
         assert [r.order for r in rows] == list(range(1, len(rows) + 1))
         # the earlier queue is kept as it was, new documents at its end
-        assert [r.document_id for r in rows[:2]] == [
-            r.document_id for r in first[qid]
-        ]
+        assert [r.document_id for r in rows[:2]] == [r.document_id for r in first[qid]]
         assert [r.round for r in rows] == [1, 1, 2, 2]
         rounds = [
             Round(
@@ -87,10 +86,13 @@ def test_rounds_record_their_probabilities_and_the_weights_of_ir_rounds(pool):
             assert r.inclusion_prob == pytest.approx(w.inclusion_prob, abs=TOL)
             assert r.var_weight == pytest.approx(w.var_weight, abs=TOL)
             assert 0 < r.inclusion_prob <= 1
-        assert all(r.round_prob <= lambdas[1] / sum(lambdas[:2]) + TOL for r in rows[2:])
+        assert all(
+            r.round_prob <= lambdas[1] / sum(lambdas[:2]) + TOL for r in rows[2:]
+        )
     # a concurrent request for the round already drawn changes nothing
     again = sample_round_next(sample=sample, probabilities=p, after=1)
-    assert again.rounds_drawn == 2 and len(stored(again)["1"]) == 4
+    assert again.rounds_drawn == 2
+    assert len(stored(again)["1"]) == 4
     sample = sample_round_next(sample=sample, probabilities={})
     assert sample.rounds_drawn == 3
     assert set(sample_var_weights(sample)) == {"1", "2"}
@@ -125,7 +127,9 @@ def test_the_next_round_comes_when_the_assigned_assessors_judged_this_one(pool):
             )
     assert rounds_advance(sample_id=sample.pk) is False
     last = rows[-1]
-    judgment_record(assessor=alice, topic=last.topic, document=last.document, relevance=1)
+    judgment_record(
+        assessor=alice, topic=last.topic, document=last.document, relevance=1
+    )
     assert round_judged(sample)
     assert rounds_overview(sample)[0].judged == len(rows)
     assert rounds_advance(sample_id=sample.pk) is True
@@ -135,14 +139,13 @@ def test_the_next_round_comes_when_the_assigned_assessors_judged_this_one(pool):
     assert sum(len(v) for v in after.values()) == 8
     overview = rounds_overview(sample)
     assert [(r.number, r.drawn, r.judged) for r in overview] == [(1, 4, 4), (2, 4, 0)]
-    assert overview[0].runs == 2 and overview[0].mean_width >= 0
+    assert overview[0].runs == 2
+    assert overview[0].mean_width >= 0
     assert rounds_advance(sample_id=sample.pk) is False  # all rounds drawn
 
 
 def test_sample_command_draws_rounds(pool, capsys):
-    call_command(
-        "sample", pool="p", name="cmd", size=4, rounds=2, seed=1, verbosity=0
-    )
+    call_command("sample", pool="p", name="cmd", size=4, rounds=2, seed=1, verbosity=0)
     out = capsys.readouterr().out
     assert "1 of 2 rounds drawn" in out
     sample = Sample.objects.get(name="cmd")
