@@ -121,19 +121,24 @@ def round_design(
     *,
     cap: float = 1.0,
     alpha: float = ALPHA,
+    importance: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """A later round's ``π_t`` over ``remaining`` (see the module doc).
 
     ``prior`` is the statAP pool distribution ``q``; ``probs`` the model's ``p`` (a
     missing document has p = 0). ``alpha`` in (0, 1] is the floor's share.
+    ``importance`` (default ``q``) weighs the uncertainty ``sqrt(p(1-p))``, e.g.
+    :func:`ap_importance`.
     """
     if not 0 < alpha <= 1:
         raise SamplingError(f"alpha must be in (0, 1], got {alpha}")
     keys = sorted(remaining)
     q = {d: prior[d] for d in keys}
     q_total = math.fsum(q.values())
+    weight = importance if importance is not None else q
     h = {
-        d: q[d] * math.sqrt(max(probs.get(d, 0.0) * (1 - probs.get(d, 0.0)), 0.0))
+        d: weight.get(d, 0.0)
+        * math.sqrt(max(probs.get(d, 0.0) * (1 - probs.get(d, 0.0)), 0.0))
         for d in keys
     }
     h_total = math.fsum(h.values())
@@ -143,6 +148,44 @@ def round_design(
         for d in keys
     }
     return capped_probabilities(mass, n, cap)
+
+
+def ap_importance(
+    rankings: Mapping[str, Sequence[str]], probs: Mapping[str, float]
+) -> dict[str, float]:
+    """How much each pooled document moves the runs' AP: ``sqrt(Σ_s a_{d,s}²)`` with
+    ``a_{d,s}`` the derivative of run ``s``'s AP in ``y_d`` at the model's expectation
+    (the linearisation of :mod:`nuggets_app.ir.model_assisted`): with ``R = Σ p``,
+    ``a = ((1 + Σ_{k<r} p_k)/r + Σ_{k>r} p_k/k - AP_s) / R`` at rank ``r`` of the
+    run, ``-AP_s / R`` when the run does not list ``d``. A floor of 1e-9 keeps it > 0.
+    """
+    pool = sorted({d for ranking in rankings.values() for d in ranking})
+    total = math.fsum(probs.get(d, 0.0) for d in pool)
+    if total <= 0:
+        return dict.fromkeys(pool, 1.0)
+    squares = dict.fromkeys(pool, 0.0)
+    for ranking in rankings.values():
+        if not ranking:
+            continue
+        p = [probs.get(d, 0.0) for d in ranking]
+        above = 0.0
+        prec = []
+        for rank, value in enumerate(p, 1):
+            prec.append((1.0 + above) / rank)
+            above += value
+        ap = math.fsum(v * c for v, c in zip(p, prec, strict=True)) / total
+        tail = [0.0] * (len(p) + 1)
+        for i in range(len(p) - 1, -1, -1):
+            tail[i] = tail[i + 1] + p[i] / (i + 1)
+        listed = set(ranking)
+        for i, d in enumerate(ranking):
+            a = (prec[i] + tail[i + 1] - ap) / total
+            squares[d] += a * a
+        out = (ap / total) ** 2
+        for d in pool:
+            if d not in listed:
+                squares[d] += out
+    return {d: max(math.sqrt(v), 1e-9) for d, v in squares.items()}
 
 
 def systematic_select(
@@ -193,8 +236,10 @@ def draw_next_round(
     *,
     design: Design = "model",
     alpha: float = ALPHA,
+    importance: Mapping[str, float] | None = None,
 ) -> Round:
-    """Round ``number`` >= 2 over the pool documents not in ``drawn``."""
+    """Round ``number`` >= 2 over the pool documents not in ``drawn`` (``importance``:
+    see :func:`round_design`)."""
     if design not in DESIGNS:
         raise SamplingError(f"design must be one of {DESIGNS}, got {design!r}")
     if number < 2 or number > len(lambdas):
@@ -208,7 +253,9 @@ def draw_next_round(
         chosen = tuple(ranked[:n])
         return Round(number, chosen, dict.fromkeys(chosen, 1.0))
     cap = round_cap(lambdas, number)
-    inclusion = round_design(prior, probs, remaining, n, cap=cap, alpha=alpha)
+    inclusion = round_design(
+        prior, probs, remaining, n, cap=cap, alpha=alpha, importance=importance
+    )
     return Round(number, draw_systematic(inclusion, rng), inclusion)
 
 

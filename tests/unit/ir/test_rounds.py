@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from nuggets_app.ir.model_assisted import topic_estimates, topic_sample
 from nuggets_app.ir.rounds import (
+    ap_importance,
     Round,
     capped_probabilities,
     draw_next_round,
@@ -242,3 +243,36 @@ def test_budgets_and_bad_input():
     with pytest.raises(SamplingError):
         draw_next_round({"a": 1.0}, {}, [], 1, 1, [1.0], random.Random(1))
     assert draw_systematic({}, random.Random(1)) == ()
+
+
+def plug_in_ap(ranking, y, pool):
+    """AP of one list with the model's plug-in labels y (R = Σ_pool y; a document's
+    own term counts 1, as in the estimator), differentiated numerically below."""
+    total = sum(y[d] for d in pool)
+    above, num = 0.0, 0.0
+    for rank, d in enumerate(ranking, 1):
+        num += y[d] * (1 + above) / rank
+        above += y[d]
+    return num / total
+
+
+@settings(max_examples=40)
+@given(
+    st.lists(st.floats(min_value=0.05, max_value=0.95), min_size=len(TRUTH), max_size=5)
+)
+def test_ap_importance_is_the_root_sum_of_squared_derivatives(values):
+    probs = dict(zip(sorted(TRUTH), values, strict=True))
+    pool = sorted(TRUTH)
+    got = ap_importance(RUNS, probs)
+    step = 1e-6
+    for d in pool:
+        squares = 0.0
+        for ranking in RUNS.values():
+            up, down = dict(probs), dict(probs)
+            up[d] += step
+            down[d] -= step
+            slope = (
+                plug_in_ap(ranking, up, pool) - plug_in_ap(ranking, down, pool)
+            ) / (2 * step)
+            squares += slope * slope
+        assert got[d] == pytest.approx(math.sqrt(squares), rel=1e-5, abs=1e-7)
