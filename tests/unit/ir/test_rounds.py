@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from nuggets_app.ir.model_assisted import topic_estimates, topic_sample
 from nuggets_app.ir.rounds import (
-    ap_importance,
     Round,
+    ap_importance,
     capped_probabilities,
     draw_next_round,
     draw_systematic,
