@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from nuggets_app.inference.services.exports import prels_export
 from nuggets_app.inference.services.rounds import (
     round_judged,
     rounds_advance,
@@ -142,6 +143,23 @@ def test_the_next_round_comes_when_the_assigned_assessors_judged_this_one(pool):
     assert overview[0].runs == 2
     assert overview[0].mean_width >= 0
     assert rounds_advance(sample_id=sample.pk) is False  # all rounds drawn
+
+    # prels: the effective π per judged document, the rounds in the sidecar
+    exported = prels_export(sample=sample)
+    rows = {
+        (r.topic.qid, r.document.docno): r for rs in stored(sample).values() for r in rs
+    }
+    assert len(exported.lines) == 4
+    for line, extra in zip(exported.lines, exported.provenance["lines"], strict=True):
+        qid, docno, _, method, prob = line.split()
+        row = rows[(qid, docno)]
+        assert (method, float(prob)) == ("1", row.inclusion_prob)
+        assert extra == {
+            "round": 1,
+            "round_prob": row.round_prob,
+            "var_weight": row.var_weight,
+        }
+    assert exported.provenance["rounds_drawn"] == 2
 
 
 def test_sample_command_draws_rounds(pool, capsys):
