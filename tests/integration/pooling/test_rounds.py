@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.inference.services.exports import prels_export
 from nuggets_app.inference.services.rounds import (
     round_judged,
@@ -160,6 +161,10 @@ def test_the_next_round_comes_when_the_assigned_assessors_judged_this_one(pool):
             "var_weight": row.var_weight,
         }
     assert exported.provenance["rounds_drawn"] == 2
+    prels = sample_prels(sample)
+    for (qid, docno), row in rows.items():
+        if docno in prels[qid].rel:
+            assert prels[qid].var_weight[docno] == row.var_weight
 
 
 def test_sample_command_draws_rounds(pool, capsys):
