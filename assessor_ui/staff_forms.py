@@ -152,9 +152,13 @@ class SampleForm(forms.Form):
         min_value=1,
         max_value=10,
         initial=1,
+        required=False,
         help_text="judge in this many rounds (the size is the total budget per topic): "
         "round 1 by statAP's design, later ones guided by the relevance model",
     )
+
+    def clean_rounds(self) -> int:
+        return self.cleaned_data["rounds"] or 1
 
     def clean_size(self) -> tuple[int | None, float | None]:
         match = _SIZE.fullmatch(self.cleaned_data["size"])
