@@ -63,5 +63,52 @@ def main(folder: Path) -> None:
                 )
 
 
+def verdicts(folder: Path) -> None:
+    """Per collection, the done-when check of issue 23 on the default estimator:
+    rounds5 reaches one10's tau and MAP RMSE (means over the seeds both arms have), and
+    its coverage is at least 0.9."""
+    print(
+        "| collection | seeds | tau one10 | tau rounds5 | RMSE one10 | RMSE rounds5 | "
+        "coverage rounds5 | holds |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for c in ORDER:
+        seeds = sorted(
+            {
+                p.parent.name.split("-seed")[1]
+                for p in (folder / c).glob("one10-seed*/report.json")
+            }
+            & {
+                p.parent.name.split("-seed")[1]
+                for p in (folder / c).glob("rounds5-seed*/report.json")
+            }
+        )
+        if not seeds:
+            continue
+        arms = {}
+        for arm in ("one10", "rounds5"):
+            rows = [
+                figures(
+                    json.loads(
+                        (folder / c / f"{arm}-seed{s}" / "report.json").read_text()
+                    ),
+                    "model_assisted",
+                )
+                for s in seeds
+            ]
+            arms[arm] = {
+                k: mean([r[k] for r in rows]) for k in ("tau", "rmse", "coverage")
+            }
+        a, b = arms["one10"], arms["rounds5"]
+        holds = b["tau"] >= a["tau"] and b["rmse"] <= a["rmse"] and b["coverage"] >= 0.9
+        print(
+            f"| {c} | {len(seeds)} | {a['tau']:.3f} | {b['tau']:.3f} | {a['rmse']:.3f} | "
+            f"{b['rmse']:.3f} | {b['coverage']:.3f} | {'yes' if holds else 'no'} |"
+        )
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/results/adaptive/reports"))
+    where = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/results/adaptive/reports")
+    main(where)
+    print()
+    verdicts(where)
