@@ -133,10 +133,7 @@ def test_two_rounds_from_the_admin_page_to_the_assessors_queue_and_back(
     assert len(assignments) == 2
     screenshot(driver, "rounds-sample-round1")
 
-    # The assessor judges round 1: two documents per topic.
-    login(driver, base, "alice")
-    for assignment in assignments:
-        judge_queue(driver, base, assignment, 1, 2)
+    # Round 1's queues, before anything is judged.
     before = {
         a.pk: list(
             SampleDocument.objects.filter(sample=sample, topic=a.topic)
@@ -145,6 +142,14 @@ def test_two_rounds_from_the_admin_page_to_the_assessors_queue_and_back(
         )
         for a in assignments
     }
+    assert [len(q) for q in before.values()] == [2, 2]
+
+    # The assessor judges round 1: two documents per topic.
+    login(driver, base, "alice")
+    judge_queue(driver, base, assignments[0], 1, 2)
+    # one topic judged is not the round judged: no new documents yet
+    assert Sample.objects.get(pk=sample.pk).rounds_drawn == 1
+    judge_queue(driver, base, assignments[1], 1, 2)
 
     # The last grade queued the next round; it joins the end of each queue.
     wait_for(
