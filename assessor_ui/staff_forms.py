@@ -148,6 +148,17 @@ class SampleForm(forms.Form):
     )
     seed = forms.IntegerField(initial=1)
     per_run_quota = forms.BooleanField(required=False, label="Per-run quota (statAP)")
+    rounds = forms.IntegerField(
+        min_value=1,
+        max_value=10,
+        initial=1,
+        required=False,
+        help_text="judge in this many rounds (the size is the total budget per topic): "
+        "round 1 by statAP's design, later ones guided by the relevance model",
+    )
+
+    def clean_rounds(self) -> int:
+        return self.cleaned_data["rounds"] or 1
 
     def clean_size(self) -> tuple[int | None, float | None]:
         match = _SIZE.fullmatch(self.cleaned_data["size"])

@@ -73,7 +73,15 @@ class SampleAdmin(admin.ModelAdmin):
 
 @admin.register(m.SampleDocument)
 class SampleDocumentAdmin(admin.ModelAdmin):
-    list_display = ["sample", "topic", "document", "order", "inclusion_prob"]
+    list_display = [
+        "sample",
+        "topic",
+        "document",
+        "order",
+        "inclusion_prob",
+        "round",
+        "round_prob",
+    ]
     list_filter = ["sample"]
     raw_id_fields = ["sample", "topic", "document"]
 

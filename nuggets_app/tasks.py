@@ -9,6 +9,7 @@ from nuggets_app.inference.tasks import (
     match_chunk,
     match_job_fit,
     match_supervise,
+    rounds_advance,
     unpooled_score,
 )
 from nuggets_app.operations.tasks import computed_run
@@ -19,6 +20,7 @@ __all__ = [
     "match_chunk",
     "match_job_fit",
     "match_supervise",
+    "rounds_advance",
     "staff_task",
     "unpooled_score",
 ]

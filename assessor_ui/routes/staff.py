@@ -21,6 +21,11 @@ urlpatterns = [
     ),
     path("samples/<int:pk>/assign", staff.sample_assign, name="staff-sample-assign"),
     path(
+        "samples/<int:pk>/next-round",
+        staff.sample_round_next,
+        name="staff-sample-round-next",
+    ),
+    path(
         "samples/<int:pk>/reassign",
         staff.sample_reassign,
         name="staff-sample-reassign",

@@ -18,6 +18,7 @@ from assessor_ui.staff_forms import (
     SampleForm,
 )
 from assessor_ui.views.decorators import staff_required
+from nuggets_app.inference.services.rounds import rounds_overview
 from nuggets_app.models import (
     Assignment,
     Collection,
@@ -99,6 +100,10 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         number, percent = data["size"]
         try:
             size = staff_tasks.sample_size_for(pool=pool, size=number, percent=percent)
+            if size < data["rounds"]:
+                raise SampleError(
+                    f"{size} per topic cannot fill {data['rounds']} rounds"
+                )
         except SampleError as exc:
             form.add_error("size", str(exc))
         else:
@@ -113,6 +118,7 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     name=data["name"],
                     user=request.user,
                     per_run_quota=data["per_run_quota"],
+                    rounds=data["rounds"],
                 )
                 return redirect("staff-task", pk=task.pk)
     rows = selectors_staff.pool_topic_sizes(pool, samples)
@@ -142,6 +148,7 @@ def _sample_page(
         "extend_form": extend or ExtendForm(),
         "assign_form": assign or AssignForm(),
         "reassign_form": reassign or ReassignForm(),
+        "rounds": rounds_overview(sample),
         "topics": len(sample.draws),
         "documents": sum(r["distinct"] for r in sample.draws.values()),
     }
@@ -237,3 +244,13 @@ def sample_reassign(request: HttpRequest, pk: int) -> HttpResponse:
             )
             return redirect("staff-sample", pk=sample.pk)
     return _sample_page(request, sample, reassign=form, status=400)
+
+
+@staff_required
+@require_POST
+def sample_round_next(request: HttpRequest, pk: int) -> HttpResponse:
+    """Ask for the next round (drawn once the latest round is judged)."""
+    sample = _sample(pk)
+    staff_tasks.round_next_request(sample=sample)
+    messages.success(request, "The next round is drawn as soon as this one is judged.")
+    return redirect("staff-sample", pk=sample.pk)

@@ -219,8 +219,13 @@ def sample_prels(sample: Sample) -> dict[str, TopicPrels]:
     """The sample's judged documents with their inclusion probabilities, loaded for
     statAP: the same lines ``export_qrels --kind prels`` writes, parsed back."""
     export = prels_export(sample=sample)
-    records = prels_parse(export.lines, source=f"sample {sample.name}")
-    return prels_load(records, source=f"sample {sample.name}")
+    records = list(prels_parse(export.lines, source=f"sample {sample.name}"))
+    prels = prels_load(records, source=f"sample {sample.name}")
+    if export.provenance is not None:  # a sample in rounds: its variance factors
+        for record, extra in zip(records, export.provenance["lines"], strict=True):
+            if record.qid in prels and extra["var_weight"] is not None:
+                prels[record.qid].var_weight[record.docno] = extra["var_weight"]
+    return prels
 
 
 def statap_samples(collection: Collection) -> list[Sample]:

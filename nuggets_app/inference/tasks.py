@@ -10,7 +10,13 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from nuggets_app.inference.services import embeddings, job_model, matching, unpooled
+from nuggets_app.inference.services import (
+    embeddings,
+    job_model,
+    matching,
+    rounds,
+    unpooled,
+)
 from nuggets_app.operations import queue
 
 # Retries of one message while the database is unreachable: with the backoff capped
@@ -106,3 +112,11 @@ def embed_chunk(job_id: int, document_ids: list[int]) -> dict[str, Any]:
 def embed_nuggets(nugget_ids: list[int]) -> dict[str, Any]:
     """Embed saved or edited nuggets (``embeddings.nuggets_embed``)."""
     return {"nuggets": embeddings.nuggets_embed(nugget_ids=nugget_ids)}
+
+
+@shared_task(name=queue.ROUNDS_ADVANCE, ignore_result=True)
+def rounds_advance(sample_id: int, force: bool = False) -> dict[str, Any]:
+    """Draw the next round of a sample in rounds once its latest round is judged
+    (``rounds.rounds_advance``)."""
+    drawn = rounds.rounds_advance(sample_id=sample_id, force=force)
+    return {"status": "drawn" if drawn else "waiting"}

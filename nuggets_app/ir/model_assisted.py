@@ -201,7 +201,8 @@ def power_tuning(
 ) -> float:
     """The topic's ``λ`` in [1/2, 1]: the model's p is used as ``λ p``.
 
-    ``λ̂ = Σ_S v y p / Σ_S v p²`` (``v = (1 - π)/π²``, clipped to [0, 1]) minimises
+    ``λ̂ = Σ_S v y p / Σ_S v p²`` (``v = (1 - π)/π²``, or the document's variance factor
+    of a sample in rounds; clipped to [0, 1]) minimises
     the estimated variance ``Σ_S v (y - λ p)²`` of ``R̂ = λ Σ_P p + Σ_S (y - λ p)/π``
     (GREG's regression coefficient; PPI++'s power tuning). A model whose p does not
     follow this topic's judged labels gets a small ``λ̂`` and the estimate moves towards
@@ -216,7 +217,7 @@ def power_tuning(
         pi = judged.inclusion_prob[docno]
         p = probs.get(docno, 0.0)
         if 0 < pi < 1 and p > 0:
-            v = (1.0 - pi) / (pi * pi)
+            v = judged.var_weight.get(docno, (1.0 - pi) / (pi * pi))
             num += v * p * float(rel >= level)
             den += v * p * p
     if den <= 0:
@@ -278,7 +279,7 @@ def topic_sample(
         units[d] = _Unit(
             weight=1.0 / pi,
             resid=float(rel >= level) - probs.get(d, 0.0),
-            var_w=(1.0 - pi) / (pi * pi),
+            var_w=judged.var_weight.get(d, (1.0 - pi) / (pi * pi)),
             gain_resid=gains[grade] - _expected_gain(steps, lv),
             ideal=math.fsum(slope[g] * (float(grade > g) - lv[g]) for g in range(top)),
         )

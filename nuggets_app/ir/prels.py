@@ -74,6 +74,9 @@ class TopicPrels:
     n_sampled: int = 0
     n_rel: int = 0
     n_high: int = 0
+    # Optional variance factor per sampled document, replacing ``(1 - π)/π²`` in the
+    # model-assisted variance (samples in rounds: nuggets_app.ir.rounds).
+    var_weight: dict[str, float] = field(default_factory=dict)
 
     @property
     def label(self) -> str:

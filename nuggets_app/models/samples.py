@@ -23,6 +23,10 @@ class Sample(models.Model):
     # Per topic: {"qid": {"draws": K, "pool_size": n}} so inclusion probabilities can be
     # recomputed when the sample is extended.
     draws = models.JSONField(default=dict, blank=True)
+    # Samples in rounds (nuggets_app.ir.rounds): the planned number of rounds and how
+    # many have been drawn; 1 and 1 for a one-shot sample.
+    rounds = models.PositiveSmallIntegerField(default=1)
+    rounds_drawn = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -41,7 +45,13 @@ class SampleDocument(models.Model):
     )
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    # The effective inclusion probability 1/w (the estimators' π; see ir/rounds.py).
     inclusion_prob = models.FloatField()
+    # The round that drew the document, its conditional inclusion probability in that
+    # round and its variance factor (None for one-shot samples: (1 - π)/π² applies).
+    round = models.PositiveSmallIntegerField(default=1)
+    round_prob = models.FloatField(null=True, blank=True)
+    var_weight = models.FloatField(null=True, blank=True)
     # Position in the assessor's queue for this topic (1-based, order of first draw).
     order = models.PositiveIntegerField()
 

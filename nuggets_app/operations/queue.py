@@ -22,6 +22,7 @@ COMPUTED_RUN = "nuggets_app.tasks.computed_run"
 EMBED_CHUNK = "nuggets_app.tasks.embed_chunk"
 EMBED_NUGGETS = "nuggets_app.tasks.embed_nuggets"
 UNPOOLED_SCORE = "nuggets_app.tasks.unpooled_score"
+ROUNDS_ADVANCE = "nuggets_app.tasks.rounds_advance"
 
 
 def task_enqueue(task_name: str, /, *args: Any, **kwargs: Any) -> None:

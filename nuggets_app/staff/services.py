@@ -21,6 +21,7 @@ from nuggets_app.operations.services.task_records import (
     task_record_execute,
 )
 from nuggets_app.pooling.services.pools import PoolError, pool_build, pool_summary
+from nuggets_app.pooling.services.rounds import sample_rounds_draw
 from nuggets_app.pooling.services.samples import SampleError, sample_draw, sample_extend
 
 Status = TaskRecord.Status
@@ -140,13 +141,17 @@ def sample_task_start(
     name: str,
     user: Any,
     per_run_quota: bool = False,
+    rounds: int = 1,
 ) -> TaskRecord:
-    """Queue ``sample_draw``."""
+    """Queue ``sample_draw`` (``rounds`` > 1: ``sample_rounds_draw``, statAP only)."""
+    if rounds > 1 and (method != Sample.Method.STATAP or per_run_quota):
+        raise SampleError("rounds need the statap method without a per-run quota")
+    in_rounds = f" in {rounds} rounds" if rounds > 1 else ""
     task = task_record_create(
         kind=Kind.SAMPLE,
         user=user,
-        label=f"Sample {name} of pool {pool.name}: {method}, {size} per topic, "
-        f"seed {seed}",
+        label=f"Sample {name} of pool {pool.name}: {method}, {size} per topic"
+        f"{in_rounds}, seed {seed}",
         collection=pool.collection,
         params={
             "pool": pool.pk,
@@ -155,6 +160,7 @@ def sample_task_start(
             "seed": seed,
             "name": name,
             "per_run_quota": per_run_quota,
+            "rounds": rounds,
         },
     )
     _enqueue(task, "run")
@@ -172,6 +178,13 @@ def extend_task_start(*, sample: Sample, extra: int, user: Any) -> TaskRecord:
     )
     _enqueue(task, "run")
     return task
+
+
+def round_next_request(*, sample: Sample) -> None:
+    """Queue the check that draws a sample's next round once its latest round is
+    judged (``nuggets_app.inference.services.rounds.rounds_advance``)."""
+    pk = sample.pk
+    transaction.on_commit(lambda: queue.task_enqueue(queue.ROUNDS_ADVANCE, pk))
 
 
 def _pool(task: TaskRecord) -> dict:
@@ -203,7 +216,9 @@ def _sample_lines(sample: Sample) -> list[str]:
     distinct = sum(record["distinct"] for record in records)
     return [
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
-        f"{sample.size} per topic, seed {sample.seed}; {len(sample.draws)} topics, "
+        f"{sample.size} per topic"
+        + (f" in {sample.rounds} rounds" if sample.rounds > 1 else "")
+        + f", seed {sample.seed}; {len(sample.draws)} topics, "
         f"{distinct} documents to judge"
     ]
 
@@ -211,6 +226,20 @@ def _sample_lines(sample: Sample) -> list[str]:
 def _sample(task: TaskRecord) -> dict:
     params = task.params
     reporter = ProgressReporter(task, "sampling")
+    if params.get("rounds", 1) > 1:
+        sample = sample_rounds_draw(
+            pool=Pool.objects.get(pk=params["pool"]),
+            budget=params["size"],
+            rounds=params["rounds"],
+            seed=params["seed"],
+            name=params["name"],
+            progress=reporter.set,
+        )
+        return {
+            "sample": sample.pk,
+            "pool": sample.pool_id,
+            "lines": _sample_lines(sample),
+        }
     sample = sample_draw(
         pool=Pool.objects.get(pk=params["pool"]),
         size=params["size"],

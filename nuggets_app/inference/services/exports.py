@@ -392,12 +392,11 @@ def prels_export(*, sample: Sample) -> Export:
     judges its documents with certainty by design, so method 0 with probability 1.
     """
     method = 0 if sample.method == Sample.Method.DEPTH else 1
-    sampled = {
-        (t, d): p
-        for t, d, p in SampleDocument.objects.filter(sample=sample).values_list(
-            "topic_id", "document_id", "inclusion_prob"
-        )
-    }
+    stored = SampleDocument.objects.filter(sample=sample).values_list(
+        "topic_id", "document_id", "inclusion_prob", "round", "round_prob", "var_weight"
+    )
+    sampled = {(t, d): p for t, d, p, *_ in stored}
+    rounds = {(t, d): (r, rp, v) for t, d, _, r, rp, v in stored}
     grades = {
         key: g
         for key, g in human_grades({t for t, _ in sampled}).items()
@@ -419,7 +418,23 @@ def prels_export(*, sample: Sample) -> Export:
         key=_line_key,
     )
     lines = [f"{q} {d} {g} {method} {p!r}" for q, d, g, p in rows]
-    return Export(lines=lines)
+    if sample.rounds <= 1:
+        return Export(lines=lines)
+    # A sample in rounds (docs/explanation/rounds.md): the column is the effective
+    # inclusion probability 1/w; the sidecar keeps each line's round, its conditional
+    # probability in that round and its variance factor.
+    by_name = {(qids[t], docnos[d]): rounds[(t, d)] for t, d in grades}
+    provenance = {
+        "sample": sample.name,
+        "rounds": sample.rounds,
+        "rounds_drawn": sample.rounds_drawn,
+        "budgets": {q: r.get("budgets") for q, r in sample.draws.items()},
+        "lines": [
+            {"round": r, "round_prob": rp, "var_weight": v}
+            for r, rp, v in (by_name[(q, d)] for q, d, _, _ in rows)
+        ],
+    }
+    return Export(lines=lines, provenance=provenance)
 
 
 def passages_export(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from nuggets_app.models import Assignment, Document, Judgment, SampleDocument, Topic
+from nuggets_app.operations import queue
 
 # One heartbeat or save never adds more than this much time on task: a client that was
 # suspended for hours must not inflate the figure.
@@ -145,7 +146,7 @@ def judgment_record(
     grade_check(topic=topic, value=relevance, field="relevance")
     delta = _delta_check(active_seconds_delta)
     assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
-    return _upsert(
+    judgment = _upsert(
         assessor=assessor,
         topic=topic,
         document=document,
@@ -153,6 +154,13 @@ def judgment_record(
         relevance=relevance,
         set_relevance=True,
     )
+    if slot is not None and relevance is not None and slot[1].var_weight is not None:
+        # A sample in rounds (only those record var_weight): the next round may be due.
+        sample_id = slot[1].sample_id
+        transaction.on_commit(
+            lambda: queue.task_enqueue(queue.ROUNDS_ADVANCE, sample_id)
+        )
+    return judgment
 
 
 def judgment_time_add(

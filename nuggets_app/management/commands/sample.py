@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.inference.services.rounds import rounds_advance
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import Pool, Sample
+from nuggets_app.pooling.services.rounds import sample_rounds_draw
 from nuggets_app.pooling.services.samples import (
     DRAWABLE_METHODS,
     SampleError,
@@ -31,12 +33,17 @@ def sample_lines(sample: Sample) -> list[str]:
     """Totals of a sample: documents, draws, how pi was obtained."""
     records = sample.draws.values()
     distinct = sum(record["distinct"] for record in records)
-    draws = sum(record["draws"] for record in records)
+    draws = sum(record.get("draws", 0) for record in records)
     methods = sorted({record["pi"] for record in records})
     return [
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
         f"{sample.size} per topic, seed {sample.seed}"
-        + (", per-run quota" if sample.per_run_quota else ""),
+        + (", per-run quota" if sample.per_run_quota else "")
+        + (
+            f", {sample.rounds_drawn} of {sample.rounds} rounds drawn"
+            if sample.rounds > 1
+            else ""
+        ),
         f"{len(sample.draws)} topics, {distinct} documents to judge, {draws} draws",
         f"inclusion probabilities: {', '.join(methods)}",
     ]
@@ -60,6 +67,18 @@ class Command(BaseCommand):
             help="statAP per run, every run getting as many of its documents judged",
         )
         parser.add_argument(
+            "--rounds",
+            type=int,
+            default=1,
+            help="draw in this many rounds (--size: the budget per topic); round 1 now, "
+            "by statAP's design, the others guided by the relevance model",
+        )
+        parser.add_argument(
+            "--next-round",
+            action="store_true",
+            help="draw the next round of the sample NAME if its latest round is judged",
+        )
+        parser.add_argument(
             "--extend",
             type=int,
             metavar="EXTRA",
@@ -71,7 +90,35 @@ class Command(BaseCommand):
         with topic_progress(
             "sampling", verbosity=options["verbosity"], errors=SampleError
         ) as progress:
-            if options["extend"] is not None:
+            if options["next_round"]:
+                sample = Sample.objects.filter(pool=pool, name=options["name"]).first()
+                if sample is None:
+                    raise CommandError(
+                        f"unknown sample {options['name']} of pool {pool}"
+                    )
+                if not rounds_advance(sample_id=sample.pk):
+                    raise CommandError(
+                        f"sample {sample.name}: no round to draw (all drawn, or the "
+                        "latest one is not judged yet)"
+                    )
+                sample.refresh_from_db()
+            elif options["rounds"] > 1:
+                if options["size"] is None:
+                    raise CommandError("--size is required to draw a sample")
+                if (
+                    options["method"] != Sample.Method.STATAP
+                    or options["per_run_quota"]
+                ):
+                    raise CommandError("--rounds needs --method statap, no quota")
+                sample = sample_rounds_draw(
+                    pool=pool,
+                    budget=options["size"],
+                    rounds=options["rounds"],
+                    seed=options["seed"],
+                    name=options["name"],
+                    progress=progress,
+                )
+            elif options["extend"] is not None:
                 sample = Sample.objects.filter(pool=pool, name=options["name"]).first()
                 if sample is None:
                     raise CommandError(

@@ -27,6 +27,7 @@ from nuggets_app.research.services.simulation_reuse import (
     json_safe,
     reusability_run,
 )
+from nuggets_app.research.services.simulation_rounds import rounds_run
 
 SUMMARY_KEYS = (
     "pool_size",
@@ -137,6 +138,20 @@ class Command(BaseCommand):
             help="add the relevance model's semantic features (needs "
             "requirements-semantic.txt; embeddings are computed once and kept)",
         )
+        parser.add_argument(
+            "--rounds",
+            type=int,
+            default=1,
+            help="draw the sample (--sample-size: the total budget) in this many "
+            "rounds, later ones guided by the relevance model (default 1: one shot)",
+        )
+        parser.add_argument(
+            "--round-design",
+            choices=["model", "top"],
+            default="model",
+            help="later rounds: model-guided unbiased draws, or the most probable "
+            "documents (HiCAL-style, biased; for reference)",
+        )
 
     def handle(self, *args, **options) -> None:
         collection = Collection.objects.filter(name=options["collection"]).first()
@@ -171,18 +186,26 @@ class Command(BaseCommand):
             if options["reusability"] or options["groups"]:
                 self._reusability(collection, runs, config, options)
                 return
-            data = simulation_run(
-                collection=collection,
-                qrels_path=options["qrels"],
-                runs=runs,
-                config=config,
-                progress=lambda message: self.stderr.write(message),
-            )
+            common = {
+                "collection": collection,
+                "qrels_path": options["qrels"],
+                "runs": runs,
+                "config": config,
+                "progress": lambda message: self.stderr.write(message),
+            }
+            if options["rounds"] > 1:
+                data = rounds_run(
+                    rounds=options["rounds"], design=options["round_design"], **common
+                )
+            else:
+                data = simulation_run(**common)
         except (ImportFormatError, SimulationError, PoolError, SampleError) as error:
             raise CommandError(str(error)) from error
         except ValueError as error:
             raise CommandError(str(error)) from error
         report = report_build(data)
+        if options["rounds"] > 1:
+            report["rounds"] = data.rounds
         summary = {key: report[key] for key in SUMMARY_KEYS}
         summary["tau"] = report["tau"]
         self.stdout.write(json.dumps(summary, indent=1))

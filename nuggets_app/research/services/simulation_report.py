@@ -162,7 +162,12 @@ def _prels(data: SimulationData, human: Labels) -> dict:
         for docno, prob in sorted(data.sample[qid].items()):
             line += 1
             records.append(PrelsRecord(line, qid, docno, human[qid][docno], 1, prob))
-    return prels_load(records, source="sample")
+    prels = prels_load(records, source="sample")
+    # A sample in rounds (simulation_rounds.RoundsData): each round's variance factor.
+    for qid, weights in getattr(data, "var_weight", {}).items():
+        if qid in prels:
+            prels[qid].var_weight = dict(weights)
+    return prels
 
 
 def _map(qrels: Labels, run: Mapping[str, Mapping[str, float]]) -> float:
