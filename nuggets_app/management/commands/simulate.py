@@ -15,6 +15,7 @@ from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Collection, Run
 from nuggets_app.pooling.services.pools import PoolError
 from nuggets_app.pooling.services.samples import SampleError
+from nuggets_app.research.services.report_json import json_safe
 from nuggets_app.research.services.simulation import (
     SimulationConfig,
     SimulationError,
@@ -24,7 +25,6 @@ from nuggets_app.research.services.simulation_report import report_build, report
 from nuggets_app.research.services.simulation_reuse import (
     MODES,
     config_dict,
-    json_safe,
     reusability_run,
 )
 from nuggets_app.research.services.simulation_rounds import rounds_run

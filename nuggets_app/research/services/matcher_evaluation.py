@@ -48,6 +48,7 @@ from nuggets_app.learning.matcher_eval import (
     unit_scores,
 )
 from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, Embed
+from nuggets_app.research.services.report_json import json_safe
 
 LENGTH_BINS = ((1, 3, "1-3"), (4, 6, "4-6"), (7, 10, "7-10"), (11, 10**9, "11+"))
 # Weights of min-span in the combined scorings evaluate_matcher reports.
@@ -381,16 +382,6 @@ def _failures(
     }
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def _fmt(value: Any) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
@@ -516,7 +507,7 @@ def report_write(report: dict[str, Any], out_dir: Path, title: str) -> list[Path
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "report.json", out_dir / "report.md", out_dir / "pr.png"]
-    paths[0].write_text(json.dumps(_json_safe(report), indent=1))
+    paths[0].write_text(json.dumps(json_safe(report), indent=1))
     paths[1].write_text(report_markdown(report, title))
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for name, result in report["scorings"].items():

@@ -42,6 +42,7 @@ from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.learning.simulation import found_curve, qrels_merge, set_quality
+from nuggets_app.research.services.report_json import json_safe
 from nuggets_app.research.services.simulation import SimulationData
 from nuggets_app.research.services.simulation_estimators import estimators_report
 
@@ -451,16 +452,6 @@ def report_build(data: SimulationData) -> dict[str, Any]:
     }
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def report_write(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the plots into ``out_dir``."""
     from nuggets_app.research.services.simulation_plots import (
@@ -470,7 +461,7 @@ def report_write(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "report.json"
-    json_path.write_text(json.dumps(_json_safe(report), indent=1, sort_keys=True))
+    json_path.write_text(json.dumps(json_safe(report), indent=1, sort_keys=True))
     plots = plots_write(report, out_dir)
     md_path = out_dir / "report.md"
     md_path.write_text(report_markdown(report, [p.name for p in plots]))

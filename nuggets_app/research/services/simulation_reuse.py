@@ -335,14 +335,3 @@ def config_dict(config: SimulationConfig) -> dict[str, Any]:
         "lam": config.lam,
         "relevance_level": config.relevance_level,
     }
-
-
-def json_safe(value: Any) -> Any:
-    """NaN and infinities as null (JSON has neither)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value

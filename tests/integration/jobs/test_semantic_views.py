@@ -42,6 +42,9 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
     )
     assert page.status_code == 200
     assert "semantic evidence: on (all-MiniLM-L6-v2)" in page.text
+    title = page.text.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert "<" not in title  # the evidence table is in the page, not in its title
+    assert page.text.count('id="semantic-title"') == 1
     text = result.document.text
     windows = text_windows(text)
     encoder = embeddings.load_encoder()
