@@ -109,10 +109,8 @@ def test_a_resumed_job_embeds_only_what_is_missing(
     assert set(document_windows(ids)) == set(ids)
 
 
-def test_a_saved_nugget_is_embedded_by_the_worker_and_again_when_edited(
-    transactional_db, celery_worker, shared_data, assessor
-):
-    world = cranfield_world(shared_data, assessor, per_topic=4, nuggets_per_topic=0)
+def _assessor_nugget(world, assessor):
+    """A nugget saved by an assessor assigned to the first topic's first document."""
     topic = world.topics[0]
     doc = world.pooled[topic.qid][0]
     sample = Sample.objects.create(
@@ -128,6 +126,14 @@ def test_a_saved_nugget_is_embedded_by_the_worker_and_again_when_edited(
         aspect="", client_uuid=uuid.uuid4(),
     )  # fmt: skip
     assert created
+    return nugget
+
+
+def test_a_saved_nugget_is_embedded_by_the_worker_and_again_when_edited(
+    transactional_db, celery_worker, shared_data, assessor
+):
+    world = cranfield_world(shared_data, assessor, per_topic=4, nuggets_per_topic=0)
+    nugget = _assessor_nugget(world, assessor)
     wait_until(
         lambda: NuggetEmbedding.objects.filter(nugget=nugget).exists(),
         120,
@@ -184,21 +190,7 @@ def test_a_nugget_is_saved_even_when_the_broker_is_down(
     transactional_db, shared_data, assessor, broker_down
 ):
     world = cranfield_world(shared_data, assessor, per_topic=2, nuggets_per_topic=0)
-    topic = world.topics[0]
-    doc = world.pooled[topic.qid][0]
-    sample = Sample.objects.create(
-        pool=world.pool, name="s", method="uniform", size=1, seed=1
-    )
-    SampleDocument.objects.create(
-        sample=sample, topic=topic, document=doc, inclusion_prob=1, order=0
-    )
-    Assignment.objects.create(sample=sample, topic=topic, assessor=assessor)
-    nugget, created = nugget_save(
-        assessor=assessor, topic=topic, document=doc, start=0, end=40,
-        text="the boundary layer of a flat plate", keywords=[], grade=None,
-        aspect="", client_uuid=uuid.uuid4(),
-    )  # fmt: skip
-    assert created
+    nugget = _assessor_nugget(world, assessor)
     assert not NuggetEmbedding.objects.filter(nugget=nugget).exists()
     # Embedded the first time its vector is needed.
     assert nuggets_embed(nugget_ids=[nugget.pk]) == 1
