@@ -66,6 +66,7 @@ def bias_check(
     depth: int | None = None,
     bounded: bool = False,
     tune: bool = True,
+    unsampled: Probs | None = None,
 ) -> list[BiasCheck]:
     """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
     and model-assisted, over the topics valid for all three (``bounded``: the
@@ -75,8 +76,11 @@ def bias_check(
     statAP`` has the interval ``± 1.96 shift sqrt(Σ var_statAP / n²)`` with the
     linearised variance (EAP and the shift treated as fixed); ``correction =
     model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
+    ``unsampled``: p of documents outside the sampled pool (new runs' unpooled
+    documents), in EAP and, unscaled, in the model-assisted AP.
     """
-    assisted = topic_samples(judged, probs, level=level, tune=tune)
+    unsampled = unsampled or {}
+    assisted = topic_samples(judged, probs, level=level, tune=tune, unsampled=unsampled)
     plain = topic_samples(judged, {}, level=level)
     per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
     for run in sorted(runs):
@@ -91,7 +95,7 @@ def bias_check(
             if bounded:
                 ma = topic_bounded(ma)
             st = topic_estimates(plain[qid], ranking)
-            merged = dict(probs.get(qid, {}))
+            merged = {**unsampled.get(qid, {}), **probs.get(qid, {})}
             merged.update(
                 {d: float(rel >= level) for d, rel in judged[qid].rel.items()}
             )

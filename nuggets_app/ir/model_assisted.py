@@ -233,6 +233,7 @@ def topic_sample(
     cutoff: int = CUTOFF,
     grades: GradeModel | None = None,
     tune: bool = True,
+    unsampled: Mapping[str, float] | None = None,
 ) -> TopicSample:
     """Prepare one topic: ``R̂``, its variance, the ideal DCG and per-document terms.
 
@@ -242,10 +243,19 @@ def topic_sample(
     weight) and is ignored. ``tune``: p is scaled by :func:`power_tuning`'s ``λ``
     (graded: every ``P(grade >= g)``); without it the estimates are exactly unbiased
     for the given p, with it approximately (``λ`` is estimated from the sample).
+
+    ``unsampled``: p of documents outside the sampled pool (a new run's unpooled
+    documents, π = 0), binary only. They enter ``R̂`` and the lists with ``ŷ = p`` and
+    are never scaled by ``λ``: no residual corrects them, so the calibrated p is their
+    best prediction, while ``λ`` only trades variance within the sampled pool (a
+    document of ``probs`` keeps its pooled p).
     """
     if cutoff < 1:
         raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
-    for docno, p in probs.items():
+    unsampled = unsampled or {}
+    if unsampled and grades is not None:
+        raise ModelAssistedError("unsampled documents are for binary relevance only")
+    for docno, p in (*probs.items(), *unsampled.items()):
         if not 0.0 <= p <= 1.0:
             raise ModelAssistedError(
                 f"topic {judged.qid}: p({docno}) = {p} not in [0,1]"
@@ -253,6 +263,8 @@ def topic_sample(
     scale = power_tuning(judged, probs, level=level) if tune else 1.0
     if scale != 1.0:
         probs = {d: scale * p for d, p in probs.items()}
+    if unsampled:
+        probs = {**unsampled, **probs}
     at_least, gains = _grade_model(judged.qid, probs, grades)
     if grades is not None and scale != 1.0:
         at_least = {d: [scale * q for q in lv] for d, lv in at_least.items()}
@@ -417,9 +429,11 @@ def topic_samples(
     cutoff: int = CUTOFF,
     grades: GradeModel | None = None,
     tune: bool = True,
+    unsampled: Probs | None = None,
 ) -> dict[str, TopicSample]:
     """:func:`topic_sample` of every topic that has a statAP-sampled document (not
     ``UMASS``), in numeric topic order; a topic absent from ``probs`` gets p ≡ 0."""
+    unsampled = unsampled or {}
     return {
         qid: topic_sample(
             judged[qid],
@@ -428,6 +442,7 @@ def topic_samples(
             cutoff=cutoff,
             grades=grades,
             tune=tune,
+            unsampled=unsampled.get(qid),
         )
         for qid in sorted(judged, key=topic_key)
         if judged[qid].label != "UMASS"
@@ -464,6 +479,7 @@ def model_assisted_evaluate(
     grades: GradeModel | None = None,
     bounded: bool = False,
     tune: bool = True,
+    unsampled: Probs | None = None,
 ) -> dict[str, dict[str, RunEstimate]]:
     """``run -> measure -> RunEstimate`` for every run (``qid -> {docno: score}``).
 
@@ -472,10 +488,17 @@ def model_assisted_evaluate(
     Per-topic work is done once; each run costs O(|L| + |S|) per topic.
     ``bounded``: per-topic estimates through :func:`topic_bounded`, and the run's
     interval of every measure but ``R`` intersected with [0, 1]. ``tune``: each
-    topic's p scaled by :func:`power_tuning` (the default estimator).
+    topic's p scaled by :func:`power_tuning` (the default estimator). ``unsampled``:
+    p of documents outside the sampled pool, unscaled (:func:`topic_sample`).
     """
     samples = topic_samples(
-        judged, probs, level=level, cutoff=cutoff, grades=grades, tune=tune
+        judged,
+        probs,
+        level=level,
+        cutoff=cutoff,
+        grades=grades,
+        tune=tune,
+        unsampled=unsampled,
     )
     names = measure_names(cutoff)
     out: dict[str, dict[str, RunEstimate]] = {}

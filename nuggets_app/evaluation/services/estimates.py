@@ -160,14 +160,14 @@ def runs_model_assisted(
     probs: Mapping[str, Mapping[str, float]],
     runs: Mapping[str, Scores],
     level: int,
+    unsampled: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, RunEstimates]:
     """Every run's model-assisted estimates (per topic bounded to [0, 1]) and bias
-    check, by run name."""
+    check, by run name; ``unsampled``: p of new runs' unpooled documents."""
     plain = {n: {q: dict(d) for q, d in s.items()} for n, s in runs.items()}
-    found = model_assisted_evaluate(prels, probs, plain, level=level, bounded=True)
-    checks = {
-        c.run: c for c in bias_check(prels, probs, plain, level=level, bounded=True)
-    }
+    common = {"level": level, "bounded": True, "unsampled": unsampled}
+    found = model_assisted_evaluate(prels, probs, plain, **common)
+    checks = {c.run: c for c in bias_check(prels, probs, plain, **common)}
     return {
         name: RunEstimates(name, {m: found[name][m] for m in MEASURES}, checks[name])
         for name in sorted(runs)

@@ -60,8 +60,10 @@ NOT_IN_COLLECTION_RULE = (
 NEW_RUN_NOTE = (
     "A run marked 'not in the pool' did not contribute to the pool: its documents "
     "outside the pool, down to the pool's depth, were never sampled (inclusion "
-    "probability 0), so they count with the relevance model's probability alone, "
-    "with no correction from judgments; its interval covers the sampling "
+    "probability 0), so they count with the relevance model's calibrated "
+    "probability alone (in the estimates and in EAP; the topic's power tuning "
+    "does not scale it), with no correction from judgments; its interval covers "
+    "the sampling "
     "uncertainty of its pooled documents only, not the model's error on its "
     "unpooled ones."
 )
@@ -94,6 +96,8 @@ class NewRunsEvaluation:
     pooled_names: tuple[str, ...] = field(default=())
     # The (topic id, document ids) scored or being scored for the new runs.
     wanted: dict[int, list[int]] = field(default_factory=dict)
+    # {qid: {docno: cross-fit p}} of the new runs' unpooled documents, once scored.
+    unpooled_p: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def job_pool_runs(job: MatchJob) -> dict[str, Scores]:
@@ -206,16 +210,19 @@ def new_runs_evaluate(
     names = {pk: d for d, pk in doc_id.items()}
     pool_x = {qids[t]: m for t, (_, m) in features.items()}
     extra_x = {qids[t]: m for t, (_, m) in extra.items()}
+    unsampled: dict[str, dict[str, float]] = {}
     for qid, p in crossfit_beside_pool(crossfit, pool_x, extra_x).items():
         ids = extra[topic_of[qid]][0]
-        probs.setdefault(qid, {}).update(
-            (names[pk], float(v)) for pk, v in zip(ids, p.tolist(), strict=True)
-        )
+        unsampled[qid] = {
+            names[pk]: float(v) for pk, v in zip(ids, p.tolist(), strict=True)
+        }
+    result.unpooled_p = unsampled
     result.estimates = runs_model_assisted(
         prels=sample_prels(sample),
         probs=probs,
         runs={**pooled, **new_runs},
         level=job.collection.relevant_threshold,
+        unsampled=unsampled,
     )
     return result
 

@@ -415,6 +415,12 @@ class Command(BaseCommand):
         estimates = None
         if options["job"] is not None and not graded:
             estimates = self._estimates(job, runs, options["sample"])
+        if self._documents is not None:
+            # A new run's unpooled documents: EAP counts them with their p too.
+            probs = {
+                q: {**self._documents.unpooled_p.get(q, {}), **docs}
+                for q, docs in probs.items()
+            }
         for run in runs:
             if len(runs) > 1:
                 self.stdout.write(f"run\t{run.name}")

@@ -18,7 +18,9 @@ unpooled documents. Every run, kept and held out, is scored by each estimator:
 * ``bpref`` and ``condensed_ap`` (Sakai 2007): over the judged documents only;
 * ``eap``: expected AP, the full fit's p where unjudged (held-out documents too);
 * the default estimator (``model_assisted``): cross-fitted p, the held-out runs'
-  unpooled documents entering the pool P with p alone (π = 0).
+  unpooled documents entering the pool P with p alone (π = 0), not scaled by the
+  topic's power tuning (``unsampled`` of :func:`nuggets_app.ir.model_assisted.
+  topic_sample`).
 
 The truth is MAP under the full qrels. Per held-out run: its score and rank among all
 runs under each estimator in its own experiment, against its full-qrels score and
@@ -201,11 +203,15 @@ def _scores(
     prels: Mapping[str, TopicPrels],
     probabilities: Scores,
     crossfit: Scores,
+    unsampled: Scores,
 ) -> dict[str, dict[str, float]]:
-    """``{estimator: {run: MAP}}`` of every run."""
+    """``{estimator: {run: MAP}}`` of every run (``unsampled``: the cross-fit p of
+    the held-out runs' unpooled documents)."""
     rankings = {n: {q: ranking_order(d) for q, d in r.items()} for n, r in runs.items()}
     expected = qrels_probabilities(human, probabilities)
-    assisted = model_assisted_evaluate(prels, crossfit, runs, bounded=True)
+    assisted = model_assisted_evaluate(
+        prels, crossfit, runs, bounded=True, unsampled=unsampled
+    )
     out: dict[str, dict[str, float]] = {e: {} for e in ESTIMATORS}
     for name, run in runs.items():
         out["sample_only"][name] = _map(human, run)
@@ -282,7 +288,8 @@ def reusability_run(
             probabilities=_merge(
                 prediction.probabilities, prediction.extra_probabilities
             ),
-            crossfit=_merge(prediction.crossfit or {}, prediction.extra_crossfit),
+            crossfit=prediction.crossfit or {},
+            unsampled=prediction.extra_crossfit or {},
         )
         for name in names:
             row: dict[str, Any] = {

@@ -8,8 +8,15 @@ import math
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from nuggets_app.ir.model_assisted import power_tuning, topic_estimates, topic_sample
+from nuggets_app.ir.model_assisted import (
+    GradeModel,
+    ModelAssistedError,
+    power_tuning,
+    topic_estimates,
+    topic_sample,
+)
 from nuggets_app.ir.sampling import inclusion_probabilities, pool_distribution
 from tests.unit.ir.test_model_assisted import (
     MODELS,
@@ -108,3 +115,45 @@ def test_tuning_trades_a_small_bias_for_less_error_from_a_wrong_model(draws):
     assert exact_error(MODELS["zero"], draws, tune=True) == pytest.approx(
         exact_error(MODELS["zero"], draws, tune=False), abs=1e-12
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(small_topics(graded=False), st.data())
+def test_unsampled_documents_keep_their_calibrated_p_under_tuning(case, data):
+    """A new run's unpooled documents (never sampled) enter with p as given, while
+    the pooled documents' p is scaled by λ: the tuned estimates equal the untuned
+    ones on λ p for the pool plus the raw p of the unpooled documents, whatever the
+    run ranks; an unpooled entry never overrides a pooled document's p."""
+    topic, probs, ranking, _, level, k = case
+    outside = [f"new{i}" for i in range(data.draw(st.integers(1, 4)))]
+    fresh = {d: data.draw(st.floats(0.0, 1.0)) for d in outside}
+    clash = {d: 1.0 - p for d, p in probs.items()}  # pooled documents: ignored
+    lam = power_tuning(topic, probs, level=level)
+    tuned = topic_sample(
+        topic, probs, level=level, cutoff=k, unsampled={**clash, **fresh}
+    )
+    plain = topic_sample(
+        topic,
+        {**fresh, **{d: lam * p for d, p in probs.items()}},
+        level=level,
+        cutoff=k,
+        tune=False,
+    )
+    assert tuned.scale == lam
+    assert tuned.est_r == pytest.approx(plain.est_r, abs=1e-12)
+    order = data.draw(st.permutations([*ranking, *outside]))
+    got, want = topic_estimates(tuned, order), topic_estimates(plain, order)
+    for name, estimate in want.items():
+        assert got[name].estimate == pytest.approx(
+            estimate.estimate, abs=1e-12, nan_ok=True
+        )
+        assert got[name].var == pytest.approx(estimate.var, abs=1e-12, nan_ok=True)
+
+
+def test_unsampled_documents_are_refused_with_graded_relevance_and_bad_p():
+    topic = prels_of({"a": 1, "b": 0}, {"a": 0.5, "b": 0.5})
+    with pytest.raises(ModelAssistedError, match=r"p\(new\) = 1.5"):
+        topic_sample(topic, {"a": 0.4}, unsampled={"new": 1.5})
+    grades = GradeModel({"1": {"a": [0.5]}}, (0.0, 1.0))
+    with pytest.raises(ModelAssistedError, match="binary relevance only"):
+        topic_sample(topic, {"a": 0.4}, grades=grades, unsampled={"new": 0.5})
