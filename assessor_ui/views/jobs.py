@@ -134,6 +134,11 @@ class RuleForm(forms.Form):
         min_value=0.0, max_value=1.0, initial=0.5, required=False
     )
     n = forms.IntegerField(min_value=1, initial=100, required=False, label="N")
+    later = forms.BooleanField(
+        required=False,
+        label="Also the documents scored after the job (imported later, or unpooled "
+        "documents of new runs)",
+    )
 
     def __init__(self, *args, job: MatchJob | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -445,16 +450,19 @@ def job_document(
 @require_GET
 def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
-    rule = RuleForm(request.GET or None, job=job).rule()
+    form = RuleForm(request.GET or None, job=job)
+    rule, later = form.rule(), form.fields["later"].clean(form.data.get("later"))
     try:
         if kind == "probabilistic":
-            export = exports.probabilistic_export(job=job, topics=job.topics.all())
+            export = exports.probabilistic_export(
+                job=job, topics=job.topics.all(), later=later
+            )
             return _download(export.text(), f"job-{job.pk}.prob.qrels")
         if kind in ("human", "inferred", "merged", "provenance"):
             qrels_kind = "merged" if kind == "provenance" else kind
             export = exports.qrels_export(
                 collection=job.collection, kind=qrels_kind, job=job, rule=rule,
-                topics=job.topics.all(),
+                topics=job.topics.all(), later=later,
             )  # fmt: skip
             if kind == "provenance":
                 return _download(

@@ -29,9 +29,9 @@ import numpy as np
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.inference.services.job_model import (
-    _job_features,
     _labels,
     _sample_weights,
+    job_features,
     sample_fully_judged,
 )
 from nuggets_app.ir.bias_check import BiasCheck, bias_check
@@ -116,7 +116,7 @@ def job_crossfit_fit(
             f"job {job.pk} has no fitted relevance model (fit it: manage.py match "
             f"--fit {job.pk})"
         )
-    features = _job_features(job)
+    features = job_features(job)
     labels = _labels(job, features)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     data = {qids[t]: (features[t][1], labels[t]) for t in features}

@@ -25,13 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
     rule_apply,
+    rule_apply_later,
     rule_on_model,
     rule_undecided,
 )
+from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
@@ -44,6 +48,7 @@ from nuggets_app.models import (
     Sample,
     SampleDocument,
     Topic,
+    UnpooledScore,
 )
 
 QRELS_KINDS = ("human", "inferred", "merged")
@@ -107,8 +112,14 @@ def qrels_export(
     job: MatchJob | None = None,
     rule: DecisionRule | None = None,
     topics: Iterable[Topic] | None = None,
+    later: bool = False,
 ) -> Export:
-    """TREC qrels of human, inferred or merged judgments, with provenance."""
+    """TREC qrels of human, inferred or merged judgments, with provenance.
+
+    ``later``: inferred and merged qrels also decide the documents scored for the job
+    after it ran (documents added to the collection, new runs' unpooled documents;
+    :func:`nuggets_app.inference.services.rules.rule_apply_later`), their lines
+    marked ``"later": true`` in the sidecar."""
     if kind not in QRELS_KINDS:
         raise ExportError(
             f"qrels kind must be one of {', '.join(QRELS_KINDS)}, got {kind!r}"
@@ -130,7 +141,7 @@ def qrels_export(
             (t.qid for t in rule_undecided(job, rule) if t.pk in qids), key=qid_key
         )
         decided = {t: q for t, q in qids.items() if q not in undecided}
-        records.update(_inferred_records(job, rule, collection, decided))
+        records.update(_inferred_records(job, rule, collection, decided, later))
     if kind in ("human", "merged"):
         records.update(_human_records(qids))
     docnos = dict(
@@ -155,7 +166,10 @@ def qrels_export(
         "model": _model_info(job)
         if kind != "human" and rule_uses_p(job, rule)
         else None,
-        "counts": _counts(rows, collection.relevant_threshold),
+        "counts": {
+            **_counts(rows, collection.relevant_threshold),
+            "later": sum(1 for *_, rec in rows if rec.get("later")),
+        },
         "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
     }
     return Export(lines=lines, provenance=provenance)
@@ -222,7 +236,11 @@ def _human_records(qids: dict[int, str]) -> dict[tuple[int, int], dict[str, Any]
 
 
 def _inferred_records(
-    job: MatchJob, rule: DecisionRule, collection: Collection, qids: dict[int, str]
+    job: MatchJob,
+    rule: DecisionRule,
+    collection: Collection,
+    qids: dict[int, str],
+    later: bool = False,
 ) -> dict[tuple[int, int], dict[str, Any]]:
     decisions = rule_apply(
         job=job, rule=rule, topics=Topic.objects.filter(pk__in=list(qids))
@@ -256,11 +274,49 @@ def _inferred_records(
             if model_p:
                 rec["p"] = model_p.get((topic_id, doc_id))
             out[(topic_id, doc_id)] = rec
+    if later:
+        out.update(_later_records(job, rule, qids, grade))
+    return out
+
+
+def _later_records(
+    job: MatchJob, rule: DecisionRule, qids: dict[int, str], grade: int
+) -> dict[tuple[int, int], dict[str, Any]]:
+    """Inferred records of the documents scored after the job ran."""
+    decisions = rule_apply_later(job=job, rule=rule, topics=list(qids))
+    on_model = rule_on_model(job, rule)
+    model_p = {
+        (t, d): v
+        for t, (docs, p) in (
+            later_columns(job=job, on_model=True, topics=list(decisions))
+            if on_model
+            else {}
+        ).items()
+        for d, v in zip(docs.tolist(), p.tolist(), strict=True)
+    }
+    rows = UnpooledScore.objects.filter(
+        job=job, topic_id__in=list(decisions)
+    ).values_list("topic_id", "document_id", "score", "nugget_id")
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for topic_id, doc_id, score, nugget in rows.iterator():
+        relevant = decisions[topic_id].get(doc_id)
+        if relevant is None:
+            continue
+        rec: dict[str, Any] = {
+            "rel": grade if relevant else 0,
+            "source": "model" if on_model else "matcher",
+            "score": score,
+            "nugget": nugget,
+            "later": True,
+        }
+        if on_model:
+            rec["p"] = model_p.get((topic_id, doc_id))
+        out[(topic_id, doc_id)] = rec
     return out
 
 
 def probabilistic_export(
-    *, job: MatchJob, topics: Iterable[Topic] | None = None
+    *, job: MatchJob, topics: Iterable[Topic] | None = None, later: bool = False
 ) -> Export:
     """Probabilistic qrels, one line per (topic, document) of the job:
     ``qid docno rel p pi source`` with ``rel`` the human grade (-1 when unjudged),
@@ -268,7 +324,8 @@ def probabilistic_export(
     elsewhere), ``pi`` the inclusion probability of the job's sample (-1 when the job
     is not over a sample or the document was not drawn) and ``source`` human or
     model; with a sidecar naming the model, its features, coefficients and
-    calibration."""
+    calibration. ``later``: also the documents scored for the job after it ran,
+    with the model's p beside the pool (pi -1: never drawn; counted as ``later``)."""
     if job.status != MatchJob.Status.DONE:
         raise ExportError(f"job {job.pk} is {job.status}, not done")
     topic_qs = Topic.objects.filter(match_jobs=job)
@@ -280,6 +337,13 @@ def probabilistic_export(
         raise ExportError(
             f"job {job.pk} has no fitted relevance model (fit it first: "
             f"manage.py match --fit {job.pk})"
+        )
+    added = later_columns(job=job, on_model=True, topics=list(qids)) if later else {}
+    for topic_id, (docs, p) in added.items():
+        pooled_docs, pooled_p = columns.get(topic_id, (docs[:0], p[:0]))
+        columns[topic_id] = (
+            np.concatenate([pooled_docs, docs]),
+            np.concatenate([pooled_p, p]),
         )
     threshold = job.collection.relevant_threshold
     grades = human_grades(qids)
@@ -326,12 +390,15 @@ def probabilistic_export(
             "lines": len(rows),
             "topics": len({r[0] for r in rows}),
             **by_source,
+            "later": sum(len(docs) for docs, _ in added.values()),
             "expected_relevant": sum(r[3] for r in rows),
         },
         "notes": (
             "rel is the highest human grade, -1 when nobody judged the document; "
             "p is 1 or 0 where a person judged (human judgments override), else the "
-            "model's probability of relevance; pi is -1 when unknown"
+            "model's probability of relevance; pi is -1 when unknown (and for the "
+            "documents scored after the job, counted as later, which were never "
+            "drawn)"
         ),
     }
     return Export(lines=lines, provenance=provenance)

@@ -20,8 +20,8 @@ import numpy as np
 from nuggets_app.inference.services.evidence import evidence_nugget_scores
 from nuggets_app.inference.services.exports import Export, ExportError, qid_key
 from nuggets_app.inference.services.job_model import (
-    _job_features,
     _sample_weights,
+    job_features,
     sample_fully_judged,
 )
 from nuggets_app.ir import graded as graded_ir
@@ -55,7 +55,7 @@ def job_ordinal(
     *, job: MatchJob
 ) -> tuple[list[int], dict[int, dict[int, graded_ir.Ordinal]]]:
     """(levels, {topic id: {document id: Ordinal}}) for every document of the job."""
-    features = _job_features(job)
+    features = job_features(job)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     grades = human_grades(features)
     weights = _sample_weights(job, features, qids)

@@ -257,7 +257,7 @@ class FitSummary:
     model_seconds: float = 0.0  # in the model's own fit and predict
 
 
-def _job_features(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def job_features(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """{topic id: (document ids, feature matrix)} from the packed chunks."""
     blobs = list(
         MatchChunk.objects.filter(job=job)
@@ -365,7 +365,7 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
     if job.status != MatchJob.Status.DONE:
         raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
     started = time.perf_counter()
-    features = _job_features(job)
+    features = job_features(job)
     labels = _labels(job, features)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     data = {qids[t]: (features[t][1], labels[t]) for t in features}

@@ -21,6 +21,7 @@ import numpy as np
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.evidence import evidence_scores_without
 from nuggets_app.inference.services.job_model import job_probabilities
+from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
 from nuggets_app.models import MatchChunk, MatchJob, MatchResult, Topic
@@ -194,6 +195,41 @@ def rule_apply(
             continue
         keep = _rule_mask(rule, qids.get(topic_id, ""), docs, values)
         out[topic_id] = dict(zip(docs.tolist(), keep.tolist(), strict=True))
+    return out
+
+
+def rule_apply_later(
+    *, job: MatchJob, rule: DecisionRule, topics: Iterable[int]
+) -> dict[int, dict[int, bool]]:
+    """{topic id: {document id: inferred relevant?}} for the documents scored after
+    the job ran (:func:`nuggets_app.inference.services.unpooled.later_columns`), on
+    the same value as :func:`rule_apply` (p or min-span score). No pooled decision
+    changes: a threshold rule applies its threshold; a rule that picks per topic
+    (expected F1, top n) applies the smallest value it kept in the topic's pool."""
+    wanted = list(topics)
+    on_model = rule_on_model(job, rule)
+    later = later_columns(job=job, on_model=on_model, topics=wanted)
+    if not later:
+        return {}
+    qids = dict(Topic.objects.filter(pk__in=list(later)).values_list("pk", "qid"))
+    pooled: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if rule.kind not in ("threshold", "probability"):
+        columns = (
+            job_probabilities(job=job, override=False)
+            if on_model
+            else _score_columns(job)
+        )
+        pooled = {t: columns[t] for t in later if t in columns}
+    out: dict[int, dict[int, bool]] = {}
+    for topic_id, (docs, values) in later.items():
+        qid = qids[topic_id]
+        if rule.kind in ("threshold", "probability"):
+            cut = rule.per_topic.get(qid, rule.threshold)
+        else:
+            pool_docs, pool_values = pooled.get(topic_id, (np.zeros(0), np.zeros(0)))
+            kept = pool_values[_rule_mask(rule, qid, pool_docs, pool_values)]
+            cut = float(kept.min()) if kept.size else math.inf
+        out[topic_id] = dict(zip(docs.tolist(), (values >= cut).tolist(), strict=True))
     return out
 
 

@@ -14,6 +14,7 @@ twice). :func:`unpooled_progress` says how many of the wanted rows exist.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,11 +26,14 @@ from nuggets_app.inference.selectors import job_nugget_specs
 from nuggets_app.inference.services.job_model import (
     chunk_features_pack,
     features_unpack,
+    job_features,
     job_options,
     job_stats_ensure,
     title_terms,
 )
-from nuggets_app.models import Document, MatchJob, UnpooledScore
+from nuggets_app.learning.relevance_model import RelevanceModel
+from nuggets_app.learning.unpooled import predict_beside_pool
+from nuggets_app.models import Document, JobInference, MatchJob, UnpooledScore
 from nuggets_app.operations import queue
 
 UNPOOLED_INLINE = 500
@@ -240,3 +244,43 @@ def new_documents_score(*, job: MatchJob, enqueue: bool = True) -> UnpooledProgr
 def new_documents_progress(*, job: MatchJob) -> UnpooledProgress:
     """How many of the documents added after the job are scored for it (pairs)."""
     return unpooled_progress(job=job, wanted=new_documents_wanted(job=job))
+
+
+# --- what exports add for the documents scored after the job -----------------------
+def later_columns(
+    *, job: MatchJob, on_model: bool, topics: Sequence[int] | None = None
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, values)} of every document scored for the finished
+    job after it ran (its :class:`UnpooledScore` rows: documents added to the
+    collection later, new runs' unpooled documents). ``on_model``: the job's fitted
+    model's p, the document z-scored beside the topic's pool as
+    :func:`nuggets_app.learning.unpooled.predict_beside_pool` does ({} without a fitted
+    model); else the min-span score, as the job's own results have it."""
+    rows = UnpooledScore.objects.filter(job=job).order_by("topic_id", "document_id")
+    if topics is not None:
+        rows = rows.filter(topic_id__in=list(topics))
+    found: dict[int, tuple[list[int], list]] = {}
+    column = "features" if on_model else "score"
+    for topic_id, doc_id, value in rows.values_list(
+        "topic_id", "document_id", column
+    ).iterator(chunk_size=5000):
+        ids, values = found.setdefault(topic_id, ([], []))
+        ids.append(doc_id)
+        values.append(np.frombuffer(bytes(value), dtype="<f8") if on_model else value)
+    if not on_model:
+        return {
+            t: (np.array(ids, dtype=np.int64), np.array(v, dtype=float))
+            for t, (ids, v) in found.items()
+        }
+    stored = JobInference.objects.filter(job=job, model__isnull=False).first()
+    if stored is None or not found:
+        return {}
+    model = RelevanceModel.from_json(json.dumps(stored.model))
+    pool = job_features(job)
+    out = {}
+    for topic_id, (ids, vectors) in found.items():
+        if topic_id not in pool:
+            continue
+        p = predict_beside_pool(model, pool[topic_id][1], np.vstack(vectors))
+        out[topic_id] = (np.array(ids, dtype=np.int64), p)
+    return out

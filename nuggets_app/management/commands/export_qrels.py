@@ -121,6 +121,13 @@ class Command(BaseCommand):
             help="--kind graded --graded-from nuggets: a match below this score "
             "counts one grade lower",
         )
+        parser.add_argument(
+            "--later",
+            action="store_true",
+            help="inferred, merged and probabilistic: also the documents scored for "
+            "the job after it ran (added to the collection, or unpooled documents of "
+            "new runs)",
+        )
         parser.add_argument("--sample", help="sample name (prels)")
         parser.add_argument("--topics", nargs="+", metavar="QID", help="default: all")
         parser.add_argument("--output", "-o", type=Path, help="file (default: stdout)")
@@ -195,7 +202,7 @@ class Command(BaseCommand):
         if kind == "probabilistic":
             if job is None:
                 raise CommandError("--kind probabilistic needs --job")
-            return probabilistic_export(job=job, topics=topics)
+            return probabilistic_export(job=job, topics=topics, later=options["later"])
         rule = None
         if kind != "human":
             if options["fit"]:
@@ -205,7 +212,12 @@ class Command(BaseCommand):
             else:
                 rule = _rule(options, job)
         export = qrels_export(
-            collection=collection, kind=kind, job=job, rule=rule, topics=topics
+            collection=collection,
+            kind=kind,
+            job=job,
+            rule=rule,
+            topics=topics,
+            later=options["later"],
         )
         for warning in (export.provenance or {}).get("warnings") or []:
             self.stderr.write(f"warning: {warning}")

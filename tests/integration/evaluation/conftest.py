@@ -13,6 +13,16 @@ def world(shared_data, assessor):
 
 
 @pytest.fixture
+def fitted(world):
+    """The world with its job's relevance model fitted."""
+    from nuggets_app.inference.services import job_model
+
+    job_model.features_cache_clear()
+    job_model.job_model_fit(job=world.job)
+    return world
+
+
+@pytest.fixture
 def researcher(db):
     user = UserFactory(username="carol")
     user.groups.add(Group.objects.get_or_create(name="researchers")[0])

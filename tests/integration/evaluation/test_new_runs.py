@@ -12,9 +12,8 @@ from django.core.management import call_command
 
 from nuggets_app.evaluation.services import new_runs as service
 from nuggets_app.evaluation.services.estimates import EstimateError
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services import unpooled
-from nuggets_app.inference.services.job_model import _job_features, job_model_fit
+from nuggets_app.inference.services.job_model import job_features
 from nuggets_app.models import Document, MatchJob, PoolDocument, UnpooledScore
 
 pytestmark = pytest.mark.django_db
@@ -23,14 +22,7 @@ NEW = "new-system"
 MISSING = "NOT-IN-COLLECTION"
 
 
-@pytest.fixture
-def fitted(world):
-    relevance.features_cache_clear()
-    job_model_fit(job=world.job)
-    return world
-
-
-def _new_run(world) -> dict[str, dict[str, float]]:
+def new_run(world) -> dict[str, dict[str, float]]:
     """Per topic: the pooled documents of a pooled run, then documents of the
     collection outside the pool (ranks 11-20 of the runs), then one unknown docno."""
     pooled = set(
@@ -70,7 +62,7 @@ def _expected_counts(world, run) -> tuple[int, int, int]:
 
 def test_a_new_run_is_estimated_beside_the_pooled_runs(fitted):
     world = fitted
-    run = _new_run(world)
+    run = new_run(world)
     found = service.new_runs_evaluate(
         job=world.job, sample=world.sample, new_runs={NEW: run}
     )
@@ -93,7 +85,7 @@ def test_a_new_run_is_estimated_beside_the_pooled_runs(fitted):
 
 def test_a_second_evaluation_scores_nothing_again(fitted, monkeypatch):
     world = fitted
-    run = _new_run(world)
+    run = new_run(world)
     first = service.new_runs_evaluate(
         job=world.job, sample=world.sample, new_runs={NEW: run}
     )
@@ -110,7 +102,7 @@ def test_a_second_evaluation_scores_nothing_again(fitted, monkeypatch):
 
 def test_unpooled_documents_are_scored_as_the_jobs_chunks_score_theirs(fitted):
     world = fitted
-    features = _job_features(world.job)
+    features = job_features(world.job)
     topic_id, (ids, matrix) = next(iter(sorted(features.items())))
     chosen = [int(d) for d in ids[:4]]
     unpooled.unpooled_score(job=world.job, topic_id=topic_id, document_ids=chosen)
@@ -140,7 +132,7 @@ def test_many_unpooled_documents_go_to_the_workers(
     fitted, django_capture_on_commit_callbacks
 ):
     world = fitted
-    run = _new_run(world)
+    run = new_run(world)
     with django_capture_on_commit_callbacks(execute=True) as sent:
         found = service.new_runs_evaluate(
             job=world.job, sample=world.sample, new_runs={NEW: run}, inline_max=0
@@ -160,13 +152,13 @@ def test_a_new_run_named_as_a_pooled_one_beside_it_is_refused(fitted):
     name = sorted(world.file_runs)[0]
     with pytest.raises(EstimateError, match=f"run {name} is already in the pool"):
         service.new_runs_evaluate(
-            job=world.job, sample=world.sample, new_runs={name: _new_run(world)}
+            job=world.job, sample=world.sample, new_runs={name: new_run(world)}
         )
 
 
 def test_evaluate_prints_the_new_runs_documents_and_the_rule(fitted, tmp_path):
     world = fitted
-    run = _new_run(world)
+    run = new_run(world)
     path = tmp_path / "new.run"
     lines = []
     for qid, docs in run.items():
@@ -211,7 +203,7 @@ def test_a_researcher_uploads_a_run_and_sees_it_beside_the_pooled_runs(
     client.force_login(researcher)
     url = reverse("job-new-run", args=[world.job.pk])
     assert client.get(url).status_code == 200
-    page = client.post(url, {"run": _upload(_new_run(world))})
+    page = client.post(url, {"run": _upload(new_run(world))})
     html = page.content.decode()
     assert page.status_code == 200
     assert "not in the pool" in html
@@ -233,7 +225,7 @@ def test_a_bad_run_file_is_refused_with_its_line(fitted, client, researcher):
     assert "bad.run:2" in page.content.decode()
 
 
-def test_an_assessor_may_not_evaluate_a_new_run(fitted, client, assessor):
+def test_an_assessor_may_not_evaluate_anew_run(fitted, client, assessor):
     from django.urls import reverse
 
     client.force_login(assessor)
@@ -255,7 +247,7 @@ def test_many_documents_are_scored_by_the_workers_while_the_page_waits(
         "nuggets_app.operations.queue.task_enqueue", lambda *a: sent.append(a)
     )
     with django_capture_on_commit_callbacks(execute=True):
-        page = client.post(url, {"run": _upload(_new_run(world))})
+        page = client.post(url, {"run": _upload(new_run(world))})
     assert page.status_code == 302
     batches = len(sent)
     waiting = client.get(page["Location"])
@@ -274,7 +266,7 @@ def test_after_a_rescoring_unpooled_documents_are_described_as_the_pool_is(fitte
     from nuggets_app.models import MatchResult
 
     world = fitted
-    features = _job_features(world.job)
+    features = job_features(world.job)
     # Documents the nuggets match, whose min-span features depend on lambda.
     matched = MatchResult.objects.filter(job=world.job, score__gt=0).first()
     topic_id = matched.topic_id

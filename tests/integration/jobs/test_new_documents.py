@@ -1,5 +1,6 @@
 """Documents imported after a job, scored for it (``match --job N --new-documents``):
-exactly what a job launched after the import gives them, in batches, resumable."""
+exactly what a job launched after the import gives them (scores, and the inferred
+qrels with ``later``), in batches, resumable."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.imports import collection_import
 from nuggets_app.inference.services import unpooled
+from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.matching import match_job_launch
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Document, MatchResult, UnpooledScore
 from tests.integration.jobs.world import cranfield_world, run_inline
 
@@ -97,6 +100,21 @@ def test_new_documents_are_scored_as_a_job_launched_after_the_import_scores_them
     }
     assert scored == expected
     assert any(score > 0 for score, _ in scored.values())
+    # The paper rule's inferred qrels decide them as the later job's qrels do.
+    rule = DecisionRule(kind="threshold", threshold=0.5)
+    lines = [
+        {
+            line
+            for line in qrels_export(
+                collection=world.collection, kind="inferred", job=job, rule=rule,
+                later=later,
+            ).lines
+            if line.split()[2] in NEW
+        }
+        for job, later in ((before, True), (after, False))
+    ]  # fmt: skip
+    assert lines[0] == lines[1]
+    assert len(lines[0]) == len(expected)
 
 
 def test_scoring_again_resumes_only_what_is_missing(
