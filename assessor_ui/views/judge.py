@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor_ui.forms import JudgmentForm, TimeForm, first_error
 from nuggets_app import access
 from nuggets_app.html import sanitize_html
+from nuggets_app.inference.services.embeddings import semantic_on, stored_nearest
 from nuggets_app.judging import selectors
 from nuggets_app.judging.services.judgments import (
     JudgingError,
@@ -166,7 +167,8 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "grades": grades,
         "readonly": readonly,
         "keymap": config["keymap"],
-        "nuggets": page.topic_nuggets,
+        "nuggets": _topic_nuggets(page),
+        "semantic_on": semantic_on(),
         "config": config,
         "html": config["doc"]["html"],
     }
@@ -187,11 +189,20 @@ def judge_data(request: HttpRequest, assignment_id: int, position: int) -> HttpR
         [s.start, s.text, s.nuggets, s.match, s.invisible, s.code]
         for s in page.segments
     ]
-    doc["nuggets"] = page.topic_nuggets
+    doc["nuggets"] = _topic_nuggets(page)
     doc["judged"] = sorted(page.judged_positions)
     # Aspects other assessors added since the page loaded reach the selects here.
     doc["aspects"] = assignment.topic.aspects
     return JsonResponse(doc)
+
+
+def _topic_nuggets(page: selectors.JudgePage) -> list[dict]:
+    """The topic's nuggets, each with the document's sentence nearest to it where
+    its embeddings are stored (``semantic``: similarity, span and sentence; None
+    otherwise): semantic evidence beside the matcher's score."""
+    texts = {n["id"]: n["text"] for n in page.topic_nuggets}
+    nearest = stored_nearest(document=page.document, nugget_ids=texts, texts=texts)
+    return [{**n, "semantic": nearest.get(n["id"])} for n in page.topic_nuggets]
 
 
 # A position placeholder in URL templates the page fills in (no queue is this long).

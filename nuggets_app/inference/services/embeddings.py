@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -229,13 +229,18 @@ def document_windows(
 
 
 def nugget_vectors(
-    nugget_ids: Iterable[int], *, model: str = MODEL
+    nugget_ids: Iterable[int],
+    *,
+    model: str = MODEL,
+    texts: Mapping[int, str] | None = None,
 ) -> dict[int, np.ndarray]:
-    """Stored embeddings of these nuggets (current text only)."""
-    nuggets = {
-        n.pk: _sha1(n.text)
-        for n in Nugget.objects.filter(pk__in=list(nugget_ids)).only("pk", "text")
-    }
+    """Stored embeddings of these nuggets (current text only; ``texts``: the current
+    texts by id, when the caller has them, else read)."""
+    if texts is None:
+        texts = dict(
+            Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
+        )
+    nuggets = {pk: _sha1(text) for pk, text in texts.items()}
     return {
         row.nugget_id: embeddings.from_bytes([bytes(row.vector)])[0]
         for row in NuggetEmbedding.objects.filter(nugget_id__in=nuggets, model=model)
@@ -254,6 +259,40 @@ def embedding_storage(*, model: str = MODEL) -> dict[str, Any]:
     return {"units": units["rows"], "vector_bytes": units["vector_bytes"] or 0}
 
 
+def stored_nearest(
+    *,
+    document: Document,
+    nugget_ids: Iterable[int],
+    model: str = MODEL,
+    texts: Mapping[int, str] | None = None,
+) -> dict[int, dict[str, Any]]:
+    """For each nugget whose current text has a stored embedding, the stored window
+    of ``document`` nearest to it: ``{"similarity", "start", "end", "sentence"}``.
+    Embeds nothing ({} without the extra or before the document is embedded), so a
+    page an assessor waits for never runs the model (``texts``: the nuggets' current
+    texts, saving a query)."""
+    if not embeddings.semantic_available():
+        return {}
+    spans, windows = document_windows([document.pk], model=model).get(
+        document.pk, ([], embeddings.from_bytes([]))
+    )
+    vectors = nugget_vectors(nugget_ids, model=model, texts=texts) if spans else {}
+    if not vectors:
+        return {}
+    ids = sorted(vectors)
+    matches = best_windows(windows, np.vstack([vectors[i] for i in ids]))
+    return {
+        i: {
+            "similarity": m.similarity,
+            "start": spans[m.window][0],
+            "end": spans[m.window][1],
+            "sentence": document.text[slice(*spans[m.window])],
+        }
+        for i, m in zip(ids, matches, strict=True)
+        if m.window >= 0
+    }
+
+
 def document_semantic_evidence(
     *, document: Document, nuggets: Sequence[Nugget], model: str = MODEL
 ) -> list[dict[str, Any]] | None:
@@ -265,22 +304,18 @@ def document_semantic_evidence(
     if not UnitEmbedding.objects.filter(document=document, model=model).exists():
         documents_embed([document], model=model, max_words=DEFAULT_MAX_WORDS)
     nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
-    spans, windows = document_windows([document.pk], model=model).get(
-        document.pk, ([], embeddings.from_bytes([]))
+    found = stored_nearest(
+        document=document, nugget_ids=[n.pk for n in nuggets], model=model
     )
-    vectors = nugget_vectors([n.pk for n in nuggets], model=model)
-    kept = [n for n in nuggets if n.pk in vectors]
-    if not kept:
-        return []
-    matches = best_windows(windows, np.vstack([vectors[n.pk] for n in kept]))
     rows = [
         {
             "nugget": n,
-            "similarity": m.similarity,
-            "span": spans[m.window] if m.window >= 0 else None,
-            "text": document.text[slice(*spans[m.window])] if m.window >= 0 else "",
+            "similarity": found[n.pk]["similarity"],
+            "span": (found[n.pk]["start"], found[n.pk]["end"]),
+            "text": found[n.pk]["sentence"],
         }
-        for n, m in zip(kept, matches, strict=True)
+        for n in nuggets
+        if n.pk in found
     ]
     return sorted(rows, key=lambda r: (-r["similarity"], r["nugget"].pk))
 

@@ -76,7 +76,7 @@ export class NuggetPanel {
     const next = new Map();
     for (const n of nuggets) {
       const mine = this.nuggets.get(n.id);
-      next.set(n.id, mine && mine.version > n.version ? { ...mine, score: n.score } : n);
+      next.set(n.id, mine && mine.version > n.version ? { ...mine, score: n.score, semantic: n.semantic } : n);
     }
     for (const id of [...this.deletes.keys(), ...this.gone]) next.delete(id);
     this.nuggets = next;
@@ -99,7 +99,7 @@ export class NuggetPanel {
   updateScores(nuggets, { whole = false } = {}) {
     for (const n of nuggets) {
       const mine = this.nuggets.get(n.id);
-      if (mine) mine.score = n.score;
+      if (mine) Object.assign(mine, { score: n.score, semantic: n.semantic });
       else if (!this.hidden(n.id)) this.nuggets.set(n.id, n);
     }
     if (whole) {
@@ -219,6 +219,14 @@ export class NuggetPanel {
     } else {
       score.textContent = "–";
       score.title = "Not found in this document";
+    }
+    // Semantic evidence: the document's sentence nearest to the nugget in meaning.
+    if (n.semantic) {
+      const nearest = li.querySelector(".nearest");
+      nearest.hidden = false;
+      nearest.querySelector(".sem").textContent = `≈ ${n.semantic.similarity.toFixed(2)}`;
+      nearest.querySelector("q").textContent = n.semantic.sentence;
+      nearest.dataset.span = `${n.semantic.start}-${n.semantic.end}`;
     }
     return li;
   }
