@@ -1,0 +1,151 @@
+"""How much any model-guided design could gain, with the model the product fits.
+
+Model-assisted estimation under Poisson sampling has a classical lower bound
+(Godambe and Joshi 1965; Särndal, Swensson and Wretman 1992, §12.2): with the
+model's variance ``s_d² = p_d (1 - p_d)`` and the estimate's derivatives ``a_d``, the
+*anticipated* variance ``Σ_d (1/π_d - 1) a_d² s_d²`` of a design with expected size
+``n`` is smallest for ``π_d ∝ |a_d| s_d`` (capped at 1). No design in rounds can do
+better than that optimum under the same model; rounds only approach it with a model
+fitted on fewer judgments.
+
+This script takes the cross-fitted p of one one-shot simulation (statAP sample of 10%,
+seed 11, as designs.py does) and, per topic, ``a_d`` the AP derivatives of every run
+(``ir.rounds.ap_importance``: ``sqrt(Σ_runs a²)``, so the variance summed over runs).
+For each design it prints the variance summed over topics and runs, anticipated (under
+the model, ``σ²``) and realised (with the true labels, ``(y - p)²``, the design
+variance of the difference estimator for this fixed p), as a ratio to statAP's design
+at 10%:
+
+* ``statap10``, ``statap5``: statAP's inclusion probabilities at 10% and 5% of the
+  mean pool size per topic;
+* ``optimal5``: ``π ∝ a s`` at 5% (the bound: the best anticipated variance of any
+  design of that size);
+* ``optimal5-floor``: the same with a fifth of the budget spread by statAP's prior, as
+  ``ir.rounds.round_design`` guards against a wrong model.
+
+Usage (from the repository root, the collection imported as in run.sh):
+  DATA_DIR=var/simulation/dl19 DEBUG=1 PYTHONPATH=. .venv/bin/python \
+    docs/results/adaptive/bound.py dl19 QRELS LEVEL
+"""
+
+import math
+import os
+import sys
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
+import django
+
+django.setup()
+from nuggets_app.ir.rounds import ap_importance, capped_probabilities  # noqa: E402
+from nuggets_app.ir.sampling import (  # noqa: E402
+    inclusion_probabilities,
+    pool_distribution,
+)
+from nuggets_app.models import Collection, Run  # noqa: E402
+from nuggets_app.research.services.simulation import (  # noqa: E402
+    SimulationConfig,
+    simulation_run,
+)
+
+FLOOR = 0.2
+
+
+def statap_pi(prior: dict[str, float], n: float) -> dict[str, float]:
+    """statAP's inclusion probabilities with the number of draws whose expected
+    number of distinct documents is ``n`` (bisection on the draws)."""
+    low, high = 0.0, 1.0
+    while math.fsum(inclusion_probabilities(prior, int(high)).values()) < n:
+        high *= 2
+        if high > 1e7:
+            return dict.fromkeys(prior, 1.0)
+    for _ in range(60):
+        mid = (low + high) / 2
+        pi = {
+            d: -math.expm1(mid * math.log1p(-q)) if q < 1 else 1.0
+            for d, q in prior.items()
+        }
+        if math.fsum(pi.values()) < n:
+            low = mid
+        else:
+            high = mid
+    return {
+        d: -math.expm1(high * math.log1p(-q)) if q < 1 else 1.0
+        for d, q in prior.items()
+    }
+
+
+def variances(pi, weight, p, y):
+    """(anticipated, realised) ``Σ (1/π - 1) a² v`` over one topic."""
+    anticipated = realised = 0.0
+    for d, w in weight.items():
+        keep = pi.get(d, 0.0)
+        if keep >= 1.0:
+            continue
+        factor = (1.0 / keep - 1.0) if keep > 0 else math.inf
+        anticipated += factor * w * w * p[d] * (1 - p[d])
+        realised += factor * w * w * (y[d] - p[d]) ** 2
+    return anticipated, realised
+
+
+def main() -> None:
+    name, qrels, level = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    collection = Collection.objects.get(name=name)
+    runs = list(Run.objects.filter(collection=collection))  # imported by simulate
+    d = simulation_run(
+        collection=collection,
+        qrels_path=qrels,
+        runs=runs,
+        config=SimulationConfig(
+            depth=100,
+            sample_size=0,
+            sample_fraction=0.10,
+            seed=11,
+            relevance_level=level,
+        ),
+    )
+    sizes = [len(v) for v in d.pool.values()]
+    mean_pool = sum(sizes) / len(sizes)
+    totals: dict[str, list[float]] = {}
+    for q in sorted(d.pool):
+        rankings = {
+            n: sorted(r[q], key=lambda x: (-r[q][x], x))[: d.config.depth]
+            for n, r in d.runs.items()
+            if q in r
+        }
+        prior = pool_distribution(rankings)
+        p = {x: min(max(d.crossfit.get(q, {}).get(x, 0.0), 0.0), 1.0) for x in prior}
+        y = {x: float(d.truth.get(q, {}).get(x, 0) >= level) for x in prior}
+        weight = ap_importance(rankings, p)
+        sigma = {x: weight[x] * math.sqrt(p[x] * (1 - p[x])) for x in prior}
+        n10, n5 = 0.10 * mean_pool, 0.05 * mean_pool
+        q_total = math.fsum(prior.values())
+        s_total = math.fsum(sigma.values()) or 1.0
+        designs = {
+            "statap10": statap_pi(prior, n10),
+            "statap5": statap_pi(prior, n5),
+            "optimal5": capped_probabilities(
+                {x: max(s, 1e-12) for x, s in sigma.items()}, n5
+            ),
+            "optimal5-floor": capped_probabilities(
+                {
+                    x: FLOOR * prior[x] / q_total + (1 - FLOOR) * sigma[x] / s_total
+                    for x in prior
+                },
+                n5,
+            ),
+        }
+        for label, pi in designs.items():
+            a, r = variances(pi, weight, p, y)
+            row = totals.setdefault(label, [0.0, 0.0])
+            row[0] += a
+            row[1] += r
+    base_a, base_r = totals["statap10"]
+    print(f"{name}: {len(d.pool)} topics, mean pool {mean_pool:.0f}")
+    print("| design | anticipated / statap10 | realised / statap10 |")
+    print("|---|---|---|")
+    for label, (a, r) in totals.items():
+        print(f"| {label} | {a / base_a:.3f} | {r / base_r:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
