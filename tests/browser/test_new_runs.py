@@ -11,7 +11,7 @@ from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import chunks, launch
 from tests.browser.chrome import chromium, login, screenshot, wait_for
-from tests.integration.evaluation.test_new_runs import _new_run
+from tests.integration.evaluation.test_new_runs import new_run
 from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,7 +54,7 @@ def test_a_researcher_uploads_a_new_run_and_sees_it_marked_not_pooled(
 
     path = tmp_path / "new.run"
     lines = []
-    for qid, docs in _new_run(world).items():
+    for qid, docs in new_run(world).items():
         ranked = sorted(docs.items(), key=lambda kv: -kv[1])
         lines += [f"{qid} Q0 {d} {i} {s} {NEW}\n" for i, (d, s) in enumerate(ranked, 1)]
     path.write_text("".join(lines))
