@@ -1,5 +1,6 @@
-"""The relevance model's semantic features: embeddings near the nuggets and the
-judged relevant documents (the optional extra; :mod:`nuggets_app.learning.embeddings`).
+"""The relevance model's semantic features: embeddings near the nuggets, the judged
+relevant documents and the topic (the optional extra;
+:mod:`nuggets_app.learning.embeddings`).
 
 Pure and Django-free. A document ``d`` is given as the embeddings of its windows
 (:func:`nuggets_app.learning.semantic.text_windows`, L2-normalised rows); its
@@ -15,6 +16,11 @@ Features (:data:`SEMANTIC_FEATURE_NAMES`, appended after
 ``relevant_semantic``
     The mean cosine of ``d``'s document vector to those of the judged relevant
     documents other than ``d`` (0 without such a document).
+``topic_semantic``
+    The highest cosine of the topic statement (title and description) to a window of
+    ``d``, floored at 0: what a dense retriever built on the same encoder would score,
+    so that the model sees the relevance a neural ranker sees without shared terms
+    (0 without a statement).
 
 Leave-one-out as in :mod:`~nuggets_app.learning.relevance_features`: nothing in
 the features of ``d`` depends on ``d``'s own label or on the nuggets extracted from
@@ -35,6 +41,7 @@ SEMANTIC_FEATURE_NAMES: tuple[str, ...] = (
     "nugget_semantic_max",
     "nugget_semantic_mean",
     "relevant_semantic",
+    "topic_semantic",
 )
 
 Matrix = npt.NDArray[np.float32]
@@ -52,13 +59,14 @@ def document_vector(windows: Matrix) -> Matrix:
 
 @dataclass(frozen=True)
 class SemanticEvidence:
-    """A topic's nugget embeddings (rows) with their source docnos, and the document
-    vectors of its judged relevant documents."""
+    """A topic's nugget embeddings (rows) with their source docnos, the document
+    vectors of its judged relevant documents, and its statement's embedding."""
 
     nuggets: Matrix
     sources: tuple[str | None, ...]
     relevant: Mapping[str, Matrix]
     relevant_sum: Matrix | None
+    topic: Matrix | None = None
 
 
 def semantic_evidence(
@@ -66,9 +74,11 @@ def semantic_evidence(
     nuggets: Sequence[tuple[Matrix, str | None]],
     relevant_windows: Mapping[str, Matrix],
     dimension: int,
+    topic: Matrix | None = None,
 ) -> SemanticEvidence:
-    """Evidence of one topic: ``(embedding, source docno)`` of each nugget and the
-    window embeddings of each judged relevant document."""
+    """Evidence of one topic: ``(embedding, source docno)`` of each nugget, the
+    window embeddings of each judged relevant document and the statement's embedding
+    (``topic``, L2-normalised)."""
     matrix = (
         np.vstack([v for v, _ in nuggets]).astype(np.float32)
         if nuggets
@@ -80,12 +90,14 @@ def semantic_evidence(
     total = (
         np.sum(list(relevant.values()), axis=0).astype(np.float32) if relevant else None
     )
-    return SemanticEvidence(matrix, tuple(s for _, s in nuggets), relevant, total)
+    return SemanticEvidence(
+        matrix, tuple(s for _, s in nuggets), relevant, total, topic
+    )
 
 
 def semantic_features(
     evidence: SemanticEvidence, docno: str, windows: Matrix
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
     """Raw semantic features of one document (module doc), leave-one-out."""
     keep = [i for i, source in enumerate(evidence.sources) if source != docno]
     nugget_max = nugget_mean = 0.0
@@ -103,4 +115,7 @@ def semantic_features(
                 else evidence.relevant_sum
             )
             relevant = float(document_vector(windows) @ total) / count
-    return nugget_max, nugget_mean, relevant
+    topic = 0.0
+    if evidence.topic is not None and len(windows):
+        topic = max(float((windows @ evidence.topic).max()), 0.0)
+    return nugget_max, nugget_mean, relevant, topic

@@ -14,6 +14,7 @@ that exist for them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -359,12 +360,20 @@ def _semantic_rows(
 ) -> FloatArray:
     empty = np.zeros((0, DIMENSION), np.float32)
     texts = nuggets.get(topic.pk, []) if topic else []
+    statement = topic_statement(topic) if topic else ""
     evidence = semantic_evidence(
         nuggets=[(vectors[n.id], n.source) for n in texts if n.id in vectors],
         relevant_windows={d: windows.get(d, empty) for d, rel in judged.items() if rel},
         dimension=DIMENSION,
+        topic=_statement_vector(statement) if statement else None,
     )
     return np.array(
         [semantic_features(evidence, d, windows.get(d, empty)) for d in ordered],
         dtype=np.float64,
     ).reshape(len(ordered), len(SEMANTIC_FEATURE_NAMES))
+
+
+@functools.lru_cache(maxsize=4096)
+def _statement_vector(statement: str) -> np.ndarray:
+    """The embedding of a topic statement (computed once per process)."""
+    return stored.text_vectors([statement])[0]

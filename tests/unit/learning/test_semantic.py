@@ -150,20 +150,38 @@ def test_semantic_features_leave_out_the_documents_own_nuggets_and_label() -> No
         dimension=3,
     )
     # d1: only d2's nugget counts (0.6 with d1's second window); relevant: only d2.
-    nugget_max, nugget_mean, relevant = semantic_features(evidence, "d1", d1)
+    nugget_max, nugget_mean, relevant, topic = semantic_features(evidence, "d1", d1)
+    assert topic == 0.0  # no statement
     assert (nugget_max, nugget_mean) == (pytest.approx(0.6), pytest.approx(0.6))
     assert relevant == pytest.approx(float(document_vector(d1) @ _unit(0, 0, 1)))
     # An unjudged document sees both nuggets and both relevant documents.
     d3 = np.vstack([_unit(1, 0, 0)])
-    nugget_max, nugget_mean, relevant = semantic_features(evidence, "d3", d3)
+    nugget_max, nugget_mean, relevant, _ = semantic_features(evidence, "d3", d3)
     assert (nugget_max, nugget_mean) == (pytest.approx(1.0), pytest.approx(0.5))
     assert relevant == pytest.approx((2**-0.5 + 0.0) / 2)
     # Without windows every feature is 0.
     empty = np.zeros((0, 3), np.float32)
-    assert semantic_features(evidence, "d4", empty) == (0.0, 0.0, 0.0)
+    assert semantic_features(evidence, "d4", empty) == (0.0, 0.0, 0.0, 0.0)
 
 
 def test_the_only_relevant_document_has_no_relevant_similarity() -> None:
     d1 = np.vstack([_unit(1, 0)])
     evidence = semantic_evidence(nuggets=[], relevant_windows={"d1": d1}, dimension=2)
-    assert semantic_features(evidence, "d1", d1) == (0.0, 0.0, 0.0)
+    assert semantic_features(evidence, "d1", d1) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_topic_similarity_is_the_best_window_and_ignores_labels() -> None:
+    """The statement's highest cosine to a window, floored at 0, the same for a judged
+    relevant document as for an unjudged copy of it."""
+    d1 = np.vstack([_unit(1, 0, 0), _unit(0.6, 0.8, 0)])
+    topic = _unit(0, 1, 0)
+    judged = semantic_evidence(
+        nuggets=[], relevant_windows={"d1": d1}, dimension=3, topic=topic
+    )
+    unjudged = semantic_evidence(
+        nuggets=[], relevant_windows={}, dimension=3, topic=topic
+    )
+    assert semantic_features(judged, "d1", d1)[3] == pytest.approx(0.8)
+    assert semantic_features(unjudged, "d1", d1)[3] == pytest.approx(0.8)
+    away = np.vstack([_unit(0, -1, 0)])
+    assert semantic_features(unjudged, "d2", away)[3] == 0.0
