@@ -285,23 +285,15 @@ def _later_records(
     """Inferred records of the documents scored after the job ran."""
     decisions = rule_apply_later(job=job, rule=rule, topics=list(qids))
     on_model = rule_on_model(job, rule)
-    model_p = {
-        (t, d): v
-        for t, (docs, p) in (
-            later_columns(job=job, on_model=True, topics=list(decisions))
-            if on_model
-            else {}
-        ).items()
-        for d, v in zip(docs.tolist(), p.tolist(), strict=True)
-    }
     rows = UnpooledScore.objects.filter(
         job=job, topic_id__in=list(decisions)
     ).values_list("topic_id", "document_id", "score", "nugget_id")
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for topic_id, doc_id, score, nugget in rows.iterator():
-        relevant = decisions[topic_id].get(doc_id)
-        if relevant is None:
+        decided = decisions[topic_id].get(doc_id)
+        if decided is None:
             continue
+        relevant, value = decided
         rec: dict[str, Any] = {
             "rel": grade if relevant else 0,
             "source": "model" if on_model else "matcher",
@@ -310,7 +302,7 @@ def _later_records(
             "later": True,
         }
         if on_model:
-            rec["p"] = model_p.get((topic_id, doc_id))
+            rec["p"] = value
         out[(topic_id, doc_id)] = rec
     return out
 

@@ -200,10 +200,10 @@ def rule_apply(
 
 def rule_apply_later(
     *, job: MatchJob, rule: DecisionRule, topics: Iterable[int]
-) -> dict[int, dict[int, bool]]:
-    """{topic id: {document id: inferred relevant?}} for the documents scored after
-    the job ran (:func:`nuggets_app.inference.services.unpooled.later_columns`), on
-    the same value as :func:`rule_apply` (p or min-span score). No pooled decision
+) -> dict[int, dict[int, tuple[bool, float]]]:
+    """{topic id: {document id: (inferred relevant?, value)}} for the documents scored
+    after the job ran (:func:`nuggets_app.inference.services.unpooled.later_columns`),
+    on the same value as :func:`rule_apply` (p or min-span score). No pooled decision
     changes: a threshold rule applies its threshold; a rule that picks per topic
     (expected F1, top n) applies the smallest value it kept in the topic's pool."""
     wanted = list(topics)
@@ -220,7 +220,7 @@ def rule_apply_later(
             else _score_columns(job)
         )
         pooled = {t: columns[t] for t in later if t in columns}
-    out: dict[int, dict[int, bool]] = {}
+    out: dict[int, dict[int, tuple[bool, float]]] = {}
     for topic_id, (docs, values) in later.items():
         qid = qids[topic_id]
         if rule.kind in ("threshold", "probability"):
@@ -229,7 +229,10 @@ def rule_apply_later(
             pool_docs, pool_values = pooled.get(topic_id, (np.zeros(0), np.zeros(0)))
             kept = pool_values[_rule_mask(rule, qid, pool_docs, pool_values)]
             cut = float(kept.min()) if kept.size else math.inf
-        out[topic_id] = dict(zip(docs.tolist(), (values >= cut).tolist(), strict=True))
+        out[topic_id] = {
+            doc: (bool(value >= cut), value)
+            for doc, value in zip(docs.tolist(), values.tolist(), strict=True)
+        }
     return out
 
 
