@@ -18,11 +18,14 @@ from django.views.decorators.http import require_POST
 
 from assessor_ui.forms import NewRunForm
 from assessor_ui.views.decorators import researcher_required, staff_required
+from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services import new_runs
 from nuggets_app.evaluation.services.estimates import (
     INTERVAL_NOTE,
+    MODEL_ONLY_NOTE,
     EstimateError,
     estimate_sample,
+    topics_without_relevant,
 )
 from nuggets_app.inference.services.unpooled import (
     UnpooledError,
@@ -75,7 +78,7 @@ def job_new_run(request: HttpRequest, pk: int) -> HttpResponse:
                     PENDING_SECONDS,
                 )
                 return redirect("job-new-run-pending", pk=job.pk, key=key)
-            context.update(_result(found))
+            context.update(_result(found, job, sample))
     return render(request, TEMPLATE, context)
 
 
@@ -101,7 +104,7 @@ def job_new_run_pending(request: HttpRequest, pk: int, key: str) -> HttpResponse
         context["pending"] = unpooled_progress(job=job, wanted=found.wanted)
         context["run_name"] = stored["name"]
     else:
-        context.update(_result(found))
+        context.update(_result(found, job, sample))
     return render(request, TEMPLATE, context)
 
 
@@ -135,7 +138,7 @@ def _key(job: MatchJob, key: str) -> str:
     return f"new-run:{job.pk}:{key}"
 
 
-def _result(found: new_runs.NewRunsEvaluation) -> dict:
+def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) -> dict:
     estimates = found.estimates or {}
     ranked = sorted(
         estimates.values(),
@@ -159,6 +162,10 @@ def _result(found: new_runs.NewRunsEvaluation) -> dict:
     return {
         "rows": rows,
         "interval_note": INTERVAL_NOTE,
+        "model_only_topics": topics_without_relevant(
+            sample_prels(sample), job.collection.relevant_threshold
+        ),
+        "model_only_note": MODEL_ONLY_NOTE,
         "new_run_note": found.note,
         "rule": found.rule,
         "depth": found.depth,

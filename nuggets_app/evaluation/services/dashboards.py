@@ -134,6 +134,10 @@ def runs_evaluation(
         page.context["model_assisted_flagged"] = sorted(
             name for name, e in found.items() if e.check.flagged
         )
+        page.context["model_only_topics"] = estimates.topics_without_relevant(
+            prels, collection.relevant_threshold
+        )
+        page.context["model_only_note"] = estimates.MODEL_ONLY_NOTE
     return page
 
 

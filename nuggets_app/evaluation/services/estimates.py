@@ -40,7 +40,7 @@ from nuggets_app.ir.model_assisted import (
     RunEstimate,
     model_assisted_evaluate,
 )
-from nuggets_app.ir.prels import TopicPrels
+from nuggets_app.ir.prels import TopicPrels, topic_key
 from nuggets_app.learning.crossfit import (
     CrossFit,
     crossfit_by_docno,
@@ -67,6 +67,28 @@ FLAG_NOTE = (
     "model over- or under-rates the documents this run retrieves, so EAP would be "
     "unfair to it; the model-assisted estimate corrects for that with the sample."
 )
+
+
+MODEL_ONLY_NOTE = (
+    "In these topics no judged document of the sample is relevant: their estimates "
+    "rest on the relevance model alone, and their intervals are too narrow, since the "
+    "sample shows no error of the model there. Judge more of their documents (a "
+    "later round, or a larger sample) before trusting them."
+)
+
+
+def topics_without_relevant(prels: Mapping[str, TopicPrels], level: int) -> list[str]:
+    """The sample's topics (statAP's ``UMASS`` ones aside) where no judged document
+    reaches ``level``: :data:`MODEL_ONLY_NOTE` says what that means for them."""
+    return sorted(
+        (
+            qid
+            for qid, topic in prels.items()
+            if topic.label != "UMASS"
+            and not any(rel >= level for rel in topic.rel.values())
+        ),
+        key=topic_key,
+    )
 
 
 class EstimateError(ValueError):

@@ -34,6 +34,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.evaluation.selectors import (
     SourceError,
     job_probability_qrels,
+    sample_prels,
     stored_qrels,
     stored_subtopic_qrels,
 )
@@ -41,11 +42,13 @@ from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
+    MODEL_ONLY_NOTE,
     EstimateError,
     RunEstimates,
     estimate_rows,
     estimate_sample,
     job_sample_estimates,
+    topics_without_relevant,
 )
 from nuggets_app.evaluation.services.new_runs import (
     NEW_RUN_COUNTS,
@@ -453,6 +456,14 @@ class Command(BaseCommand):
                     f"# no sample of job {job.pk}'s pool: no model-assisted estimates"
                 )
                 return None
+            blind = topics_without_relevant(
+                sample_prels(sample), job.collection.relevant_threshold
+            )
+            if blind:
+                self.stderr.write(
+                    f"# topics without a relevant judged document: {' '.join(blind)}"
+                    f"\n# {MODEL_ONLY_NOTE}"
+                )
             scores = {run.name: run.scores for run in runs}
             if not self._files:
                 return job_sample_estimates(job=job, sample=sample, runs=scores)

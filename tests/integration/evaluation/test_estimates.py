@@ -10,11 +10,13 @@ import math
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
+    MODEL_ONLY_NOTE,
     job_crossfit,
 )
 from nuggets_app.inference.services import job_model as relevance
@@ -237,3 +239,39 @@ def test_compare_qrels_flags_the_run_the_model_credits_and_statap_cannot_see(
     assert flags[UNJUDGED_RUN] == "1"
     assert set(flags.values()) <= {"0", "1"}
     assert FLAG_NOTE in err.getvalue()
+
+
+def test_topics_whose_sample_holds_no_relevant_document_are_named(
+    researcher, client, fitted, tmp_path
+):
+    """Their estimates rest on the model alone: the command and the runs page name
+    them, with what that means; with a relevant judgment in every topic, neither does."""
+    world = fitted
+    name = sorted(world.file_runs)[0]
+    path = _write_run(tmp_path / "r.run", name, world.file_runs[name])
+    level = world.collection.relevant_threshold
+    url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
+    query = {"sample": world.sample.pk, "expected": world.job.pk, "qrels": "human"}
+    client.force_login(researcher)
+
+    def shown():
+        err = io.StringIO()
+        call_command(
+            "evaluate", "--job", str(world.job.pk), path,
+            stdout=io.StringIO(), stderr=err,
+        )  # fmt: skip
+        return err.getvalue(), client.get(url, query)
+
+    err, page = shown()
+    assert MODEL_ONLY_NOTE not in err
+    assert 'id="model-only"' not in page.text
+    qid = sorted(world.topics, key=int)[0]
+    judged = Judgment.objects.filter(topic=world.topics[qid], relevance__gte=level)
+    assert judged.exists()
+    # As a re-judgment through the service would (the cached page sees the change).
+    judged.update(relevance=0, updated_at=timezone.now())
+    err, page = shown()
+    assert f"# topics without a relevant judged document: {qid}\n" in err
+    assert MODEL_ONLY_NOTE in err
+    assert page.context["model_only_topics"] == [qid]
+    assert f"Topics without a relevant judged document: {qid}." in page.text
