@@ -19,22 +19,13 @@ from nuggets_app.evaluation.services.estimates import (
     MODEL_ONLY_NOTE,
     job_crossfit,
 )
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import prels_export, probabilistic_export
-from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
 
 pytestmark = pytest.mark.django_db
 
 UNJUDGED_RUN = "unjudged-only"
-
-
-@pytest.fixture
-def fitted(world):
-    relevance.features_cache_clear()
-    job_model_fit(job=world.job)
-    return world
 
 
 def _unjudged(world) -> dict[str, list[str]]:

@@ -17,7 +17,6 @@ from nuggets_app.evaluation.services.verification import (
 )
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import prels_export, probabilistic_export
-from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.ranking import ranking_compare
@@ -25,13 +24,6 @@ from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Judgment
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fitted(world):
-    relevance.features_cache_clear()
-    job_model_fit(job=world.job)
-    return world
 
 
 def _expected_statap(world):
