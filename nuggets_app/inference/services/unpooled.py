@@ -14,8 +14,9 @@ twice). :func:`unpooled_progress` says how many of the wanted rows exist.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,20 +190,28 @@ def unpooled_features(
     *, job: MatchJob, wanted: Wanted
 ) -> dict[int, tuple[list[int], np.ndarray]]:
     """{topic id: (document ids, raw feature matrix)} of the scored wanted pairs."""
-    out: dict[int, tuple[list[int], list[np.ndarray]]] = {}
-    for topic_id, docs in wanted.items():
-        rows = UnpooledScore.objects.filter(
-            job=job, topic_id=topic_id, document_id__in=list(docs)
-        ).values_list("document_id", "features")
-        ids, vectors = out.setdefault(topic_id, ([], []))
-        for doc_id, blob in rows.iterator(chunk_size=5000):
-            ids.append(doc_id)
-            vectors.append(np.frombuffer(bytes(blob), dtype="<f8"))
-    return {
-        t: (ids, np.vstack(vectors) if vectors else np.zeros((0, 0)))
-        for t, (ids, vectors) in out.items()
-        if ids
-    }
+    return _features_by_topic(
+        itertools.chain.from_iterable(
+            UnpooledScore.objects.filter(
+                job=job, topic_id=topic_id, document_id__in=list(docs)
+            )
+            .values_list("topic_id", "document_id", "features")
+            .iterator(chunk_size=5000)
+            for topic_id, docs in wanted.items()
+        )
+    )
+
+
+def _features_by_topic(
+    rows: Iterable[tuple[int, int, bytes]],
+) -> dict[int, tuple[list[int], np.ndarray]]:
+    """(topic id, document id, packed features) rows grouped by topic, in row order."""
+    found: dict[int, tuple[list[int], list[np.ndarray]]] = {}
+    for topic_id, doc_id, blob in rows:
+        ids, vectors = found.setdefault(topic_id, ([], []))
+        ids.append(doc_id)
+        vectors.append(np.frombuffer(bytes(blob), dtype="<f8"))
+    return {t: (ids, np.vstack(vectors)) for t, (ids, vectors) in found.items()}
 
 
 # --- documents added after a job --------------------------------------------------------
@@ -259,28 +268,33 @@ def later_columns(
     rows = UnpooledScore.objects.filter(job=job).order_by("topic_id", "document_id")
     if topics is not None:
         rows = rows.filter(topic_id__in=list(topics))
-    found: dict[int, tuple[list[int], list]] = {}
-    column = "features" if on_model else "score"
-    for topic_id, doc_id, value in rows.values_list(
-        "topic_id", "document_id", column
-    ).iterator(chunk_size=5000):
-        ids, values = found.setdefault(topic_id, ([], []))
-        ids.append(doc_id)
-        values.append(np.frombuffer(bytes(value), dtype="<f8") if on_model else value)
     if not on_model:
+        scores: dict[int, tuple[list[int], list[float]]] = {}
+        for topic_id, doc_id, score in rows.values_list(
+            "topic_id", "document_id", "score"
+        ).iterator(chunk_size=5000):
+            ids, values = scores.setdefault(topic_id, ([], []))
+            ids.append(doc_id)
+            values.append(score)
         return {
             t: (np.array(ids, dtype=np.int64), np.array(v, dtype=float))
-            for t, (ids, v) in found.items()
+            for t, (ids, v) in scores.items()
         }
+    found = _features_by_topic(
+        rows.values_list("topic_id", "document_id", "features").iterator(
+            chunk_size=5000
+        )
+    )
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
     if stored is None or not found:
         return {}
     model = RelevanceModel.from_json(json.dumps(stored.model))
     pool = job_features(job)
-    out = {}
-    for topic_id, (ids, vectors) in found.items():
-        if topic_id not in pool:
-            continue
-        p = predict_beside_pool(model, pool[topic_id][1], np.vstack(vectors))
-        out[topic_id] = (np.array(ids, dtype=np.int64), p)
-    return out
+    return {
+        topic_id: (
+            np.array(ids, dtype=np.int64),
+            predict_beside_pool(model, pool[topic_id][1], matrix),
+        )
+        for topic_id, (ids, matrix) in found.items()
+        if topic_id in pool
+    }
