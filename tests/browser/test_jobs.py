@@ -9,16 +9,10 @@ from django.urls import reverse
 
 from nuggets_app.inference.services import matching
 from nuggets_app.inference.services.matching import launch
-from tests.browser.chrome import chromium, login, open_page, screenshot, wait_for
+from tests.browser.chrome import login, open_page, screenshot, wait_for
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

@@ -4,38 +4,22 @@ selection with exact offsets, editing, reload, and another assessor locked out."
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from nuggets_app.models import Judgment, Nugget, Topic
 from tests import factories as f
-from tests.browser.chrome import chromium, login, wait_for
+from tests.browser.chrome import login, open_page, screenshot, wait_for
 from tests.integration.judging_world import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PHRASE = "thermo-aeroelastic similarity"
 # CRLF, an astral character (2 UTF-16 units, 1 code point) and a combining accent before
 # the target: offsets must still be the Python code-point offsets.
 TRICKY = "Cafe\u0301 \U0001d518 notes\r\nsecond line: the target words are here.\r\nend"
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with chromium() as browser:
-        yield browser
-
-
-def open_page(driver, url: str) -> None:
-    driver.get(url)
-    wait_for(
-        lambda: driver.execute_script("return document.body.dataset.ready"),
-        "page script",
-    )
 
 
 def press(driver, keys: str) -> None:
@@ -67,11 +51,6 @@ def select_text(driver, needle: str) -> None:
         """,
         needle,
     )
-
-
-def screenshot(driver, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
 
 
 @pytest.fixture

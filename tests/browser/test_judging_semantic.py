@@ -7,18 +7,12 @@ from __future__ import annotations
 import pytest
 
 from tests import factories as f
-from tests.browser.chrome import chromium, login, wait_for
-from tests.browser.test_judging import doc_url, open_page, press, screenshot
+from tests.browser.chrome import login, open_page, screenshot, wait_for
+from tests.browser.test_judging import doc_url, press
 from tests.integration.judging_world import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

@@ -10,18 +10,12 @@ from django.urls import reverse
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import chunks, launch
-from tests.browser.chrome import chromium, login, screenshot, wait_for
+from tests.browser.chrome import login, screenshot, wait_for
 from tests.integration.evaluation.test_new_runs import new_run
 from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NEW = "browser-new-system"
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

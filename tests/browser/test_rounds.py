@@ -12,7 +12,7 @@ from django.urls import reverse
 from nuggets_app.models import Assignment, Judgment, Sample, SampleDocument
 from nuggets_app.pooling.services.pools import pool_build
 from tests import factories as f
-from tests.browser.chrome import chromium, login, open_page, screenshot, wait_for
+from tests.browser.chrome import login, open_page, screenshot, wait_for
 from tests.browser.test_staff_pages import by_id, fill, submit, task_status
 from tests.integration.pooling.test_pools import make_runs
 
@@ -30,12 +30,6 @@ WORDS = [
     "cone",
     "nozzle",
 ]
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

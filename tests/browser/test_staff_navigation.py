@@ -27,7 +27,7 @@ from nuggets_app.pooling.services.assignments import assignment_create
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 from nuggets_app.staff import services as staff_tasks
-from tests.browser.chrome import chromium, login, open_page, screenshot, wait_for
+from tests.browser.chrome import login, open_page, screenshot, wait_for
 from tests.browser.test_judging import press, select_text
 from tests.conftest import TEST_DATA
 from tests.integration.jobs.world import cranfield_world, run_inline
@@ -46,12 +46,6 @@ NAV = {
     "nav-tasks": "staff-tasks",
     "nav-admin": "admin:index",
 }
-
-
-@pytest.fixture(scope="module")
-def driver():
-    with chromium() as browser:
-        yield browser
 
 
 @dataclass

@@ -27,13 +27,12 @@ from nuggets_app.models import (
     Topic,
 )
 from tests import factories as f
-from tests.browser.test_judging import driver, login, screenshot
+from tests.browser.chrome import login, screenshot
 from tests.conftest import TEST_DATA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CRANFIELD = TEST_DATA / "public" / "cranfield"
 RUNS = sorted((CRANFIELD / "runs-top20").glob("*.run.gz"))
-__all__ = ["driver"]
 
 
 @pytest.fixture
