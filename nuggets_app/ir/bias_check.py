@@ -65,12 +65,14 @@ def bias_check(
     level: int = 1,
     depth: int | None = None,
     bounded: bool = False,
+    beale: bool = False,
     tune: bool = True,
     unsampled: Probs | None = None,
 ) -> list[BiasCheck]:
     """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
     and model-assisted, over the topics valid for all three (``bounded``: the
-    model-assisted AP through :func:`topic_bounded`; statAP is kept as it is).
+    model-assisted AP through :func:`topic_bounded`; ``beale``: by Beale's ratio
+    estimator; statAP is kept as it is).
 
     ``shift = Σ_runs EAP / Σ_runs statAP`` (per-run means); ``diff = EAP - shift *
     statAP`` has the interval ``± 1.96 shift sqrt(Σ var_statAP / n²)`` with the
@@ -91,7 +93,7 @@ def bias_check(
             ranking = ranked(runs[run][qid], depth)
             if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
                 continue
-            ma = topic_estimates(assisted[qid], ranking)
+            ma = topic_estimates(assisted[qid], ranking, beale=beale)
             if bounded:
                 ma = topic_bounded(ma)
             st = topic_estimates(plain[qid], ranking)

@@ -37,6 +37,7 @@ from nuggets_app.inference.services.job_model import (
 from nuggets_app.ir.bias_check import BiasCheck, bias_check
 from nuggets_app.ir.model_assisted import (
     CUTOFF,
+    REPORTED,
     RunEstimate,
     model_assisted_evaluate,
 )
@@ -187,7 +188,7 @@ def runs_model_assisted(
     """Every run's model-assisted estimates (per topic bounded to [0, 1]) and bias
     check, by run name; ``unsampled``: p of new runs' unpooled documents."""
     plain = {n: {q: dict(d) for q, d in s.items()} for n, s in runs.items()}
-    common = {"level": level, "bounded": True, "unsampled": unsampled}
+    common = {"level": level, "unsampled": unsampled, **REPORTED}
     found = model_assisted_evaluate(prels, probs, plain, **common)
     checks = {c.run: c for c in bias_check(prels, probs, plain, **common)}
     return {

@@ -7,7 +7,8 @@ report_build`'s dict:
   (statMAP, interval ``± 1.96 sqrt(VAR_MAP)`` of :mod:`nuggets_app.ir.statap`),
   ``eap`` (expected AP, the full-fit model's p where unjudged) and ``model_assisted``
   (:func:`nuggets_app.ir.model_assisted.model_assisted_evaluate` with the cross-fitted
-  p of :mod:`nuggets_app.learning.crossfit`, per-topic values bounded to [0, 1]; p ≡ 0,
+  p of :mod:`nuggets_app.learning.crossfit`, as the application reports it: AP by
+  Beale's ratio estimator, per-topic values bounded to [0, 1]; p ≡ 0,
   i.e. statAP with the linearised variance, when the simulation has no model):
   ``map`` per run, ``ci`` per run
   (``[low, high]``, None without an interval), ``tau`` and ``tau_ap`` against the
@@ -38,6 +39,7 @@ from typing import Any
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
+    REPORTED,
     model_assisted_evaluate,
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
@@ -147,7 +149,7 @@ def estimators_report(
         valid = [t.qid for t in result.topics if t.valid]
         statap[name] = (result.summary.stat_map, result.summary.ci95, valid)
     probs = data.crossfit or {}
-    assisted = model_assisted_evaluate(prels, probs, runs, bounded=True)
+    assisted = model_assisted_evaluate(prels, probs, runs, **REPORTED)
     model_assisted = {
         name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
         for name, ap in ((n, m["AP"]) for n, m in assisted.items())
@@ -167,7 +169,7 @@ def estimators_report(
         model_assisted, full, per_topic, all_topics
     )
     estimators["model_assisted"]["p"] = "crossfit" if data.crossfit else "none"
-    checks = bias_check(prels, probs, runs, bounded=True)
+    checks = bias_check(prels, probs, runs, **REPORTED)
     return {
         "estimators": {k: estimators[k] for k in sorted(estimators)},
         "default_estimator": DEFAULT_ESTIMATOR,

@@ -41,7 +41,11 @@ from nuggets_app.inference.services.job_model import job_options
 from nuggets_app.inference.services.pool_model import relevance_model_run
 from nuggets_app.ir.expected import qrels_probabilities, run_expected
 from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.ir.model_assisted import DEFAULT_ESTIMATOR, model_assisted_evaluate
+from nuggets_app.ir.model_assisted import (
+    DEFAULT_ESTIMATOR,
+    REPORTED,
+    model_assisted_evaluate,
+)
 from nuggets_app.ir.prels import PrelsRecord, TopicPrels, prels_load, ranking_order
 from nuggets_app.ir.reusability import (
     HeldOut,
@@ -210,7 +214,7 @@ def _scores(
     rankings = {n: {q: ranking_order(d) for q, d in r.items()} for n, r in runs.items()}
     expected = qrels_probabilities(human, probabilities)
     assisted = model_assisted_evaluate(
-        prels, crossfit, runs, bounded=True, unsampled=unsampled
+        prels, crossfit, runs, unsampled=unsampled, **REPORTED
     )
     out: dict[str, dict[str, float]] = {e: {} for e in ESTIMATORS}
     for name, run in runs.items():
