@@ -41,9 +41,9 @@ is noisy, i.e. few relevant documents found with small π. Measured on small
 collections, this bias was common to all runs and larger than their intervals (on
 Cranfield at 10%, every run's MAP 0.06 too high). Beale's estimator
 ``(N̂ R̂ + Ĉ)/(R̂² + V̂_R)`` removes the second-order term, with the linearised
-``Ĉ = Σ_S v (y - p)² ∂N/∂y_d`` and ``V̂_R`` of the variance below, and stays within
-the ratio's range when ``V̂_R`` is large (Tin's linear correction does not).
-Reference: Cochran, Sampling Techniques (1977), §6.8.
+``Ĉ = Σ_S v (y - p)² ∂N/∂y_d`` and ``V̂_R`` of the variance below; unlike Tin's
+linear correction it does not run away when ``V̂_R`` is large (numerator and
+denominator grow together). Reference: Cochran, Sampling Techniques (1977), §6.8.
 
 ``bounded=True`` (what the application reports; :func:`topic_bounded`): a topic's
 AP, R-prec, P@k and nDCG@k are clipped to [0, 1] and their variance capped at 1/4. A

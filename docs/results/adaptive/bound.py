@@ -23,9 +23,22 @@ at 10%:
 * ``optimal5-floor``: the same with a fifth of the budget spread by statAP's prior, as
   ``ir.rounds.round_design`` guards against a wrong model.
 
+With ``--fitted`` it also asks what rounds could reach with the models they have. It
+fits the model again on one-shot samples of 5% and 2.5% (same seed), and prints the
+realised variance, with the 5% model's residuals ``(y - p₅)²`` (the model an adaptive
+5% sample ends with), of:
+
+* ``statap5/p5``: statAP's design at 5%;
+* ``optimal5-floor/guide2.5``: the floored optimum computed from the 2.5% model (the
+  model that guides round 2 of two);
+* ``optimal5-floor/guide5``: the floored optimum computed from the 5% model itself
+  (no design drawn before its own judgments can have it);
+
+still as ratios to statAP's design at 10% with the 10% model's residuals.
+
 Usage (from the repository root, the collection imported as in run.sh):
   DATA_DIR=var/simulation/dl19 DEBUG=1 PYTHONPATH=. .venv/bin/python \
-    docs/results/adaptive/bound.py dl19 QRELS LEVEL
+    docs/results/adaptive/bound.py dl19 QRELS LEVEL [--fitted]
 """
 
 import math
@@ -87,25 +100,59 @@ def variances(pi, weight, p, y):
     return anticipated, realised
 
 
-def main() -> None:
-    name, qrels, level = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    collection = Collection.objects.get(name=name)
-    runs = list(Run.objects.filter(collection=collection))  # imported by simulate
-    d = simulation_run(
+def fitted(collection, qrels: str, runs, level: int, fraction: float):
+    """A one-shot simulation at ``fraction`` (seed 11): its pool, runs, truth and
+    cross-fitted p."""
+    return simulation_run(
         collection=collection,
         qrels_path=qrels,
         runs=runs,
         config=SimulationConfig(
             depth=100,
             sample_size=0,
-            sample_fraction=0.10,
+            sample_fraction=fraction,
             seed=11,
             relevance_level=level,
         ),
     )
+
+
+def probabilities(d, q: str, prior: dict[str, float]) -> dict[str, float]:
+    return {x: min(max(d.crossfit.get(q, {}).get(x, 0.0), 0.0), 1.0) for x in prior}
+
+
+def floored(prior, sigma, n):
+    """``π ∝`` a fifth of statAP's prior plus four fifths of ``sigma``, expected size
+    ``n`` (capped at 1)."""
+    q_total = math.fsum(prior.values())
+    s_total = math.fsum(sigma.values()) or 1.0
+    return capped_probabilities(
+        {
+            x: FLOOR * prior[x] / q_total + (1 - FLOOR) * sigma[x] / s_total
+            for x in prior
+        },
+        n,
+    )
+
+
+def main() -> None:
+    name, qrels, level = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    collection = Collection.objects.get(name=name)
+    runs = list(Run.objects.filter(collection=collection))  # imported by simulate
+    d = fitted(collection, qrels, runs, level, 0.10)
+    smaller = {}
+    if "--fitted" in sys.argv[4:]:
+        smaller = {f: fitted(collection, qrels, runs, level, f) for f in (0.05, 0.025)}
     sizes = [len(v) for v in d.pool.values()]
     mean_pool = sum(sizes) / len(sizes)
     totals: dict[str, list[float]] = {}
+
+    def add(label, pi, weight, p, y):
+        a, r = variances(pi, weight, p, y)
+        row = totals.setdefault(label, [0.0, 0.0])
+        row[0] += a
+        row[1] += r
+
     for q in sorted(d.pool):
         rankings = {
             n: sorted(r[q], key=lambda x: (-r[q][x], x))[: d.config.depth]
@@ -113,32 +160,35 @@ def main() -> None:
             if q in r
         }
         prior = pool_distribution(rankings)
-        p = {x: min(max(d.crossfit.get(q, {}).get(x, 0.0), 0.0), 1.0) for x in prior}
+        p = probabilities(d, q, prior)
         y = {x: float(d.truth.get(q, {}).get(x, 0) >= level) for x in prior}
         weight = ap_importance(rankings, p)
         sigma = {x: weight[x] * math.sqrt(p[x] * (1 - p[x])) for x in prior}
         n10, n5 = 0.10 * mean_pool, 0.05 * mean_pool
-        q_total = math.fsum(prior.values())
-        s_total = math.fsum(sigma.values()) or 1.0
         designs = {
             "statap10": statap_pi(prior, n10),
             "statap5": statap_pi(prior, n5),
             "optimal5": capped_probabilities(
                 {x: max(s, 1e-12) for x, s in sigma.items()}, n5
             ),
-            "optimal5-floor": capped_probabilities(
-                {
-                    x: FLOOR * prior[x] / q_total + (1 - FLOOR) * sigma[x] / s_total
-                    for x in prior
-                },
-                n5,
-            ),
+            "optimal5-floor": floored(prior, sigma, n5),
         }
         for label, pi in designs.items():
-            a, r = variances(pi, weight, p, y)
-            row = totals.setdefault(label, [0.0, 0.0])
-            row[0] += a
-            row[1] += r
+            add(label, pi, weight, p, y)
+        if smaller:
+            p5 = probabilities(smaller[0.05], q, prior)
+            add("statap5/p5", designs["statap5"], weight, p5, y)
+            for guide, model in (("2.5", smaller[0.025]), ("5", smaller[0.05])):
+                pg = probabilities(model, q, prior)
+                wg = ap_importance(rankings, pg)
+                sg = {x: wg[x] * math.sqrt(pg[x] * (1 - pg[x])) for x in prior}
+                add(
+                    f"optimal5-floor/guide{guide}",
+                    floored(prior, sg, n5),
+                    weight,
+                    p5,
+                    y,
+                )
     base_a, base_r = totals["statap10"]
     print(f"{name}: {len(d.pool)} topics, mean pool {mean_pool:.0f}")
     print("| design | anticipated / statap10 | realised / statap10 |")

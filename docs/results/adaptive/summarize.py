@@ -3,7 +3,8 @@
 Per collection and arm, means over the seeds present: tau and RMSE of MAP against the
 full qrels (``systems.map.full``), mean 95% interval width and coverage (share of runs
 whose pooled-truth MAP lies in the interval), for the default estimator
-(``model_assisted``) and statAP; documents judged (all topics).
+(``model_assisted``) and statAP; documents judged (all topics). Arms: ``one10``,
+``rounds5`` (5% in two rounds), ``rounds3`` (5% in three rounds), ``top5``.
 Usage: python docs/results/adaptive/summarize.py [REPORTS]
 """
 
@@ -14,7 +15,8 @@ import math
 import sys
 from pathlib import Path
 
-ARMS = ("one10", "rounds5", "top5")
+ARMS = ("one10", "rounds5", "rounds3", "top5")
+ADAPTIVE = ("rounds5", "rounds3")
 ORDER = ("dl19", "adi", "cacm", "cisi", "cranfield", "lisa", "medline", "npl-vaswani")
 
 
@@ -63,48 +65,50 @@ def main(folder: Path) -> None:
                 )
 
 
+def _seeds(folder: Path, c: str, arm: str) -> set[str]:
+    return {
+        p.parent.name.split("-seed")[1]
+        for p in (folder / c).glob(f"{arm}-seed*/report.json")
+    }
+
+
 def verdicts(folder: Path) -> None:
-    """Per collection, the done-when check of issue 23 on the default estimator:
-    rounds5 reaches one10's tau and MAP RMSE (means over the seeds both arms have), and
-    its coverage is at least 0.9."""
+    """Per collection and adaptive arm (5% in two or three rounds), the done-when
+    check of issue 23 on the default estimator: the arm reaches one10's tau and MAP
+    RMSE (means over the seeds both arms have), and its coverage is at least 0.9."""
     print(
-        "| collection | seeds | tau one10 | tau rounds5 | RMSE one10 | RMSE rounds5 | "
-        "coverage rounds5 | holds |"
+        "| collection | arm | seeds | tau one10 | tau arm | RMSE one10 | RMSE arm | "
+        "coverage one10 | coverage arm | holds |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for c in ORDER:
-        seeds = sorted(
-            {
-                p.parent.name.split("-seed")[1]
-                for p in (folder / c).glob("one10-seed*/report.json")
-            }
-            & {
-                p.parent.name.split("-seed")[1]
-                for p in (folder / c).glob("rounds5-seed*/report.json")
-            }
-        )
-        if not seeds:
-            continue
-        arms = {}
-        for arm in ("one10", "rounds5"):
-            rows = [
-                figures(
-                    json.loads(
-                        (folder / c / f"{arm}-seed{s}" / "report.json").read_text()
-                    ),
-                    "model_assisted",
-                )
-                for s in seeds
-            ]
-            arms[arm] = {
-                k: mean([r[k] for r in rows]) for k in ("tau", "rmse", "coverage")
-            }
-        a, b = arms["one10"], arms["rounds5"]
-        holds = b["tau"] >= a["tau"] and b["rmse"] <= a["rmse"] and b["coverage"] >= 0.9
-        print(
-            f"| {c} | {len(seeds)} | {a['tau']:.3f} | {b['tau']:.3f} | {a['rmse']:.3f} | "
-            f"{b['rmse']:.3f} | {b['coverage']:.3f} | {'yes' if holds else 'no'} |"
-        )
+        for arm in ADAPTIVE:
+            seeds = sorted(_seeds(folder, c, "one10") & _seeds(folder, c, arm))
+            if not seeds:
+                continue
+            figs = {}
+            for name in ("one10", arm):
+                rows = [
+                    figures(
+                        json.loads(
+                            (folder / c / f"{name}-seed{s}" / "report.json").read_text()
+                        ),
+                        "model_assisted",
+                    )
+                    for s in seeds
+                ]
+                figs[name] = {
+                    k: mean([r[k] for r in rows]) for k in ("tau", "rmse", "coverage")
+                }
+            a, b = figs["one10"], figs[arm]
+            holds = (
+                b["tau"] >= a["tau"] and b["rmse"] <= a["rmse"] and b["coverage"] >= 0.9
+            )
+            print(
+                f"| {c} | {arm} | {len(seeds)} | {a['tau']:.3f} | {b['tau']:.3f} | "
+                f"{a['rmse']:.3f} | {b['rmse']:.3f} | {a['coverage']:.3f} | "
+                f"{b['coverage']:.3f} | {'yes' if holds else 'no'} |"
+            )
 
 
 if __name__ == "__main__":
