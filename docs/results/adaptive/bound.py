@@ -33,6 +33,9 @@ realised variance, with the 5% model's residuals ``(y - p₅)²`` (the model an 
   model that guides round 2 of two);
 * ``optimal5-floor/guide5``: the floored optimum computed from the 5% model itself
   (no design drawn before its own judgments can have it);
+* ``rounds2/guide2.5``: two rounds as the product draws them, statAP's 2.5% and then
+  the floored optimum of the 2.5% model for the other 2.5% (overall
+  ``π = 1 - (1 - π₁)(1 - π₂)``, the best weighting of the two);
 
 still as ratios to statAP's design at 10% with the 10% model's residuals.
 
@@ -182,6 +185,13 @@ def main() -> None:
                 pg = probabilities(model, q, prior)
                 wg = ap_importance(rankings, pg)
                 sg = {x: wg[x] * math.sqrt(pg[x] * (1 - pg[x])) for x in prior}
+                if guide == "2.5":
+                    # Two rounds: statAP's 2.5%, then this optimum for the other 2.5%
+                    # (drawn independently; the best weights are 1/π overall).
+                    first = statap_pi(prior, n5 / 2)
+                    second = floored(prior, sg, n5 / 2)
+                    both = {x: 1 - (1 - first[x]) * (1 - second[x]) for x in prior}
+                    add("rounds2/guide2.5", both, weight, p5, y)
                 add(
                     f"optimal5-floor/guide{guide}",
                     floored(prior, sg, n5),
