@@ -2,8 +2,9 @@
 DL19 run-family table and the model's MAP over the unjudged pooled documents.
 
 Usage: python docs/results/fairness/summarize.py [DIR]   (default: this folder)
-Reads DIR/dl19/d<D>-size<P>-seed<S>/report.json and
-DIR/collections/<collection>/size<P>-seed<S>/report.json (``simulate`` reports with
+Reads DIR/dl19/d<D>-size<P>-seed<S>/report.json,
+DIR/collections/<collection>/size<P>-seed<S>/report.json and the one-shot arms of
+docs/results/adaptive, DIR/<collection>/one<P>-seed<S>/report.json (``simulate`` reports with
 the ``estimators`` keys) and prints Markdown tables:
 
 * per collection and sample size: mean ± sd over seeds of tau and tau_AP (against the
@@ -53,6 +54,13 @@ def _reports(root: Path) -> dict[tuple[str, str], list[dict]]:
         if match:
             key = (path.parent.parent.name, match[1])
             found[key].append((int(match[2]), _load(path)))
+    # The layout of docs/results/adaptive (one-shot arms): <collection>/one<P>-seed<S>.
+    for path in sorted(root.glob("*/one*-seed*/report.json")):
+        match = re.fullmatch(r"one(\d+)-seed(\d+)", path.parent.name)
+        if match:
+            name = path.parent.parent.name
+            label = "dl19 (depth 100)" if name == "dl19" else name
+            found[(label, match[1])].append((int(match[2]), _load(path)))
     return {
         k: [r for _, r in sorted(v, key=lambda x: x[0])]
         for k, v in sorted(found.items())

@@ -1,9 +1,11 @@
 """The accuracy floor of docs/results/reusability.md: how far runs that *did* build the
 pool move in rank, on the same collection, sample size and truth.
 
-Usage (from the repository root): python docs/results/reusability/floor.py
-Reads the DL19 fairness reports (docs/results/fairness/dl19/d100-size10-seed*: all 37
-runs pooled, a 10% statAP sample) and the full-qrels MAP of every run from a DL19
+Usage (from the repository root): python docs/results/reusability/floor.py [PATTERN]
+Reads the DL19 reports matching PATTERN under docs/results (default
+``fairness/dl19/d100-size10-seed*``: all 37 runs pooled, a 10% statAP sample; the same
+setting is ``adaptive/reports-beale/dl19/one10-seed*``, with the estimator of
+that page) and the full-qrels MAP of every run from a DL19
 reusability report; prints, per seed and estimator, the mean absolute rank error and
 the largest rank drop of all runs, as reusability.py defines them for held-out runs.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +34,8 @@ def main() -> None:
     rows: dict[str, list[tuple[float, int]]] = {e: [] for e in ESTIMATORS}
     print("| seed | estimator | mean abs rank error | largest rank drop |")
     print("|---|---|---|---|")
-    for path in sorted((ROOT / "fairness/dl19").glob("d100-size10-seed*/report.json")):
+    pattern = sys.argv[1] if len(sys.argv) > 1 else "fairness/dl19/d100-size10-seed*"
+    for path in sorted(ROOT.glob(f"{pattern}/report.json")):
         report = json.loads(path.read_text())
         seed = path.parent.name.rsplit("seed", 1)[1]
         for estimator in ESTIMATORS:
