@@ -5,6 +5,7 @@
 #   one10  one-shot statAP sample of 10% of the mean pool size per topic
 #   rounds5  $ROUNDS rounds, 5% in total: statAP, then model-guided unbiased draws
 #   rounds3  three rounds, 5% in total
+#   rounds4  four rounds, 5% in total
 #   top5   $ROUNDS rounds, 5% in total: statAP, then the most probable documents
 #          (HiCAL-style, biased; for reference)
 # DL19 passages use grade >= 2 as relevant (the track's convention) and its 37 runs;
@@ -36,6 +37,7 @@ for seed in $SEEDS; do
         one5) ARGS="--sample-size 5%" ;;
         rounds5) ARGS="--sample-size 5% --rounds $ROUNDS" ;;
         rounds3) ARGS="--sample-size 5% --rounds 3" ;;
+        rounds4) ARGS="--sample-size 5% --rounds 4" ;;
         top5) ARGS="--sample-size 5% --rounds $ROUNDS --round-design top" ;;
       esac
       dir="$OUT/$c/$arm-seed$seed"

@@ -4,7 +4,8 @@ Per collection and arm, means over the seeds present: tau and RMSE of MAP agains
 full qrels (``systems.map.full``), mean 95% interval width and coverage (share of runs
 whose pooled-truth MAP lies in the interval), for the default estimator
 (``model_assisted``) and statAP; documents judged (all topics). Arms: ``one10``,
-``rounds5`` (5% in two rounds), ``rounds3`` (5% in three rounds), ``top5``.
+``rounds5`` (5% in two rounds), ``rounds3`` and ``rounds4`` (5% in three and four
+rounds), ``top5``.
 Usage: python docs/results/adaptive/summarize.py [REPORTS]
 """
 
@@ -15,8 +16,8 @@ import math
 import sys
 from pathlib import Path
 
-ARMS = ("one10", "rounds5", "rounds3", "top5")
-ADAPTIVE = ("rounds5", "rounds3")
+ARMS = ("one10", "rounds5", "rounds3", "rounds4", "top5")
+ADAPTIVE = ("rounds5", "rounds3", "rounds4")
 ORDER = ("dl19", "adi", "cacm", "cisi", "cranfield", "lisa", "medline", "npl-vaswani")
 
 
@@ -73,7 +74,7 @@ def _seeds(folder: Path, c: str, arm: str) -> set[str]:
 
 
 def verdicts(folder: Path) -> None:
-    """Per collection and adaptive arm (5% in two or three rounds), the done-when
+    """Per collection and adaptive arm (5% in two, three or four rounds), the done-when
     check of issue 23 on the default estimator: the arm reaches one10's tau and MAP
     RMSE (means over the seeds both arms have), and its coverage is at least 0.9."""
     print(
