@@ -124,6 +124,12 @@ def probabilities(d, q: str, prior: dict[str, float]) -> dict[str, float]:
     return {x: min(max(d.crossfit.get(q, {}).get(x, 0.0), 0.0), 1.0) for x in prior}
 
 
+def spread(rankings, p):
+    """Per document: the AP importance ``a`` and the design's target ``a sqrt(p(1-p))``."""
+    weight = ap_importance(rankings, p)
+    return weight, {x: weight[x] * math.sqrt(p[x] * (1 - p[x])) for x in weight}
+
+
 def floored(prior, sigma, n):
     """``π ∝`` a fifth of statAP's prior plus four fifths of ``sigma``, expected size
     ``n`` (capped at 1)."""
@@ -165,8 +171,7 @@ def main() -> None:
         prior = pool_distribution(rankings)
         p = probabilities(d, q, prior)
         y = {x: float(d.truth.get(q, {}).get(x, 0) >= level) for x in prior}
-        weight = ap_importance(rankings, p)
-        sigma = {x: weight[x] * math.sqrt(p[x] * (1 - p[x])) for x in prior}
+        weight, sigma = spread(rankings, p)
         n10, n5 = 0.10 * mean_pool, 0.05 * mean_pool
         designs = {
             "statap10": statap_pi(prior, n10),
@@ -176,29 +181,27 @@ def main() -> None:
             ),
             "optimal5-floor": floored(prior, sigma, n5),
         }
+        if smaller:
+            p5 = probabilities(smaller[0.05], q, prior)
+            _, guide25 = spread(rankings, probabilities(smaller[0.025], q, prior))
+            _, guide5 = spread(rankings, p5)
+            # Two rounds: statAP's 2.5%, then the 2.5% model's optimum for the other
+            # 2.5% (drawn independently; the best weights are 1/π overall).
+            first = statap_pi(prior, n5 / 2)
+            second = floored(prior, guide25, n5 / 2)
+            estimated_p5 = {
+                "statap5/p5": designs["statap5"],
+                "rounds2/guide2.5": {
+                    x: 1 - (1 - first[x]) * (1 - second[x]) for x in prior
+                },
+                "optimal5-floor/guide2.5": floored(prior, guide25, n5),
+                "optimal5-floor/guide5": floored(prior, guide5, n5),
+            }
         for label, pi in designs.items():
             add(label, pi, weight, p, y)
         if smaller:
-            p5 = probabilities(smaller[0.05], q, prior)
-            add("statap5/p5", designs["statap5"], weight, p5, y)
-            for guide, model in (("2.5", smaller[0.025]), ("5", smaller[0.05])):
-                pg = probabilities(model, q, prior)
-                wg = ap_importance(rankings, pg)
-                sg = {x: wg[x] * math.sqrt(pg[x] * (1 - pg[x])) for x in prior}
-                if guide == "2.5":
-                    # Two rounds: statAP's 2.5%, then this optimum for the other 2.5%
-                    # (drawn independently; the best weights are 1/π overall).
-                    first = statap_pi(prior, n5 / 2)
-                    second = floored(prior, sg, n5 / 2)
-                    both = {x: 1 - (1 - first[x]) * (1 - second[x]) for x in prior}
-                    add("rounds2/guide2.5", both, weight, p5, y)
-                add(
-                    f"optimal5-floor/guide{guide}",
-                    floored(prior, sg, n5),
-                    weight,
-                    p5,
-                    y,
-                )
+            for label, pi in estimated_p5.items():
+                add(label, pi, weight, p5, y)
     base_a, base_r = totals["statap10"]
     print(f"{name}: {len(d.pool)} topics, mean pool {mean_pool:.0f}")
     print("| design | anticipated / statap10 | realised / statap10 |")
