@@ -37,7 +37,7 @@ from nuggets_app.evaluation.services import (
     uncertainty,
     verification,
 )
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.rules import DecisionRule, rule_default
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services import computed
@@ -49,17 +49,22 @@ class RuleFields(forms.Form):
     """The decision rule that turns match scores into inferred qrels."""
 
     kind = forms.ChoiceField(
-        choices=[("threshold", "Paper rule: score threshold"),
+        choices=[("default", "The job's default (p >= 0.5 with a fitted model, "
+                  "else the paper rule at 0.5)"),
+                 ("threshold", "Paper rule: score threshold"),
                  ("probability", "Model: p >= threshold"),
                  ("expected_f1", "Model: best expected F1"),
                  ("top_n", "Top N per topic")],
-        initial="threshold", label="Rule",
+        initial="default", label="Rule",
     )  # fmt: skip
     threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.5)
     n = forms.IntegerField(min_value=1, initial=100, label="N")
 
-    def rule(self) -> DecisionRule:
+    def rule(self) -> DecisionRule | None:
+        """The rule chosen; None: each job's default rule."""
         data = self.cleaned_data
+        if data["kind"] == "default":
+            return None
         if data["kind"] == "top_n":
             return DecisionRule(kind="top_n", n=data["n"])
         if data["kind"] == "expected_f1":
@@ -510,9 +515,9 @@ def verification_create(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
+            job = get_object_or_404(collection.match_jobs, pk=data["job"])
             sample = verification.verification_queue_create(
-                job=get_object_or_404(collection.match_jobs, pk=data["job"]),
-                rule=form.rule(), relevant=data["relevant"],
+                job=job, rule=form.rule() or rule_default(job), relevant=data["relevant"],
                 nonrelevant=data["nonrelevant"], seed=data["seed"],
                 assessors=list(data["assessors"]), name=data["name"],
                 overlap=data["overlap"], uncertain=data["uncertain"] or 0,

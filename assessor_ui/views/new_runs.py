@@ -163,7 +163,7 @@ def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) ->
         "rows": rows,
         "interval_note": INTERVAL_NOTE,
         "model_only_topics": topics_without_relevant(
-            sample_prels(sample), job.collection.relevant_threshold
+            sample_prels(sample), job.relevant_threshold
         ),
         "model_only_note": MODEL_ONLY_NOTE,
         "new_run_note": found.note,

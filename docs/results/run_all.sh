@@ -33,7 +33,7 @@ for c in $COLLECTIONS; do
   for size in $SIZES; do
     for seed in $SEEDS; do
       # shellcheck disable=SC2086
-      $PY manage.py simulate --collection "$c" --qrels "$DATA/$c/qrels.txt" $RUNS \
+      $PY manage.py simulate --replace --collection "$c" --qrels "$DATA/$c/qrels.txt" $RUNS \
         --depth 100 --sample-size "$size%" --seed "$seed" \
         --out "$OUT/$c/size$size-seed$seed" 2>>"$WORK/$c/simulate.log" >/dev/null
     done

@@ -30,7 +30,7 @@ for c in $COLLECTIONS; do
   for rule in $RULES; do
     name=$(echo "$rule" | tr ':' '-')
     # shellcheck disable=SC2086
-    $PY manage.py simulate --inference paper --collection "$c" --qrels "$DATA/$c/qrels.txt" $RUNS \
+    $PY manage.py simulate --replace --inference paper --collection "$c" --qrels "$DATA/$c/qrels.txt" $RUNS \
       --depth 100 --sample-size 10% --seed 1 --rule "$rule" \
       --out "$OUT/$c/size10-seed1-$name" 2>>"$WORK/$c/simulate.log"
   done

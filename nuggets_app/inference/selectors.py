@@ -24,7 +24,7 @@ from nuggets_app.models import (
 def topic_scores(job: MatchJob, topic: Topic) -> dict[str, list[tuple[int, float]]]:
     """The topic's (document id, score) pairs split into relevant, nonrelevant and
     unjudged, each by score descending then document id."""
-    threshold = job.collection.relevant_threshold
+    threshold = job.relevant_threshold
     grades = human_grades([topic.pk])
     groups: dict[str, list[tuple[int, float]]] = {
         "relevant": [],

@@ -68,6 +68,7 @@ def bias_check(
     beale: bool = False,
     tune: bool = True,
     unsampled: Probs | None = None,
+    shift: float | None = None,
 ) -> list[BiasCheck]:
     """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
     and model-assisted, over the topics valid for all three (``bounded``: the
@@ -79,7 +80,10 @@ def bias_check(
     linearised variance (EAP and the shift treated as fixed); ``correction =
     model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
     ``unsampled``: p of documents outside the sampled pool (new runs' unpooled
-    documents), in EAP and, unscaled, in the model-assisted AP.
+    documents), in EAP and, unscaled, in the model-assisted AP. ``shift``: the shift
+    of the reference runs (a job's pooled runs, :func:`bias_shift`), so that a run's
+    verdict does not depend on which other runs are checked beside it; None: the
+    shift of ``runs``.
     """
     unsampled = unsampled or {}
     assisted = topic_samples(judged, probs, level=level, tune=tune, unsampled=unsampled)
@@ -102,15 +106,17 @@ def bias_check(
                 {d: float(rel >= level) for d, rel in judged[qid].rel.items()}
             )
             rows.append((expected_ap(ranking, merged), st["AP"], ma["AP"]))
-    means = [
-        (math.fsum(r[0] for r in rows), math.fsum(r[1].estimate for r in rows), rows)
-        for rows in per_run.values()
-        if rows
-    ]
-    eap_total = math.fsum(m[0] / len(m[2]) for m in means)
-    statap_total = math.fsum(m[1] / len(m[2]) for m in means)
-    shift = eap_total / statap_total if statap_total > 0 else 1.0
+    if shift is None:
+        shift = bias_shift([_bias_row(run, rows, 1.0) for run, rows in per_run.items()])
     return [_bias_row(run, rows, shift) for run, rows in per_run.items()]
+
+
+def bias_shift(checks: Sequence[BiasCheck]) -> float:
+    """``Σ_runs EAP / Σ_runs statAP`` over the runs with a valid topic (1 without)."""
+    valid = [c for c in checks if c.n_topics]
+    eap_total = math.fsum(c.eap for c in valid)
+    statap_total = math.fsum(c.statap for c in valid)
+    return eap_total / statap_total if statap_total > 0 else 1.0
 
 
 def _bias_row(

@@ -18,6 +18,9 @@ class Collection(models.Model):
     description = models.TextField(blank=True)
     # Relevance scale shown to assessors: [{"value": int, "label": str, "key": str}].
     grades = models.JSONField(default=default_grades)
+    # "Relevant at grade >= k" for binary decisions (inference, estimates, exports);
+    # None: the smallest positive grade of ``grades``. TREC DL uses 2.
+    relevance_level = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -29,6 +32,8 @@ class Collection(models.Model):
     @property
     def relevant_threshold(self) -> int:
         """Smallest grade counted as relevant for binary decisions."""
+        if self.relevance_level is not None:
+            return self.relevance_level
         positive = [g["value"] for g in self.grades if g["value"] > 0]
         return min(positive) if positive else 1
 

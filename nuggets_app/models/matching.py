@@ -36,6 +36,9 @@ class MatchJob(models.Model):
     # Which nuggets count: {"assessors": [user ids], "grades": [int], "aspects": [str]};
     # an absent or empty list means no restriction.
     nugget_filter = models.JSONField(default=dict, blank=True)
+    # "Relevant at grade >= k" for this job's model, rules and estimates, fixed at
+    # launch from the collection's level (None: a job from before; the collection's).
+    relevance_level = models.PositiveSmallIntegerField(null=True, blank=True)
     k = models.PositiveSmallIntegerField(default=3)
     lam = models.FloatField(default=0.5)
     # Each re-scoring, oldest first: {"lam", "previous_lam", "at" (ISO UTC), "changed"}.
@@ -67,6 +70,17 @@ class MatchJob(models.Model):
 
     def __str__(self) -> str:
         return self.name or f"job {self.pk}"
+
+    @property
+    def relevant_threshold(self) -> int:
+        """Smallest grade this job counts as relevant."""
+        if self.relevance_level is not None:
+            return self.relevance_level
+        return self.collection.relevant_threshold
+
+    def relevance_text(self) -> str:
+        """ "relevant at grade >= 2": the job's binary relevance, in words."""
+        return f"relevant at grade >= {self.relevant_threshold}"
 
     @property
     def scoring(self) -> int:
@@ -177,6 +191,15 @@ class JobInference(models.Model):
     # The fitted model (RelevanceModel.to_json) and what the fit saw.
     model = models.JSONField(null=True, blank=True)
     fit_info = models.JSONField(default=dict, blank=True)
+    # The sample whose design (weights 1/pi, anchoring to its estimate of R) the fit
+    # used; None: equal weights (no sample of the job's pool).
+    fit_sample = models.ForeignKey(
+        "nuggets_app.Sample",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     # Packed arrays: topic ids, document ids, model probability (human judgments are
     # applied on read, so a new judgment overrides without a refit).
     probabilities = models.BinaryField(null=True, blank=True, editable=False)

@@ -43,7 +43,7 @@ for seed in $SEEDS; do
       dir="$OUT/$c/$arm-seed$seed"
       [ -f "$dir/report.json" ] && continue
       # shellcheck disable=SC2086
-      $PY manage.py simulate --collection "$c" --qrels "$QRELS" $RUNS --depth 100 \
+      $PY manage.py simulate --replace --collection "$c" --qrels "$QRELS" $RUNS --depth 100 \
         --relevance-level $LEVEL --seed "$seed" $ARGS --out "$WORK/$c/adaptive/$arm-seed$seed" \
         2>>"$WORK/$c/adaptive.log" >/dev/null
       mkdir -p "$dir"

@@ -32,7 +32,7 @@ for seed in $SEEDS; do
   export DATA_DIR="$WORK/seed$seed"
   if [ ! -f "$DATA_DIR/simulated" ]; then
     rm -rf "$DATA_DIR" && mkdir -p "$DATA_DIR" && cp "$WORK/base/db.sqlite3" "$DATA_DIR/"
-    $PY manage.py simulate --collection ts --qrels "$DATA/qrels.txt" --depth 100 \
+    $PY manage.py simulate --replace --collection ts --qrels "$DATA/qrels.txt" --depth 100 \
       --sample-size 10% --seed "$seed" --nuggets human --out "$DATA_DIR/sim" \
       >/dev/null 2>>"$WORK/simulate.log"
     touch "$DATA_DIR/simulated"

@@ -27,7 +27,7 @@ for size in $SIZES; do
     for seed in $SEEDS; do
       dir="$WORK/reports/d$depth-size$size-seed$seed$TAG"
       # shellcheck disable=SC2086
-      $PY manage.py simulate --collection dl19 --qrels "$DATA/qrels.txt" \
+      $PY manage.py simulate --replace --collection dl19 --qrels "$DATA/qrels.txt" \
         --runs "$DATA/runs" --depth "$depth" --sample-size "$size%" --seed "$seed" \
         --relevance-level 2 $EXTRA --out "$dir" 2>>"$WORK/simulate.log" >/dev/null
       mkdir -p "$OUT/d$depth-size$size-seed$seed$TAG"

@@ -29,7 +29,7 @@ for c in ${*:-cranfield dl19}; do
     touch "$DATA_DIR/imported"
   fi
   for seed in $SEEDS; do
-    $PY manage.py simulate --collection "$c" --qrels "$D/qrels.txt" --runs "$D/runs" \
+    $PY manage.py simulate --replace --collection "$c" --qrels "$D/qrels.txt" --runs "$D/runs" \
       --depth $DEPTH --sample-size 10% --seed "$seed" --relevance-level $LEVEL \
       --out "$WORK/$c/sim$seed" >/dev/null 2>>"$WORK/$c/simulate.log"
     # The job simulate just ran is the newest one of this database.

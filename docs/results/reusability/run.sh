@@ -37,7 +37,7 @@ for c in $COLLECTIONS; do
   for mode in $MODES; do
     for seed in $SEEDS; do
       dir="$WORK/$c/$mode-seed$seed"
-      $PY manage.py simulate --collection "$c" --qrels "$SRC/qrels.txt" \
+      $PY manage.py simulate --replace --collection "$c" --qrels "$SRC/qrels.txt" \
         --runs "$SRC/runs" --depth 100 --sample-size 10% --seed "$seed" \
         --relevance-level "$LEVEL" --reusability "$mode" --out "$dir" \
         2>>"$WORK/$c/simulate.log" >/dev/null

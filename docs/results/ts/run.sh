@@ -22,7 +22,7 @@ fi
 for seed in $SEEDS; do
   for nuggets in simulated human; do
     dir="$WORK/reports/$nuggets-seed$seed"
-    $PY manage.py simulate --collection ts --qrels "$DATA/qrels.txt" --depth 100 \
+    $PY manage.py simulate --replace --collection ts --qrels "$DATA/qrels.txt" --depth 100 \
       --sample-size 10% --seed "$seed" --nuggets "$nuggets" --out "$dir" \
       2>>"$WORK/simulate.log" >/dev/null
     mkdir -p "$OUT/$nuggets-seed$seed"

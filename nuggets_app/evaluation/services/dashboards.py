@@ -22,7 +22,7 @@ from nuggets_app.evaluation.services import (
     uncertainty,
     verification,
 )
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.rules import DecisionRule, rule_default
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services.computed import Progress, computed
 
@@ -36,12 +36,17 @@ class PageResult:
     context: dict[str, Any] = field(default_factory=dict)
 
 
-def rule_params(rule: DecisionRule) -> dict[str, Any]:
-    """A decision rule as the plain values the computations take."""
+def rule_params(rule: DecisionRule | None) -> dict[str, Any] | None:
+    """A decision rule as the plain values the computations take (None: each job's
+    default rule, :func:`~nuggets_app.inference.services.rules.rule_default`)."""
+    if rule is None:
+        return None
     return {"kind": rule.kind, "threshold": rule.threshold, "n": rule.n}
 
 
-def _rule(params: dict[str, Any]) -> DecisionRule:
+def _rule(params: dict[str, Any] | None) -> DecisionRule | None:
+    if params is None:
+        return None
     return DecisionRule(
         kind=params["kind"], threshold=params["threshold"], n=params["n"]
     )
@@ -83,7 +88,7 @@ def _runs_versions(
 
 @computed(versions=_runs_versions)
 def runs_evaluation(
-    *, collection_id: int, qrels: str, rule: dict[str, Any], measures: list[str],
+    *, collection_id: int, qrels: str, rule: dict[str, Any] | None, measures: list[str],
     sample: int | None, progress: Progress, expected: int | None = None,
 ) -> PageResult:  # fmt: skip
     """Every stored run against a qrels source, statAP with a sample's prels, and the
@@ -153,7 +158,7 @@ def _compare_versions(*, collection_id: int, qrels_a: str, qrels_b: str, **_: An
 
 @computed(versions=_compare_versions)
 def qrels_comparison(
-    *, collection_id: int, qrels_a: str, qrels_b: str, rule: dict[str, Any],
+    *, collection_id: int, qrels_a: str, qrels_b: str, rule: dict[str, Any] | None,
     measure: str, progress: Progress,
 ) -> PageResult:  # fmt: skip
     """Every run scored under qrels A and B, and how the rankings agree."""
@@ -188,14 +193,15 @@ def _trust_versions(*, collection_id: int, job: int, human: str, **_: Any):
 
 @computed(versions=_trust_versions)
 def trust_diagnostics(
-    *, collection_id: int, job: int, human: str, rule: dict[str, Any], bins: int,
+    *, collection_id: int, job: int, human: str, rule: dict[str, Any] | None, bins: int,
     length_bins: int, progress: Progress,
 ) -> PageResult:  # fmt: skip
     """Matcher MAP, DO/HSA and length bias of a job's inferred qrels."""
     collection = _collection(collection_id)
     progress(0, 1)
     report = diagnostics.trust_report(
-        collection=collection, job=MatchJob.objects.get(pk=job), rule=_rule(rule),
+        collection=collection, job=(found := MatchJob.objects.get(pk=job)),
+        rule=_rule(rule) or rule_default(found),
         human_key=human, bins=bins, length_bins=length_bins,
     )  # fmt: skip
     progress(1, 1)

@@ -26,15 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nuggets_app.evaluation.selectors import sample_prels
+from nuggets_app.evaluation.selectors import run_scores, sample_prels
 from nuggets_app.evaluation.services.diagnostics import Table
-from nuggets_app.inference.services.job_model import (
-    _labels,
-    _sample_weights,
-    job_features,
-    sample_fully_judged,
-)
-from nuggets_app.ir.bias_check import BiasCheck, bias_check
+from nuggets_app.inference.services.job_model import fit_data, fit_sample
+from nuggets_app.ir.bias_check import BiasCheck, bias_check, bias_shift
 from nuggets_app.ir.model_assisted import (
     CUTOFF,
     REPORTED,
@@ -47,7 +42,7 @@ from nuggets_app.learning.crossfit import (
     crossfit_by_docno,
     crossfit_predict,
 )
-from nuggets_app.models import Document, JobInference, MatchJob, Sample, Topic
+from nuggets_app.models import Document, JobInference, MatchJob, Run, Sample
 
 Scores = Mapping[str, Mapping[str, float]]
 # The measures printed and shown, in order (names of ir.model_assisted).
@@ -131,50 +126,42 @@ def job_crossfit_fit(
     *, job: MatchJob, sample: Sample | None = None
 ) -> tuple[CrossFit, dict[int, tuple[np.ndarray, np.ndarray]], dict[int, str]]:
     """The cross-fit of :func:`job_crossfit` with the job's raw features ``{topic id:
-    (document ids, matrix)}`` and ``{topic id: qid}`` (to score documents beside the
-    pool with the fold models)."""
+    (document ids, matrix)}`` of its judged topics and ``{topic id: qid}`` (to score
+    documents beside the pool with the fold models)."""
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
     if stored is None:
         raise EstimateError(
             f"job {job.pk} has no fitted relevance model (fit it: manage.py match "
             f"--fit {job.pk})"
         )
-    features = job_features(job)
-    labels = _labels(job, features)
-    qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
-    data = {qids[t]: (features[t][1], labels[t]) for t in features}
-    weighted = job if sample is None else _with_sample(job, sample)
-    weights = _sample_weights(weighted, features, qids)
-    anchored = weights is not None and sample_fully_judged(weighted, features, labels)
+    fit = fit_data(job, sample or stored.fit_sample)
     result = crossfit_predict(
-        data, weights=weights, c=float(stored.model["c"]), anchored=anchored
+        fit.rows,
+        weights=fit.weights,
+        c=float(stored.model["c"]),
+        anchored=fit.pool_relevant is not None,
     )
-    return result, features, qids
-
-
-def _with_sample(job: MatchJob, sample: Sample) -> MatchJob:
-    """The job as the weight helpers read it (``sample_id``), over ``sample``; an
-    unsaved copy."""
-    copy = MatchJob(pk=job.pk, collection_id=job.collection_id, sample_id=sample.pk)
-    return copy
+    return result, fit.features, fit.qids
 
 
 def estimate_sample(job: MatchJob, name: str | None = None) -> Sample | None:
     """The sample whose judgments the estimate uses: ``name`` among the samples of
-    the job's pool, else the job's own sample, else the newest sample of the job's
-    pool (verification samples excluded); None without one."""
-    pool_id = job.pool_id or (job.sample.pool_id if job.sample_id else None)
-    samples = Sample.objects.filter(pool_id=pool_id).exclude(
-        method=Sample.Method.VERIFICATION
-    )
+    the job's pool, else the sample the job's model was fitted with, else
+    :func:`~nuggets_app.inference.services.job_model.fit_sample`; None without one."""
     if name is not None:
-        found = samples.filter(name=name).first()
+        pool_id = job.pool_id or (job.sample.pool_id if job.sample_id else None)
+        found = (
+            Sample.objects.filter(pool_id=pool_id, name=name)
+            .exclude(method=Sample.Method.VERIFICATION)
+            .first()
+        )
         if found is None:
             raise EstimateError(f"no sample {name!r} in the pool of job {job.pk}")
         return found
-    if job.sample_id is not None:
-        return job.sample
-    return samples.order_by("-pk").first()
+    stored = JobInference.objects.filter(job=job).select_related("fit_sample").first()
+    if stored is not None and stored.fit_sample is not None:
+        return stored.fit_sample
+    return fit_sample(job)
 
 
 def runs_model_assisted(
@@ -184,13 +171,15 @@ def runs_model_assisted(
     runs: Mapping[str, Scores],
     level: int,
     unsampled: Mapping[str, Mapping[str, float]] | None = None,
+    shift: float | None = None,
 ) -> dict[str, RunEstimates]:
     """Every run's model-assisted estimates (per topic bounded to [0, 1]) and bias
-    check, by run name; ``unsampled``: p of new runs' unpooled documents."""
+    check, by run name; ``unsampled``: p of new runs' unpooled documents; ``shift``:
+    the bias check's shift of the job's pooled runs (None: of ``runs``)."""
     plain = {n: {q: dict(d) for q, d in s.items()} for n, s in runs.items()}
     common = {"level": level, "unsampled": unsampled, **REPORTED}
     found = model_assisted_evaluate(prels, probs, plain, **common)
-    checks = {c.run: c for c in bias_check(prels, probs, plain, **common)}
+    checks = {c.run: c for c in bias_check(prels, probs, plain, shift=shift, **common)}
     return {
         name: RunEstimates(name, {m: found[name][m] for m in MEASURES}, checks[name])
         for name in sorted(runs)
@@ -247,14 +236,39 @@ def _key(value: float) -> float:
     return value if value == value else -math.inf
 
 
+def job_pool_runs(job: MatchJob) -> dict[str, Scores]:
+    """The stored runs of the job's pool, by name."""
+    pool = job.pool if job.pool_id is not None else None
+    if pool is None and job.sample_id is not None:
+        pool = job.sample.pool
+    if pool is None:
+        return {}
+    return {run.name: run_scores(run) for run in Run.objects.filter(pools=pool)}
+
+
+def pooled_estimates(
+    *, job: MatchJob, prels: Mapping[str, TopicPrels], probs: Scores
+) -> dict[str, RunEstimates]:
+    """The estimates of the job's pooled runs, as the runs page shows them: the
+    reference of every run's bias check (their shift)."""
+    return runs_model_assisted(
+        prels=prels, probs=probs, runs=job_pool_runs(job), level=job.relevant_threshold
+    )
+
+
 def job_sample_estimates(
     *, job: MatchJob, sample: Sample, runs: Mapping[str, Scores]
 ) -> dict[str, RunEstimates]:
     """:func:`runs_model_assisted` with the sample's prels and the job's cross-fitted
-    p, at the collection's relevance threshold."""
+    p, at the job's relevance level; the bias check relative to the job's pooled
+    runs, so a run gets the same verdict alone or beside others."""
+    prels = sample_prels(sample)
+    probs = job_crossfit(job=job, sample=sample)
+    reference = pooled_estimates(job=job, prels=prels, probs=probs)
     return runs_model_assisted(
-        prels=sample_prels(sample),
-        probs=job_crossfit(job=job, sample=sample),
+        prels=prels,
+        probs=probs,
         runs=runs,
-        level=job.collection.relevant_threshold,
+        level=job.relevant_threshold,
+        shift=bias_shift([e.check for e in reference.values()]) if reference else None,
     )

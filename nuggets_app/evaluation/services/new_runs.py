@@ -28,12 +28,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nuggets_app.evaluation.selectors import run_scores, sample_prels
+from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
     RunEstimates,
     Scores,
     job_crossfit_fit,
+    job_pool_runs,
+    pooled_estimates,
     runs_model_assisted,
 )
 from nuggets_app.importers.errors import ImportFormatError
@@ -45,6 +47,7 @@ from nuggets_app.inference.services.unpooled import (
     unpooled_features,
     unpooled_progress,
 )
+from nuggets_app.ir.bias_check import bias_shift
 from nuggets_app.ir.prels import ranking_order
 from nuggets_app.learning.crossfit import crossfit_by_docno
 from nuggets_app.learning.unpooled import crossfit_beside_pool
@@ -98,14 +101,6 @@ class NewRunsEvaluation:
     wanted: dict[int, list[int]] = field(default_factory=dict)
     # {qid: {docno: cross-fit p}} of the new runs' unpooled documents, once scored.
     unpooled_p: dict[str, dict[str, float]] = field(default_factory=dict)
-
-
-def job_pool_runs(job: MatchJob) -> dict[str, Scores]:
-    """The stored runs of the job's pool, by name."""
-    pool = _job_pool(job)
-    if pool is None:
-        return {}
-    return {run.name: run_scores(run) for run in Run.objects.filter(pools=pool)}
 
 
 def _pool_run_names(job: MatchJob) -> list[str]:
@@ -217,14 +212,55 @@ def new_runs_evaluate(
             names[pk]: float(v) for pk, v in zip(ids, p.tolist(), strict=True)
         }
     result.unpooled_p = unsampled
-    result.estimates = runs_model_assisted(
-        prels=sample_prels(sample),
-        probs=probs,
-        runs={**pooled, **new_runs},
-        level=job.collection.relevant_threshold,
-        unsampled=unsampled,
+    result.estimates = _estimates(
+        job, sample_prels(sample), probs, pooled, new_runs, unsampled, depth
     )
     return result
+
+
+def _estimates(
+    job: MatchJob,
+    prels,
+    probs: Scores,
+    pooled: Mapping[str, Scores],
+    new_runs: Mapping[str, Scores],
+    unsampled: Mapping[str, Mapping[str, float]],
+    depth: int | None,
+) -> dict[str, RunEstimates]:
+    """The pooled runs as the runs page shows them (the pool's estimand, untouched by
+    the new runs), and each new run with its own unpooled documents added to the pool
+    P (p alone) and its bias check against the pooled runs' shift: the same figure
+    alone or beside other new runs."""
+    level = job.relevant_threshold
+    reference = pooled_estimates(job=job, prels=prels, probs=probs)
+    shift = bias_shift([e.check for e in reference.values()]) if reference else None
+    out = {n: reference[n] for n in pooled if n in reference}
+    if len(out) < len(pooled):
+        out.update(
+            runs_model_assisted(
+                prels=prels, probs=probs, runs=pooled, level=level, shift=shift
+            )
+        )
+    for name, run in new_runs.items():
+        if name in reference:
+            out[name] = reference[name]
+            continue
+        own = {
+            qid: {d: unsampled[qid][d] for d in top if d in unsampled.get(qid, {})}
+            for qid, docs in run.items()
+            if (top := ranking_order(docs)[:depth] if depth else ranking_order(docs))
+        }
+        out.update(
+            runs_model_assisted(
+                prels=prels,
+                probs=probs,
+                runs={name: run},
+                level=level,
+                unsampled={q: d for q, d in own.items() if d},
+                shift=shift,
+            )
+        )
+    return dict(sorted(out.items()))
 
 
 def _docnos(job: MatchJob, features, qids: Mapping[int, str]) -> dict[str, list[str]]:

@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from nuggets_app.inference.services.job_model import job_probabilities
+from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
     rule_apply,
     rule_apply_later,
     rule_on_model,
-    rule_undecided,
+    rule_undecided_reasons,
 )
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
@@ -136,10 +136,14 @@ def qrels_export(
     qids = dict(topic_qs.values_list("pk", "qid"))
     records: dict[tuple[int, int], dict[str, Any]] = {}
     undecided: list[str] = []
+    reasons: dict[str, str] = {}
     if kind in ("inferred", "merged"):
-        undecided = sorted(
-            (t.qid for t in rule_undecided(job, rule) if t.pk in qids), key=qid_key
-        )
+        reasons = {
+            q: why
+            for q, why in rule_undecided_reasons(job, rule).items()
+            if q in qids.values()
+        }
+        undecided = sorted(reasons, key=qid_key)
         decided = {t: q for t, q in qids.items() if q not in undecided}
         records.update(_inferred_records(job, rule, collection, decided, later))
     if kind in ("human", "merged"):
@@ -153,21 +157,25 @@ def qrels_export(
         ((qids[t], docnos[d], rec) for (t, d), rec in records.items()), key=_line_key
     )
     lines = [f"{qid} 0 {docno} {rec['rel']}" for qid, docno, rec in rows]
+    level = _level(collection, job if kind != "human" else None)
     provenance = {
         "format": "trec-qrels",
         "columns": "qid iter docno rel",
         "kind": kind,
         "collection": collection.name,
-        "relevant_threshold": collection.relevant_threshold,
+        "relevant_threshold": level,
+        "relevance": f"relevant at grade >= {level}",
         "job": _job_info(job) if kind != "human" else None,
         "rule": rule.as_dict() if rule is not None and kind != "human" else None,
+        "rule_text": rule.describe() if rule is not None and kind != "human" else None,
         "undecided_topics": undecided,
-        "warnings": _undecided_warnings(undecided),
+        "undecided_reasons": {q: reasons[q] for q in undecided},
+        "warnings": _undecided_warnings(reasons),
         "model": _model_info(job)
         if kind != "human" and rule_uses_p(job, rule)
         else None,
         "counts": {
-            **_counts(rows, collection.relevant_threshold),
+            **_counts(rows, level),
             "later": sum(1 for *_, rec in rows if rec.get("later")),
         },
         "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
@@ -175,12 +183,20 @@ def qrels_export(
     return Export(lines=lines, provenance=provenance)
 
 
-def _undecided_warnings(qids: list[str]) -> list[str]:
-    if not qids:
-        return []
+def _level(collection: Collection, job: MatchJob | None) -> int:
+    """The relevance level of an export: the job's, else the collection's."""
+    return job.relevant_threshold if job is not None else collection.relevant_threshold
+
+
+def _undecided_warnings(reasons: dict[str, str]) -> list[str]:
+    """One sentence per reason, naming its topics."""
+    by_reason: dict[str, list[str]] = {}
+    for qid in sorted(reasons, key=qid_key):
+        by_reason.setdefault(reasons[qid], []).append(qid)
     return [
-        f"topics {', '.join(qids)} have no nuggets: the paper rule cannot decide "
-        "them, so their unjudged documents are left out (only human judgments)"
+        f"topics {', '.join(qids)} have {why}: their unjudged documents are left "
+        "out (only human judgments)"
+        for why, qids in by_reason.items()
     ]
 
 
@@ -260,7 +276,7 @@ def _inferred_records(
                 ((topic_id, d), v)
                 for d, v in zip(docs.tolist(), p.tolist(), strict=True)
             )
-    grade = collection.relevant_threshold
+    grade = job.relevant_threshold
     out = {}
     for topic_id, decided in decisions.items():
         for doc_id, relevant in decided.items():
@@ -337,14 +353,15 @@ def probabilistic_export(
             np.concatenate([pooled_docs, docs]),
             np.concatenate([pooled_p, p]),
         )
-    threshold = job.collection.relevant_threshold
+    threshold = job.relevant_threshold
     grades = human_grades(qids)
     inclusion: dict[tuple[int, int], float] = {}
-    if job.sample_id is not None:
+    design = fit_sample(job)
+    if design is not None:
         inclusion = {
             (t, d): p
             for t, d, p in SampleDocument.objects.filter(
-                sample_id=job.sample_id, topic_id__in=list(qids)
+                sample=design, topic_id__in=list(qids)
             ).values_list("topic_id", "document_id", "inclusion_prob")
         }
     docnos = dict(
@@ -377,7 +394,9 @@ def probabilistic_export(
         "relevant_threshold": threshold,
         "job": _job_info(job),
         "model": _model_info(job),
-        "undecided_topics": [],
+        "undecided_topics": sorted(
+            (q for t, q in qids.items() if t not in columns), key=qid_key
+        ),
         "counts": {
             "lines": len(rows),
             "topics": len({r[0] for r in rows}),
@@ -412,7 +431,16 @@ def _job_info(job: MatchJob | None) -> dict[str, Any] | None:
         "stem": job.stem,
         "stopwords": job.stopwords,
         "nugget_filter": job.nugget_filter,
+        "relevance_level": job.relevant_threshold,
+        "relevance": job.relevance_text(),
+        "fit_sample": _fit_sample_name(job),
     }
+
+
+def _fit_sample_name(job: MatchJob) -> str | None:
+    """The sample whose design the job's model was fitted with, if any."""
+    info = JobInference.objects.filter(job=job).select_related("fit_sample").first()
+    return info.fit_sample.name if info and info.fit_sample else None
 
 
 def _counts(rows: list[tuple], threshold: int) -> dict[str, Any]:

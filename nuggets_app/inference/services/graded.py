@@ -21,6 +21,7 @@ from nuggets_app.inference.services.evidence import evidence_nugget_scores
 from nuggets_app.inference.services.exports import Export, ExportError, qid_key
 from nuggets_app.inference.services.job_model import (
     _sample_weights,
+    fit_sample,
     job_features,
     sample_fully_judged,
 )
@@ -58,9 +59,10 @@ def job_ordinal(
     features = job_features(job)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     grades = human_grades(features)
-    weights = _sample_weights(job, features, qids)
+    design = fit_sample(job)
+    weights = _sample_weights(design, features, qids)
     anchor = weights is not None and sample_fully_judged(
-        job,
+        design,
         features,
         {
             t: np.array([-1 if grades.get((t, d)) is None else 0 for d in ids.tolist()])

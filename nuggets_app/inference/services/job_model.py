@@ -39,19 +39,19 @@ from matcher import MatchOptions, normalize
 from nuggets_app.inference.services.pool_model import topic_statement
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features, relevance_model
+from nuggets_app.learning.reliability import reliability_cv
 from nuggets_app.models import (
     Document,
     JobInference,
     MatchChunk,
     MatchJob,
+    Sample,
     SampleDocument,
     Topic,
 )
 
 _HEADER = np.dtype("<i8")
 TEXT_BATCH = 2000
-RELIABILITY_BINS = 10
-CV_FOLDS = 5
 
 
 class RelevanceModelError(ValueError):
@@ -197,7 +197,7 @@ def topic_evidence_load(
             "pk", "text", "document__docno"
         )
     ]
-    threshold = job.collection.relevant_threshold
+    threshold = job.relevant_threshold
     grades = human_grades([topic_id])
     docs = dict(
         Document.objects.filter(pk__in=[d for _, d in grades]).values_list(
@@ -286,8 +286,9 @@ def job_features(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
 def _labels(
     job: MatchJob, features: dict[int, tuple[np.ndarray, np.ndarray]]
 ) -> dict[int, np.ndarray]:
-    """{topic id: 1 judged relevant, 0 judged non-relevant, -1 unjudged}."""
-    threshold = job.collection.relevant_threshold
+    """{topic id: 1 judged relevant, 0 judged non-relevant, -1 unjudged}, relevant at
+    the job's level."""
+    threshold = job.relevant_threshold
     by_topic: dict[int, dict[int, int]] = {}
     for (topic_id, doc_id), grade in human_grades(features).items():
         by_topic.setdefault(topic_id, {})[doc_id] = int(grade >= threshold)
@@ -307,20 +308,39 @@ def _labels(
     return out
 
 
+def fit_sample(job: MatchJob, sample: Sample | None = None) -> Sample | None:
+    """The sample whose design the job's model uses: ``sample`` when given, else the
+    job's own, else the newest sample of the job's pool (verification samples
+    aside); None when the job's pool has none (equal weights)."""
+    if sample is not None:
+        return sample
+    if job.sample_id is not None:
+        return job.sample
+    if job.pool_id is None:
+        return None
+    return (
+        Sample.objects.filter(pool_id=job.pool_id)
+        .exclude(method=Sample.Method.VERIFICATION)
+        .order_by("-pk")
+        .first()
+    )
+
+
 def _sample_weights(
-    job: MatchJob,
+    sample: Sample | None,
     features: dict[int, tuple[np.ndarray, np.ndarray]],
     qids: dict[int, str],
 ) -> dict[str, np.ndarray] | None:
-    """For a job over a sample: weight 1 / inclusion probability per drawn document,
-    so the judged sample stands for the whole pool (None: equal weights)."""
-    if job.sample_id is None:
+    """Weight 1 / inclusion probability per drawn document of ``sample`` (1 for other
+    judged documents), so the judged sample stands for the whole pool (None without a
+    sample: equal weights)."""
+    if sample is None:
         return None
     inclusion = {
         (t, d): p
-        for t, d, p in SampleDocument.objects.filter(
-            sample_id=job.sample_id
-        ).values_list("topic_id", "document_id", "inclusion_prob")
+        for t, d, p in SampleDocument.objects.filter(sample=sample).values_list(
+            "topic_id", "document_id", "inclusion_prob"
+        )
     }
     out = {}
     for topic_id, (ids, _) in features.items():
@@ -334,19 +354,19 @@ def _sample_weights(
 
 
 def sample_fully_judged(
-    job: MatchJob,
+    sample: Sample | None,
     features: dict[int, tuple[np.ndarray, np.ndarray]],
     labels: dict[int, np.ndarray],
 ) -> bool:
-    """Whether the job is over a sample every drawn document of which (in the job's
-    topics and documents) has a judgment: only then is the sample's Horvitz-Thompson
-    estimate of the pool's relevant documents usable to anchor the model (a sample
-    still being judged would count its unjudged draws as non-relevant)."""
-    if job.sample_id is None:
+    """Whether every drawn document of ``sample`` (in the job's topics and documents)
+    has a judgment: only then is the sample's Horvitz-Thompson estimate of the pool's
+    relevant documents usable to anchor the model (a sample still being judged would
+    count its unjudged draws as non-relevant)."""
+    if sample is None:
         return False
     drawn: dict[int, set[int]] = {}
     rows = SampleDocument.objects.filter(
-        sample_id=job.sample_id, topic_id__in=list(features)
+        sample=sample, topic_id__in=list(features)
     ).values_list("topic_id", "document_id")
     for topic_id, doc_id in rows:
         drawn.setdefault(topic_id, set()).add(doc_id)
@@ -358,29 +378,82 @@ def sample_fully_judged(
     return bool(drawn)
 
 
-def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
-    """Fit the model on the job's judged documents and store it with a probability of
-    relevance for every (topic, document) of the job. ``reliability``: also estimate
-    the reliability diagram by cross-validation on the judged documents."""
-    if job.status != MatchJob.Status.DONE:
-        raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
-    started = time.perf_counter()
+@dataclass
+class FitData:
+    """What the job's model is fitted on: per judged topic, the raw features and the
+    labels, the sample's weights and anchor, and the topics left out."""
+
+    features: dict[int, tuple[np.ndarray, np.ndarray]]  # topic id -> (doc ids, X)
+    labels: dict[int, np.ndarray]
+    qids: dict[int, str]
+    sample: Sample | None
+    weights: dict[str, np.ndarray] | None
+    pool_relevant: float | None
+    # qids of the job's topics without any judged document: no p, no inferred line.
+    unjudged: list[str]
+
+    @property
+    def rows(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{qid: (features, labels)} as the model's fit takes them."""
+        return {
+            self.qids[t]: (self.features[t][1], self.labels[t]) for t in self.features
+        }
+
+
+def fit_data(job: MatchJob, sample: Sample | None = None) -> FitData:
+    """The job's features and labels of now, with the design of :func:`fit_sample`:
+    weights 1/pi of its drawn documents, anchored to its Horvitz-Thompson estimate of
+    the relevant pooled documents when every drawn document is judged. Topics
+    without a judged document are left out: nothing was sampled there."""
     features = job_features(job)
     labels = _labels(job, features)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
-    data = {qids[t]: (features[t][1], labels[t]) for t in features}
-    weights = _sample_weights(job, features, qids)
+    unjudged = sorted(qids[t] for t, y in labels.items() if not np.any(y >= 0))
+    features = {t: f for t, f in features.items() if qids[t] not in unjudged}
+    labels = {t: labels[t] for t in features}
+    design = fit_sample(job, sample)
+    weights = _sample_weights(design, features, qids)
     pool_relevant = (
         relevance_model.horvitz_thompson_relevant(
-            {q: y for q, (_, y) in data.items()}, weights
+            {qids[t]: y for t, y in labels.items()}, weights
         )
-        if weights is not None and sample_fully_judged(job, features, labels)
+        if weights is not None and sample_fully_judged(design, features, labels)
         else None
     )
+    return FitData(features, labels, qids, design, weights, pool_relevant, unjudged)
+
+
+def judgments_digest(data: FitData) -> list[list[int]]:
+    """``[[topic id, document id, label], ...]`` of the judged documents the fit saw
+    (so a page can say which judgments changed since)."""
+    out = []
+    for topic_id in sorted(data.labels):
+        ids = data.features[topic_id][0]
+        y = data.labels[topic_id]
+        out.extend([topic_id, int(ids[i]), int(y[i])] for i in np.flatnonzero(y >= 0))
+    return out
+
+
+def job_model_fit(
+    *, job: MatchJob, sample: Sample | None = None, reliability: bool = True
+) -> FitSummary:
+    """Fit the model on the job's judged documents, with the design of ``sample``
+    (:func:`fit_data`), and store it with a probability of relevance for every
+    (topic, document) of the job's judged topics. ``reliability``: also estimate the
+    reliability diagram by cross-validation on the judged documents."""
+    if job.status != MatchJob.Status.DONE:
+        raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
+    started = time.perf_counter()
+    fit = fit_data(job, sample)
+    if not fit.features:
+        message = "no judged document in any topic of the job"
+        _inference_update(job, error=message)
+        raise RelevanceModelError(f"job {job.pk}: {message}")
+    data, qids, features = fit.rows, fit.qids, fit.features
     try:
         fit_started = time.perf_counter()
         model = relevance_model.model_fit(
-            data, weights=weights, pool_relevant=pool_relevant
+            data, weights=fit.weights, pool_relevant=fit.pool_relevant
         )
         predicted = relevance_model.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
@@ -393,19 +466,23 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
     )
     doc_col = np.concatenate([features[t][0] for t in order])
     p_col = np.concatenate([np.asarray(predicted[qids[t]], dtype=float) for t in order])
-    all_labels = np.concatenate([labels[t] for t in order])
+    all_labels = np.concatenate([fit.labels[t] for t in order])
     info: dict[str, Any] = {
         "documents": len(doc_col),
         "judged": int((all_labels >= 0).sum()),
         "relevant": int((all_labels == 1).sum()),
+        "relevance_level": job.relevant_threshold,
         "sum_p": {qids[t]: float(np.sum(predicted[qids[t]])) for t in order},
         # The sample's Horvitz-Thompson estimate the model was anchored to (None:
         # not anchored, without a sample or with one not fully judged).
-        "pool_relevant": pool_relevant,
+        "pool_relevant": fit.pool_relevant,
+        "sample": fit.sample.name if fit.sample is not None else None,
+        "unjudged_topics": fit.unjudged,
+        "judgments": judgments_digest(fit),
     }
     if reliability:
         info["reliability"] = reliability_cv(
-            data, weights=weights, pool_relevant=pool_relevant
+            data, weights=fit.weights, pool_relevant=fit.pool_relevant
         )
     blob = probabilities_pack(topic_col, doc_col, p_col)
     seconds = time.perf_counter() - started
@@ -413,6 +490,7 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
         job,
         model=json.loads(model.to_json()),
         fit_info=info,
+        fit_sample=fit.sample,
         probabilities=blob,
         fitted_at=timezone.now(),
         fit_seconds=seconds,
@@ -433,67 +511,6 @@ def _inference_update(job: MatchJob, **fields: Any) -> None:
     rewriting, its corpus statistics), creating the row if a job predates it."""
     if not JobInference.objects.filter(job=job).update(**fields):
         JobInference.objects.create(job=job, **fields)
-
-
-def reliability_cv(
-    data: dict[str, tuple[np.ndarray, np.ndarray]],
-    *,
-    weights: dict[str, np.ndarray] | None = None,
-    folds: int = CV_FOLDS,
-    bins: int = RELIABILITY_BINS,
-    pool_relevant: float | None = None,
-) -> dict[str, Any]:
-    """Observed rate of relevance per p bin, each judged document's p predicted by a
-    model fitted without its fold (folds: judged documents in order, round robin).
-    ``pool_relevant``: the whole sample's estimate the model is anchored to; each
-    fold's model is anchored to it too, its held-out documents counting as unjudged."""
-    held: list[tuple[float, int]] = []
-    for fold in range(folds):
-        masked = {}
-        targets: dict[str, np.ndarray] = {}
-        for qid, (matrix, labels) in data.items():
-            judged = np.flatnonzero(labels >= 0)
-            out = judged[np.arange(len(judged)) % folds == fold]
-            train = labels.copy()
-            train[out] = -1
-            masked[qid] = (matrix, train)
-            targets[qid] = out
-        if not any(len(v) for v in targets.values()):
-            continue
-        try:
-            model = relevance_model.model_fit(
-                masked, weights=weights, pool_relevant=pool_relevant
-            )
-        except ValueError:
-            continue
-        predicted = relevance_model.model_predict(model, masked)
-        for qid, out in targets.items():
-            for i in out.tolist():
-                held.append((float(predicted[qid][i]), int(data[qid][1][i])))
-    return reliability_bins(held, bins=bins)
-
-
-def reliability_bins(
-    held: Sequence[tuple[float, int]], *, bins: int = RELIABILITY_BINS
-) -> dict[str, Any]:
-    """Per bin of p (b/B <= p < (b+1)/B, p = 1 in the last): documents, mean p,
-    observed rate of relevance; and the Brier score and expected calibration error."""
-    rows = []
-    n = len(held)
-    ece = 0.0
-    for b in range(bins):
-        members = [(p, y) for p, y in held if min(int(p * bins), bins - 1) == b]
-        count = len(members)
-        mean_p = sum(p for p, _ in members) / count if count else None
-        rate = sum(y for _, y in members) / count if count else None
-        if count and mean_p is not None and rate is not None:
-            ece += count / n * abs(mean_p - rate)
-        rows.append(
-            {"low": b / bins, "high": (b + 1) / bins, "n": count, "mean_p": mean_p,
-             "rate": rate}
-        )  # fmt: skip
-    brier = sum((p - y) ** 2 for p, y in held) / n if n else None
-    return {"bins": rows, "n": n, "brier": brier, "ece": ece if n else None}
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -525,7 +542,7 @@ def job_probabilities(
         docs, p = doc_col[mask], p_col[mask].copy()
         out[int(topic_id)] = (docs, p)
     if override and out:
-        threshold = job.collection.relevant_threshold
+        threshold = job.relevant_threshold
         grades = human_grades(out)
         for topic_id, (docs, p) in out.items():
             for i, doc_id in enumerate(docs.tolist()):

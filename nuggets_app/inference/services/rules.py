@@ -24,7 +24,7 @@ from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
-from nuggets_app.models import MatchChunk, MatchJob, MatchResult, Topic
+from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult, Topic
 
 # --- packed evidence -------------------------------------------------------------------
 
@@ -127,13 +127,12 @@ def rule_from_spec(text: str) -> DecisionRule:
 
 def job_has_model(job: MatchJob) -> bool:
     """Whether the job has fitted probabilities of relevance."""
-    from nuggets_app.models import JobInference
-
     return JobInference.objects.filter(job=job, probabilities__isnull=False).exists()
 
 
 def rule_default(job: MatchJob) -> DecisionRule:
-    """p >= 0.5 for a job with a fitted model, else the paper rule at 0.5."""
+    """The one default rule of a job, for its page, the evaluate page and every
+    export: p >= 0.5 for a job with a fitted model, else the paper rule at 0.5."""
     if job_has_model(job):
         return DecisionRule(kind="probability", threshold=0.5)
     return DecisionRule(kind="threshold", threshold=0.5)
@@ -148,17 +147,41 @@ def topics_without_nuggets(job: MatchJob) -> list[Topic]:
     ]
 
 
+def topics_unjudged(job: MatchJob) -> list[Topic]:
+    """The job's topics without any judged document (or, for a fitted job, left out
+    of its fit): nothing was sampled there, so no rule infers anything for them."""
+    topics = sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
+    judged = {t for t, _ in human_grades([t.pk for t in topics])}
+    fitted = JobInference.objects.filter(job=job, model__isnull=False).first()
+    left_out = set(fitted.fit_info.get("unjudged_topics", [])) if fitted else set()
+    return [t for t in topics if t.pk not in judged or t.qid in left_out]
+
+
+UNJUDGED_REASON = "no judged document"
+NO_NUGGETS_REASON = "no nuggets (the paper rule cannot decide them)"
+
+
 def launch_warnings(job: MatchJob) -> list[str]:
-    """What a researcher should know about a job's topics before trusting it."""
-    missing = [t.qid for t in topics_without_nuggets(job)]
-    if not missing:
-        return []
-    return [
-        f"topics {', '.join(missing)} have no nuggets: the paper rule cannot decide "
-        "them (their unjudged documents stay out of inferred and merged qrels); the "
-        "relevance model gives them probabilities from the topic statement, relevance "
-        "feedback and prevalence only"
-    ]
+    """What a researcher should know about a job's topics before trusting it; each
+    sentence holds under every rule."""
+    out = []
+    unjudged = [t.qid for t in topics_unjudged(job)]
+    if unjudged:
+        out.append(
+            f"topics {', '.join(unjudged)} have no judged document: no rule infers "
+            "anything for them (they stay out of inferred and merged qrels, and have "
+            "no estimate) until some of their documents are judged and the model is "
+            "fitted again"
+        )
+    missing = [t.qid for t in topics_without_nuggets(job) if t.qid not in unjudged]
+    if missing:
+        out.append(
+            f"topics {', '.join(missing)} have no nuggets: the paper rule cannot "
+            "decide them (their unjudged documents stay out of inferred and merged "
+            "qrels under it); the relevance model gives them probabilities from the "
+            "topic statement, relevance feedback and prevalence only"
+        )
+    return out
 
 
 def rule_on_model(job: MatchJob, rule: DecisionRule) -> bool:
@@ -166,12 +189,25 @@ def rule_on_model(job: MatchJob, rule: DecisionRule) -> bool:
     return rule.uses_model or (rule.kind == "top_n" and job_has_model(job))
 
 
+def rule_undecided_reasons(job: MatchJob, rule: DecisionRule) -> dict[str, str]:
+    """{qid: why} of the job's topics the rule cannot decide: those without a judged
+    document (under every rule), and those without nuggets under a rule on the
+    min-span score (every score is 0 there, which says nothing)."""
+    out = {t.qid: UNJUDGED_REASON for t in topics_unjudged(job)}
+    if not rule_on_model(job, rule):
+        for topic in topics_without_nuggets(job):
+            out.setdefault(topic.qid, NO_NUGGETS_REASON)
+    return out
+
+
 def rule_undecided(job: MatchJob, rule: DecisionRule) -> list[Topic]:
-    """The job's topics the rule cannot decide: those without nuggets, under a rule
-    on the min-span score (every score is 0 there, which says nothing)."""
-    if rule_on_model(job, rule):
-        return []
-    return topics_without_nuggets(job)
+    """The topics of :func:`rule_undecided_reasons`, by qid."""
+    reasons = rule_undecided_reasons(job, rule)
+    return [
+        t
+        for t in sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
+        if t.qid in reasons
+    ]
 
 
 def rule_apply(
@@ -302,7 +338,7 @@ def rule_estimate(
     """Per qid and overall (key ``"all"``): precision and recall of the rule measured
     on the judged documents among the job's results."""
     decisions = rule_apply(job=job, rule=rule, topics=topics)
-    threshold = job.collection.relevant_threshold
+    threshold = job.relevant_threshold
     grades = human_grades(decisions)
     qids = dict(Topic.objects.filter(pk__in=list(decisions)).values_list("pk", "qid"))
     out: dict[str, RuleEstimate] = {"all": RuleEstimate()}
@@ -356,7 +392,7 @@ def rule_fit(
     if sources not in ("leave-out", "exclude"):
         raise FitError(f"sources must be leave-out or exclude, got {sources!r}")
     if relevant_threshold is None:
-        relevant_threshold = job.collection.relevant_threshold
+        relevant_threshold = job.relevant_threshold
     judged = _held_out(job, assessors, relevant_threshold, sources == "leave-out")
     fit = rule_fit_thresholds(judged, beta=beta, scope=scope, min_relevant=min_relevant)
     return DecisionRule(

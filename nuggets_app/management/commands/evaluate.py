@@ -457,7 +457,7 @@ class Command(BaseCommand):
                 )
                 return None
             blind = topics_without_relevant(
-                sample_prels(sample), job.collection.relevant_threshold
+                sample_prels(sample), job.relevant_threshold
             )
             if blind:
                 self.stderr.write(

@@ -269,7 +269,7 @@ def _rule(options, job: MatchJob | None) -> DecisionRule:
     if options["top_n"] is not None:
         return DecisionRule(kind="top_n", n=options["top_n"])
     if options["threshold"] is None and not per_topic:
-        if job is not None and rule_default(job).uses_model:
+        if job is not None:
             return rule_default(job)
         raise CommandError(
             "inferred qrels need --rule, --threshold, --thresholds or --top-n"

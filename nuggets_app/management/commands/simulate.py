@@ -16,10 +16,11 @@ from nuggets_app.models import Collection, Run
 from nuggets_app.pooling.services.pools import PoolError
 from nuggets_app.pooling.services.samples import SampleError
 from nuggets_app.research.services.report_json import json_safe
-from nuggets_app.research.services.simulation import (
+from nuggets_app.research.services.simulation import simulation_run
+from nuggets_app.research.services.simulation_config import (
+    SIMULATED_ASSESSOR,
     SimulationConfig,
     SimulationError,
-    simulation_run,
 )
 from nuggets_app.research.services.simulation_report import report_build, report_write
 from nuggets_app.research.services.simulation_reuse import (
@@ -116,7 +117,23 @@ class Command(BaseCommand):
         )
         parser.add_argument("--k", type=int, default=3, help="shingle size")
         parser.add_argument("--lam", type=float, default=0.5, help="span decay lambda")
-        parser.add_argument("--relevance-level", type=int, default=1)
+        parser.add_argument(
+            "--relevance-level",
+            type=int,
+            default=1,
+            help="relevant at grade >= this (TREC DL: 2); recorded on the job",
+        )
+        parser.add_argument(
+            "--assessor",
+            default=SIMULATED_ASSESSOR,
+            help="the simulated assessor's user name",
+        )
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="replace the simulated assessor's earlier judgments on this "
+            "collection and delete the jobs fitted on them (else refused)",
+        )
         parser.add_argument("--out", help="directory for report.md, report.json, plots")
         parser.add_argument(
             "--reusability",
@@ -181,6 +198,8 @@ class Command(BaseCommand):
                 lam=options["lam"],
                 relevance_level=options["relevance_level"],
                 semantic=options["semantic"],
+                assessor=options["assessor"],
+                replace=options["replace"],
             )
             runs = self._runs(collection, options["runs"])
             if options["reusability"] or options["groups"]:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,26 +23,20 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from matcher import MatchOptions, normalize
 from nuggets_app.collection.services.suite_runs import (
     document_texts,
     qrels_read,
     runs_scores,
     topic_queries,
 )
+from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.inference.services.matching import (
     match_job_finish_here,
     match_job_launch,
 )
-from nuggets_app.inference.services.pool_model import (
-    RelevancePrediction,
-    relevance_model_run,
-)
 from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_fit
 from nuggets_app.learning import retrieval
 from nuggets_app.learning.simulation import (
-    ExtractionOptions,
-    nuggets_extract,
     rule_parse,
 )
 from nuggets_app.learning.thresholds import expected_f1_threshold
@@ -56,7 +48,6 @@ from nuggets_app.models import (
     MatchJob,
     MatchResult,
     Nugget,
-    NuggetBank,
     Pool,
     PoolDocument,
     Run,
@@ -66,41 +57,23 @@ from nuggets_app.models import (
 )
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
+from nuggets_app.research.services.simulation_config import (
+    SimulationConfig,
+    SimulationError,
+)
+from nuggets_app.research.services.simulation_job import (
+    JobFigures,
+    job_fit_and_figures,
+)
+from nuggets_app.research.services.simulation_nuggets import (
+    nuggets_extract_human,
+    nuggets_extract_simulated,
+)
 
-SIMULATED_ASSESSOR = "simulated-assessor"
 INFERENCES = ("model", "paper")
 Progress = Callable[[str], None]
 Labels = dict[str, dict[str, int]]
 Scores = dict[str, dict[str, float]]
-
-
-class SimulationError(ValueError):
-    """The simulation cannot run as asked; the message says why."""
-
-
-@dataclass(frozen=True)
-class SimulationConfig:
-    """Parameters of one simulation (command-line options of ``manage.py simulate``)."""
-
-    depth: int = 100
-    sample_size: int = 10
-    # When set, the per-topic sample size is this fraction of the mean pool size.
-    sample_fraction: float | None = None
-    seed: int = 1
-    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
-    rule: str = "threshold:0.5"
-    k: int = 3
-    lam: float = 0.5
-    relevance_level: int = 1
-    assessor: str = SIMULATED_ASSESSOR
-    expansion_terms: int = 20
-    # "model": the relevance model's probabilities; "paper": the matcher score + rule.
-    inference: str = "model"
-    # "simulated": nuggets cut from judged relevant documents (learning.simulation);
-    # "human": a bank's nuggets with a source span in one (e.g. TREC TS matches).
-    nuggets: str = "simulated"
-    nugget_bank: str | None = None
-    semantic: bool = False
 
 
 @dataclass
@@ -127,6 +100,13 @@ class SimulationData:
     probabilities: Scores | None = None
     model: dict[str, Any] | None = None
     crossfit: Scores | None = None
+    # The product's own figures for the job and sample (the one path): the sample's
+    # prels, the estimates of ``evaluate --job`` and the probabilistic qrels of EAP.
+    job_id: int | None = None
+    sample_name: str = ""
+    prels: dict[str, Any] | None = None
+    estimates: dict[str, Any] | None = None
+    expected_qrels: Scores | None = None
 
     def inference_scores(self) -> Scores:
         """What the inference ranks the pool by: probabilities, else matcher scores."""
@@ -180,11 +160,44 @@ def _assessor(username: str):
     return user
 
 
+def dependent_jobs(collection: Collection, assessor) -> list[MatchJob]:
+    """The jobs of ``collection`` fitted while ``assessor`` had judgments in it: a new
+    simulation would change their figures by replacing those judgments."""
+    if not Judgment.objects.filter(
+        assessor=assessor, topic__collection=collection
+    ).exists():
+        return []
+    return list(
+        MatchJob.objects.filter(
+            collection=collection, inference__fitted_at__isnull=False
+        ).order_by("pk")
+    )
+
+
+def simulation_check(collection: Collection, config: SimulationConfig) -> None:
+    """Refuse (naming the jobs) a simulation that would change the judgments earlier
+    jobs were fitted on, unless ``config.replace``: then those jobs are deleted."""
+    assessor = _assessor(config.assessor)
+    jobs = dependent_jobs(collection, assessor)
+    if not jobs:
+        return
+    names = ", ".join(f"job {j.pk}" for j in jobs)
+    if not config.replace:
+        raise SimulationError(
+            f"the simulated assessor {assessor.username!r} already judged documents "
+            f"of {collection.name} that {names} were fitted on; a new simulation "
+            "would replace those judgments and change their figures. Use another "
+            "--assessor, or --replace to delete those jobs and judgments first"
+        )
+    MatchJob.objects.filter(pk__in=[j.pk for j in jobs]).delete()
+
+
 def _judge(sample: Sample, truth: Labels, assessor) -> Labels:
     """Judgment rows for every sampled document, labelled from the qrels (0 if absent).
 
-    The simulated assessor's earlier work on this collection is replaced, so a new
-    simulation never mixes in nuggets of another sample.
+    The simulated assessor's earlier work on this collection is replaced (after
+    :func:`simulation_check`), so a new simulation never mixes in nuggets of another
+    sample.
     """
     collection = sample.pool.collection
     rows = SampleDocument.objects.filter(sample=sample).values_list(
@@ -221,139 +234,6 @@ def _judge(sample: Sample, truth: Labels, assessor) -> Labels:
     return human
 
 
-def collection_doc_freq(
-    collection: Collection, options: MatchOptions
-) -> dict[str, int]:
-    """Document frequency of every matcher term in the collection (keyword rarity)."""
-    doc_freq: dict[str, int] = {}
-    texts = Document.objects.filter(collection=collection).values_list(
-        "text", flat=True
-    )
-    for text in texts.iterator(chunk_size=2000):
-        for term in set(normalize(text, options)):
-            doc_freq[term] = doc_freq.get(term, 0) + 1
-    return doc_freq
-
-
-def _extract(
-    collection: Collection,
-    human: Labels,
-    assessor,
-    config: SimulationConfig,
-) -> tuple[dict[str, int], int]:
-    """Nugget rows from the judged relevant documents; (nuggets per qid, with keywords)."""
-    options = MatchOptions(k=config.k, lam=config.lam)
-    doc_freq = collection_doc_freq(collection, options)
-    topics = {t.qid: t for t in Topic.objects.filter(collection=collection)}
-    wanted = {
-        docno for labels in human.values() for docno, g in labels.items() if g > 0
-    }
-    docs = {
-        d.docno: d
-        for d in Document.objects.filter(collection=collection, docno__in=wanted)
-    }
-    rows, counts, with_keywords = [], {}, 0
-    for qid, labels in sorted(human.items()):
-        relevant = {
-            d: docs[d].text for d, g in labels.items() if g >= config.relevance_level
-        }
-        topic = topics[qid]
-        extracted = nuggets_extract(
-            topic_text=f"{topic.title}\n{topic.description}".strip(),
-            relevant_docs=relevant,
-            doc_freq=doc_freq,
-            options=config.extraction,
-        )
-        counts[qid] = len(extracted)
-        with_keywords += sum(bool(n.keywords) for n in extracted)
-        rows.extend(
-            Nugget(
-                topic=topic,
-                assessor=assessor,
-                document=docs[n.docno],
-                start=n.start,
-                end=n.end,
-                span_text=n.text,
-                text=n.text,
-                keywords=list(n.keywords),
-                client_uuid=uuid.uuid4(),
-            )
-            for n in extracted
-        )
-    Nugget.objects.bulk_create(rows, batch_size=1000)
-    return counts, with_keywords
-
-
-def _human_bank(collection: Collection, name: str | None) -> NuggetBank:
-    banks = NuggetBank.objects.filter(collection=collection)
-    if name is not None:
-        banks = banks.filter(name=name)
-    else:
-        banks = banks.filter(nuggets__document__isnull=False).distinct()
-    found = list(banks[:2])
-    if len(found) != 1:
-        what = f"named {name!r}" if name else "with source spans"
-        raise SimulationError(
-            f"--nuggets human needs exactly one nugget bank {what} in collection "
-            f"{collection.name} (found {len(found)}); import one with import_nuggets"
-        )
-    return found[0]
-
-
-def _extract_human(
-    collection: Collection,
-    human: Labels,
-    assessor,
-    config: SimulationConfig,
-) -> tuple[dict[str, int], int]:
-    """The simulated assessor's nuggets from people's: every nugget of the bank whose
-    source span lies in a judged relevant document of its topic, once per topic and
-    nugget (its first source by docno and offset). The nugget keeps the person's
-    text, span, grade and keywords; (nuggets per qid, with keywords)."""
-    bank = _human_bank(collection, config.nugget_bank)
-    relevant = {
-        (qid, docno)
-        for qid, labels in human.items()
-        for docno, grade in labels.items()
-        if grade >= config.relevance_level
-    }
-    rows: list[Nugget] = []
-    seen: set[tuple[str, str]] = set()
-    counts: dict[str, int] = dict.fromkeys(human, 0)
-    with_keywords = 0
-    source = (
-        bank.nuggets.filter(document__isnull=False)
-        .select_related("topic", "document")
-        .order_by("topic__qid", "document__docno", "start", "pk")
-    )
-    for nugget in source.iterator(chunk_size=2000):
-        qid = nugget.topic.qid
-        key = (qid, nugget.source_id or nugget.text)
-        if (qid, nugget.document.docno) not in relevant or key in seen:
-            continue
-        seen.add(key)
-        counts[qid] = counts.get(qid, 0) + 1
-        with_keywords += bool(nugget.keywords)
-        rows.append(
-            Nugget(
-                topic=nugget.topic,
-                assessor=assessor,
-                document=nugget.document,
-                start=nugget.start,
-                end=nugget.end,
-                span_text=nugget.span_text,
-                text=nugget.text,
-                keywords=list(nugget.keywords),
-                grade=nugget.grade,
-                aspect=nugget.aspect,
-                source_id=nugget.source_id,
-                client_uuid=uuid.uuid4(),
-            )
-        )
-    Nugget.objects.bulk_create(rows, batch_size=1000)
-    return counts, with_keywords
-
-
 @contextlib.contextmanager
 def _inline_tasks() -> Iterator[None]:
     """Run the job's chunk tasks in this process, whatever broker is configured."""
@@ -374,7 +254,8 @@ def _match(
     assessor,
     config: SimulationConfig,
 ) -> MatchJob:
-    """A matching job over the pool for the topics with nuggets, run in-process."""
+    """A matching job over the pool (its relevance level the simulation's), run
+    in-process, as ``manage.py match`` launches one."""
     topics = list(Topic.objects.filter(collection=collection, qid__in=list(qids)))
     with _inline_tasks():
         job = match_job_launch(
@@ -386,6 +267,7 @@ def _match(
             k=config.k,
             lam=config.lam,
             name=f"simulation {pool.name} seed {config.seed}",
+            relevance_level=config.relevance_level,
         )
     job = match_job_finish_here(job)
     if job.status != MatchJob.Status.DONE:
@@ -545,18 +427,22 @@ def simulation_run(
         say(f"{name}: {timings[name]:.1f}s")
 
     truth = qrels_read(qrels_path)
+    simulation_check(collection, config)
     pool, sample = _pool_and_sample(collection, runs, config)
     pooled = _pool_docnos(pool)
     lap("pool and sample")
     assessor = _assessor(config.assessor)
     human = _judge(sample, truth, assessor)
-    extract = _extract_human if config.nuggets == "human" else _extract
+    extract = (
+        nuggets_extract_human
+        if config.nuggets == "human"
+        else nuggets_extract_simulated
+    )
     nuggets, keyword_nuggets = extract(collection, human, assessor, config)
     lap("judging and nugget extraction")
-    job = _match(
-        collection, pool, [q for q, n in nuggets.items() if n], assessor, config
-    )
-    prediction: RelevancePrediction | None = None
+    job = _match(collection, pool, list(pooled), assessor, config)
+    run_scores = runs_scores(runs)
+    figures: JobFigures | None = None
     if config.inference == "paper":
         rule = decision_rule(config.rule, job=job, config=config)
         say(f"rule {config.rule}: {rule.describe()} {rule.as_dict()}")
@@ -565,16 +451,13 @@ def simulation_run(
     else:
         scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
         lap("matching")
-        prediction = relevance_model_run(
-            collection_id=collection.pk,
-            job=job,
-            pool=pooled,
-            labels=human,
-            inclusion=_sample_probs(sample),
-            relevance_level=config.relevance_level,
-            semantic=config.semantic,
-        )
-        inferred = model_inferred(prediction.probabilities, human, config.rule)
+        if config.semantic:
+            raise SimulationError(
+                "--semantic: the semantic features are not part of a matching job's "
+                "model; simulate without them"
+            )
+        figures = job_fit_and_figures(job=job, sample=sample, runs=run_scores)
+        inferred = model_inferred(figures.probabilities, human, config.rule)
         lap("relevance model")
     baseline = _baseline(collection, pooled, human, config)
     lap("baseline")
@@ -582,7 +465,7 @@ def simulation_run(
         config=config,
         collection=collection.name,
         sample_size=sample.size,
-        runs=runs_scores(runs),
+        runs=run_scores,
         pool=pooled,
         sample=_sample_probs(sample),
         human=human,
@@ -594,7 +477,12 @@ def simulation_run(
         baseline=baseline,
         doc_words=_doc_words(collection),
         timings=timings,
-        probabilities=prediction.probabilities if prediction else None,
-        model=json.loads(prediction.model.to_json()) if prediction else None,
-        crossfit=prediction.crossfit if prediction else None,
+        probabilities=figures.probabilities if figures else None,
+        model=figures.model if figures else None,
+        crossfit=figures.crossfit if figures else None,
+        job_id=job.pk,
+        sample_name=sample.name,
+        prels=figures.prels if figures else sample_prels(sample),
+        estimates=figures.estimates if figures else None,
+        expected_qrels=figures.expected if figures else None,
     )

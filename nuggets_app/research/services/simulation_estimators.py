@@ -149,7 +149,13 @@ def estimators_report(
         valid = [t.qid for t in result.topics if t.valid]
         statap[name] = (result.summary.stat_map, result.summary.ci95, valid)
     probs = data.crossfit or {}
-    assisted = model_assisted_evaluate(prels, probs, runs, **REPORTED)
+    if data.estimates is not None:
+        # The one path: the job's estimates as evaluate --job gives them.
+        assisted = {n: e.measures for n, e in data.estimates.items()}
+        checks = [e.check for e in data.estimates.values()]
+    else:
+        assisted = model_assisted_evaluate(prels, probs, runs, **REPORTED)
+        checks = bias_check(prels, probs, runs, **REPORTED)
     model_assisted = {
         name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
         for name, ap in ((n, m["AP"]) for n, m in assisted.items())
@@ -169,8 +175,8 @@ def estimators_report(
         model_assisted, full, per_topic, all_topics
     )
     estimators["model_assisted"]["p"] = "crossfit" if data.crossfit else "none"
-    checks = bias_check(prels, probs, runs, **REPORTED)
     return {
+        "job": {"id": data.job_id, "sample": data.sample_name},
         "estimators": {k: estimators[k] for k in sorted(estimators)},
         "default_estimator": DEFAULT_ESTIMATOR,
         "pooled_truth": {"map": all_topics},

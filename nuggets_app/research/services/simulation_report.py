@@ -244,7 +244,11 @@ def _systems(data: SimulationData, truth: Labels, human: Labels) -> dict[str, An
         "sample_plus_inferred": qrels_merge(human, inferred),
     }
     prels = _prels(data, human)
-    probs = qrels_probabilities(human, _probabilities(data))
+    probs = (
+        data.expected_qrels
+        if data.expected_qrels is not None
+        else qrels_probabilities(human, _probabilities(data))
+    )
     scores: dict[str, dict[str, float]] = {
         name: {} for name in [*qrels, "statap", "eap"]
     }

@@ -7,11 +7,12 @@ each group of runs (a groups file, else the shared prefix of the names,
 alike and a team's runs arrive together (Büttcher et al. 2007). For every held-out
 group, :func:`reusability_run` does what ``simulate`` does with the other runs: the
 depth pool, the statAP sample, the simulated assessor's judgments and nuggets, the
-matching job over the pool and the relevance model. The held-out runs' documents down
-to the pool depth that the pool lacks are then matched against the job's nuggets and
-scored beside the pool (:func:`nuggets_app.inference.services.pool_model.
-relevance_model_run` with ``extra``), as ``evaluate --job`` scores a new run's
-unpooled documents. Every run, kept and held out, is scored by each estimator:
+matching job over the pool and its fit with the sample's design. The held-out runs
+are then evaluated against the job exactly as ``evaluate --job`` and the new-run page
+evaluate a new run (:func:`nuggets_app.evaluation.services.new_runs.
+new_runs_evaluate`): their documents down to the pool depth that the pool lacks are
+matched against the job's nuggets and scored beside the pool. Every run, kept and held
+out, is scored by each estimator:
 
 * ``sample_only``: AP under the judged sample, unjudged documents non-relevant;
 * ``statap``: statMAP of the sample's prels;
@@ -34,18 +35,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from matcher import TopicMatcher
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
-from nuggets_app.inference.selectors import job_nugget_specs
-from nuggets_app.inference.services.job_model import job_options
-from nuggets_app.inference.services.pool_model import relevance_model_run
-from nuggets_app.ir.expected import qrels_probabilities, run_expected
+from nuggets_app.evaluation.services.estimates import RunEstimates
+from nuggets_app.evaluation.services.new_runs import new_runs_evaluate
+from nuggets_app.inference.services.unpooled import later_columns
+from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.ir.model_assisted import (
-    DEFAULT_ESTIMATOR,
-    REPORTED,
-    model_assisted_evaluate,
-)
+from nuggets_app.ir.model_assisted import DEFAULT_ESTIMATOR
 from nuggets_app.ir.prels import PrelsRecord, TopicPrels, prels_load, ranking_order
 from nuggets_app.ir.reusability import (
     HeldOut,
@@ -57,16 +53,22 @@ from nuggets_app.ir.reusability import (
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Collection, Document, MatchJob, Run
 from nuggets_app.research.services.simulation import (
-    SimulationConfig,
-    SimulationError,
     _assessor,
-    _extract,
-    _extract_human,
     _judge,
     _match,
     _pool_and_sample,
     _pool_docnos,
     _sample_probs,
+    simulation_check,
+)
+from nuggets_app.research.services.simulation_config import (
+    SimulationConfig,
+    SimulationError,
+)
+from nuggets_app.research.services.simulation_job import job_fit_and_figures
+from nuggets_app.research.services.simulation_nuggets import (
+    nuggets_extract_human,
+    nuggets_extract_simulated,
 )
 
 MODES = ("leave-one-run-out", "leave-one-group-out")
@@ -149,34 +151,6 @@ def _unpooled(
     return {q: sorted(d) for q, d in out.items() if d}
 
 
-def _minspan(
-    job: MatchJob, collection: Collection, extra: Mapping[str, list[str]]
-) -> dict[str, dict[str, dict[str, float]]]:
-    """``{qid: {docno: {nugget id: min-span score}}}`` of the extra documents against
-    the job's nuggets (topics of the job only)."""
-    topics = {t.qid: t.pk for t in job.topics.all()}
-    wanted = {d for q, docs in extra.items() if q in topics for d in docs}
-    texts = dict(
-        Document.objects.filter(collection=collection, docno__in=wanted).values_list(
-            "docno", "text"
-        )
-    )
-    options = job_options(job)
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for qid, docs in extra.items():
-        if qid not in topics:
-            continue
-        matcher = TopicMatcher(job_nugget_specs(job, topics[qid]), options)
-        for docno in docs:
-            if docno not in texts:
-                continue
-            match = matcher.score_prepared(matcher.prepare(texts[docno]))
-            out.setdefault(qid, {})[docno] = {
-                str(item.nugget): item.score(job.lam) for item in match.evidence.nuggets
-            }
-    return out
-
-
 def _calibration(
     extra: Mapping[str, list[str]], p: Mapping[str, Mapping[str, float]], truth: Labels
 ) -> dict[str, float]:
@@ -190,32 +164,18 @@ def _calibration(
     }
 
 
-def _merge(
-    base: Mapping[str, Mapping[str, float]],
-    more: Mapping[str, Mapping[str, float]] | None,
-) -> Scores:
-    out = {q: dict(d) for q, d in base.items()}
-    for qid, docs in (more or {}).items():
-        out.setdefault(qid, {}).update(docs)
-    return out
-
-
 def _scores(
     runs: Runs,
     *,
     human: Labels,
     prels: Mapping[str, TopicPrels],
-    probabilities: Scores,
-    crossfit: Scores,
-    unsampled: Scores,
+    expected: Scores,
+    estimates: Mapping[str, RunEstimates],
 ) -> dict[str, dict[str, float]]:
-    """``{estimator: {run: MAP}}`` of every run (``unsampled``: the cross-fit p of
-    the held-out runs' unpooled documents)."""
+    """``{estimator: {run: MAP}}`` of every run; ``expected``: the probabilistic qrels
+    of EAP (the held-out runs' unpooled documents with the full fit's p beside the
+    pool); ``estimates``: the product's estimates of the pooled and new runs."""
     rankings = {n: {q: ranking_order(d) for q, d in r.items()} for n, r in runs.items()}
-    expected = qrels_probabilities(human, probabilities)
-    assisted = model_assisted_evaluate(
-        prels, crossfit, runs, unsampled=unsampled, **REPORTED
-    )
     out: dict[str, dict[str, float]] = {e: {} for e in ESTIMATORS}
     for name, run in runs.items():
         out["sample_only"][name] = _map(human, run)
@@ -223,8 +183,21 @@ def _scores(
         out["bpref"][name] = judged_mean(rankings[name], human, "bpref")
         out["condensed_ap"][name] = judged_mean(rankings[name], human, "condensed_ap")
         out["eap"][name] = run_expected(expected, run, measures=["EAP"]).mean["EAP"]
-        out[DEFAULT_ESTIMATOR][name] = assisted[name]["AP"].estimate
+        out[DEFAULT_ESTIMATOR][name] = estimates[name].ap.estimate
     return out
+
+
+def _later_p(job: MatchJob) -> Scores:
+    """{qid: {docno: p}}: the full fit's p of the documents scored for the job after
+    it ran (the held-out runs' unpooled documents), beside the pool."""
+    columns = later_columns(job=job, on_model=True, topics=list(job.topics.all()))
+    qids = dict(job.topics.values_list("pk", "qid"))
+    ids = {d for docs, _ in columns.values() for d in docs.tolist()}
+    docnos = dict(Document.objects.filter(pk__in=ids).values_list("pk", "docno"))
+    return {
+        qids[t]: {docnos[d]: v for d, v in zip(docs.tolist(), p.tolist(), strict=True)}
+        for t, (docs, p) in columns.items()
+    }
 
 
 def reusability_run(
@@ -247,6 +220,7 @@ def reusability_run(
     level = config.relevance_level
     truth = _binary(qrels_read(qrels_path), level)
     all_scores = runs_scores(runs)
+    simulation_check(collection, config)
     assessor = _assessor(config.assessor)
     rows: dict[str, list[HeldOut]] = {e: [] for e in ESTIMATORS}
     per_run: list[dict[str, Any]] = []
@@ -267,33 +241,40 @@ def reusability_run(
             full_qrels = {q: v for q, v in truth.items() if q in topics}
             full = {n: _map(full_qrels, s) for n, s in scored.items()}
         grades = _judge(sample, qrels_read(qrels_path), assessor)
-        extract = _extract_human if config.nuggets == "human" else _extract
-        nuggets, _ = extract(collection, grades, assessor, config)
-        job = _match(
-            collection, pool, [q for q, n in nuggets.items() if n], assessor, config
+        extract = (
+            nuggets_extract_human
+            if config.nuggets == "human"
+            else nuggets_extract_simulated
         )
-        extra = _unpooled({n: scored[n] for n in names}, pooled, config.depth)
-        inclusion = _sample_probs(sample)
-        prediction = relevance_model_run(
-            collection_id=collection.pk,
+        extract(collection, grades, assessor, config)
+        # The product's path: the job over the kept runs' pool, fitted with the
+        # sample's design, and the held-out runs evaluated as new runs against it.
+        job = _match(collection, pool, list(pooled), assessor, config)
+        kept_scores = {r.name: scored[r.name] for r in kept}
+        figures = job_fit_and_figures(job=job, sample=sample, runs=kept_scores)
+        evaluation = new_runs_evaluate(
             job=job,
-            pool=pooled,
-            labels=grades,
-            inclusion=inclusion,
-            relevance_level=level,
-            extra=extra,
-            extra_minspan=_minspan(job, collection, extra),
+            sample=sample,
+            new_runs={n: scored[n] for n in names},
+            pooled_runs=kept_scores,
+            inline_max=10**9,
         )
+        if evaluation.estimates is None:
+            raise SimulationError(f"held out {group}: unpooled documents not scored")
+        extra = _unpooled({n: scored[n] for n in names}, pooled, config.depth)
+        later = _later_p(job)
+        expected = {q: dict(d) for q, d in figures.expected.items()}
+        for qid, docs in later.items():
+            expected.setdefault(qid, {}).update(
+                (d, p) for d, p in docs.items() if d not in expected[qid]
+            )
         human = _binary(grades, level)
         estimated = _scores(
             scored,
             human=human,
-            prels=_prels(inclusion, human),
-            probabilities=_merge(
-                prediction.probabilities, prediction.extra_probabilities
-            ),
-            crossfit=prediction.crossfit or {},
-            unsampled=prediction.extra_crossfit or {},
+            prels=_prels(_sample_probs(sample), human),
+            expected=expected,
+            estimates=evaluation.estimates,
         )
         for name in names:
             row: dict[str, Any] = {
@@ -318,7 +299,10 @@ def reusability_run(
                     "rel_error": found.rel_error,
                 }
             per_run.append(row)
-        unpooled[group] = _calibration(extra, prediction.extra_crossfit or {}, truth)
+        unpooled[group] = _calibration(extra, evaluation.unpooled_p, truth)
+        # The next group replaces the simulated assessor's judgments: this job's
+        # figures are read, so it goes rather than stay with changed labels.
+        job.delete()
         timings[group] = round(time.perf_counter() - started, 3)
         say(f"held out {group} ({len(names)} runs): {timings[group]:.1f}s")
     return {

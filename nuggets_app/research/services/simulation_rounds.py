@@ -8,12 +8,12 @@ the relevance model is fitted on everything judged so far; its probabilities gui
 next round (``design="model"``) or pick its documents (``design="top"``, HiCAL-style,
 biased). The report's prels carry each document's effective inclusion probability and
 variance factor (:class:`RoundsData`), so statAP and the model-assisted estimator use
-the multi-round weights.
+the multi-round weights. Each round's model is the job's own fit with the sample's design
+(as ``match --fit`` fits it), so the product's one orchestrator guides the rounds.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
-from nuggets_app.inference.services.pool_model import relevance_model_run
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.learning.simulation import rule_parse
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
@@ -33,14 +32,10 @@ from nuggets_app.pooling.services.rounds import (
 )
 from nuggets_app.research.services.simulation import (
     Progress,
-    SimulationConfig,
     SimulationData,
-    SimulationError,
     _assessor,
     _baseline,
     _doc_words,
-    _extract,
-    _extract_human,
     _job_outcome,
     _judge,
     _match,
@@ -48,6 +43,16 @@ from nuggets_app.research.services.simulation import (
     _pool_docnos,
     _sample_probs,
     model_inferred,
+    simulation_check,
+)
+from nuggets_app.research.services.simulation_config import (
+    SimulationConfig,
+    SimulationError,
+)
+from nuggets_app.research.services.simulation_job import job_fit_and_figures
+from nuggets_app.research.services.simulation_nuggets import (
+    nuggets_extract_human,
+    nuggets_extract_simulated,
 )
 
 
@@ -90,6 +95,7 @@ def rounds_run(
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     truth = qrels_read(qrels_path)
+    simulation_check(collection, config)
     pool = pool_build(
         collection=collection,
         runs=runs,
@@ -111,21 +117,19 @@ def rounds_run(
         name=f"sim-rounds{rounds}-{design}-n{size}-seed{config.seed}",
     )
     assessor = _assessor(config.assessor)
-    extract = _extract_human if config.nuggets == "human" else _extract
+    extract = (
+        nuggets_extract_human
+        if config.nuggets == "human"
+        else nuggets_extract_simulated
+    )
+    job = None
     while True:
+        if job is not None:
+            job.delete()  # its labels are about to change; its p guided this round
         human = _judge(sample, truth, assessor)
         nuggets, keyword_nuggets = extract(collection, human, assessor, config)
-        job = _match(
-            collection, pool, [q for q, n in nuggets.items() if n], assessor, config
-        )
-        prediction = relevance_model_run(
-            collection_id=collection.pk,
-            job=job,
-            pool=pooled,
-            labels=human,
-            inclusion=_sample_probs(sample),
-            relevance_level=config.relevance_level,
-        )
+        job = _match(collection, pool, list(pooled), assessor, config)
+        prediction = job_fit_and_figures(job=job, sample=sample, runs={})
         now = time.perf_counter()
         timings[f"round {sample.rounds_drawn}"] = round(now - clock, 3)
         clock = now
@@ -155,7 +159,7 @@ def rounds_run(
         doc_words=_doc_words(collection),
         timings=timings,
         probabilities=prediction.probabilities,
-        model=json.loads(prediction.model.to_json()),
+        model=prediction.model,
         crossfit=prediction.crossfit,
         var_weight=sample_var_weights(sample),
         rounds={

@@ -23,11 +23,11 @@ from nuggets_app.collection.services.suite_runs import (
 )
 from nuggets_app.models import Collection, Nugget, Run
 from nuggets_app.research.services.simulation import (
-    SIMULATED_ASSESSOR,
     SimulationConfig,
     SimulationError,
     simulation_run,
 )
+from nuggets_app.research.services.simulation_config import SIMULATED_ASSESSOR
 from nuggets_app.research.services.simulation_report import report_build
 
 pytestmark = pytest.mark.django_db

@@ -17,10 +17,10 @@ from django.core.management import CommandError, call_command
 from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import Judgment, Nugget, PoolDocument, Run
 from nuggets_app.research.services.simulation import (
-    SIMULATED_ASSESSOR,
     SimulationConfig,
     simulation_run,
 )
+from nuggets_app.research.services.simulation_config import SIMULATED_ASSESSOR
 from nuggets_app.research.services.simulation_report import report_build, report_write
 
 pytestmark = pytest.mark.django_db

@@ -48,9 +48,12 @@ def match_job_launch(
     stopwords: str = "default",
     created_by: Any = None,
     name: str = "",
+    relevance_level: int | None = None,
 ) -> MatchJob:
     """Create a job and its chunks (one topic and up to ``MATCH_CHUNK_SIZE`` documents
-    each) and enqueue the chunks once the transaction commits.
+    each) and enqueue the chunks once the transaction commits. ``relevance_level``:
+    relevant at grade >= it, for the job's model, rules and estimates (default: the
+    collection's level, fixed on the job).
 
     The broker is asked first: when it is unreachable nothing is saved and
     ``MatchJobError`` says so (a job committed with nothing queued would tempt the user
@@ -79,6 +82,11 @@ def match_job_launch(
             stem=stem,
             stopwords=stopwords,
             created_by=created_by,
+            relevance_level=(
+                collection.relevant_threshold
+                if relevance_level is None
+                else relevance_level
+            ),
             documents_before=Document.objects.filter(collection=collection)
             .order_by("-pk")
             .values_list("pk", flat=True)

@@ -1,0 +1,41 @@
+"""The parameters of one simulation (``manage.py simulate``) and its error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nuggets_app.learning.simulation import ExtractionOptions
+
+SIMULATED_ASSESSOR = "simulated-assessor"
+
+
+class SimulationError(ValueError):
+    """The simulation cannot run as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Parameters of one simulation (command-line options of ``manage.py simulate``)."""
+
+    depth: int = 100
+    sample_size: int = 10
+    # When set, the per-topic sample size is this fraction of the mean pool size.
+    sample_fraction: float | None = None
+    seed: int = 1
+    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
+    rule: str = "threshold:0.5"
+    k: int = 3
+    lam: float = 0.5
+    relevance_level: int = 1
+    assessor: str = SIMULATED_ASSESSOR
+    expansion_terms: int = 20
+    # "model": the relevance model's probabilities; "paper": the matcher score + rule.
+    inference: str = "model"
+    # "simulated": nuggets cut from judged relevant documents (learning.simulation);
+    # "human": a bank's nuggets with a source span in one (e.g. TREC TS matches).
+    nuggets: str = "simulated"
+    nugget_bank: str | None = None
+    semantic: bool = False
+    # Replace an earlier simulation's judgments on this collection, deleting the jobs
+    # that were fitted on them (without it, such a simulation is refused).
+    replace: bool = False
