@@ -38,6 +38,15 @@ class CollectionForm(forms.ModelForm):
         widgets = {"description": forms.Textarea(attrs={"rows": 1})}
 
 
+class RelevanceLevelForm(forms.Form):
+    level = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Relevant at grade >=",
+        help_text="TREC DL uses 2; empty: the smallest positive grade",
+    )
+
+
 class DocumentsUploadForm(forms.Form):
     file = forms.FileField(
         help_text="TREC SGML, JSONL, or a zip of .txt/.html files; .gz accepted"

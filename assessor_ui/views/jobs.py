@@ -208,6 +208,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "nugget_filter": nugget_filter_text(job),
         "warnings": rules.launch_warnings(job),
         "model": job_model.job_inference(job),
+        "judgments_changed": job_model.judgments_changed(job),
         "reliability": _reliability(job),
         "new_documents": new_documents_progress(job=job)
         if job.status == "done"

@@ -21,10 +21,12 @@ from assessor_ui.views.decorators import researcher_required, staff_required
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services import new_runs
 from nuggets_app.evaluation.services.estimates import (
+    FLAG_NOTE,
     INTERVAL_NOTE,
     MODEL_ONLY_NOTE,
     EstimateError,
     estimate_sample,
+    flag_reason,
     topics_without_relevant,
 )
 from nuggets_app.inference.services.unpooled import (
@@ -156,12 +158,18 @@ def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) ->
             "high": e.ap.ci95[1],
             "topics": e.ap.n_topics,
             "documents": found.documents.get(e.name),
+            "bias_diff": e.check.diff,
+            "flagged": e.check.flagged,
+            "reason": flag_reason(e.check),
         }
         for e in ranked
     ]
     return {
         "rows": rows,
+        "relevance": job.relevance_text(),
+        "sample": sample,
         "interval_note": INTERVAL_NOTE,
+        "flag_note": FLAG_NOTE,
         "model_only_topics": topics_without_relevant(
             sample_prels(sample), job.relevant_threshold
         ),

@@ -15,9 +15,11 @@ from assessor_ui.staff_forms import (
     ExtendForm,
     PoolForm,
     ReassignForm,
+    RelevanceLevelForm,
     SampleForm,
 )
 from assessor_ui.views.decorators import staff_required
+from nuggets_app.collection.services.relevance import relevance_level_set
 from nuggets_app.inference.services.rounds import rounds_overview
 from nuggets_app.models import (
     Assignment,
@@ -52,8 +54,22 @@ def collection_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
+    level_form = RelevanceLevelForm(
+        request.POST or None, initial={"level": collection.relevance_level}
+    )
+    if request.method == "POST" and level_form.is_valid():
+        relevance_level_set(
+            collection=collection, level=level_form.cleaned_data["level"]
+        )
+        messages.success(
+            request,
+            f"Relevant at grade >= {collection.relevant_threshold} for jobs launched "
+            "from now on (finished jobs keep their own level).",
+        )
+        return redirect("staff-collection", name=collection.name)
     context = {
         "collection": collection,
+        "level_form": level_form,
         "counts": selectors_staff.collection_counts(collection),
         "topics": Topic.objects.filter(collection=collection).order_by("qid")[:50],
         "runs": collection.runs.all(),

@@ -56,13 +56,29 @@ INTERVAL_NOTE = (
     "disagreement or the choice of topics."
 )
 FLAG_NOTE = (
-    "A bias flag means that, relative to the other runs, the relevance model alone "
+    "A bias flag means that, relative to the job's pooled runs, the relevance model alone "
     "(EAP) credits this run more (bias_diff > 0) or less (< 0) than the judged sample "
     "alone (statAP) supports, by more than sampling explains (bias_diff = EAP - "
-    "shift x statMAP, shift = the ratio of EAP to statMAP common to all runs): the "
+    "shift x statMAP, shift = the ratio of EAP to statMAP common to the pooled runs): "
+    "the "
     "model over- or under-rates the documents this run retrieves, so EAP would be "
     "unfair to it; the model-assisted estimate corrects for that with the sample."
 )
+
+
+def flag_reason(check: BiasCheck) -> str:
+    """One line in plain words on why a run is flagged ("" when it is not)."""
+    if not check.flagged:
+        return ""
+    if check.diff > 0:
+        return (
+            "the model alone over-rates the documents this run retrieves, compared "
+            "with the pooled runs; trust the model-assisted figure, not EAP"
+        )
+    return (
+        "the model alone under-rates the documents this run retrieves, compared with "
+        "the pooled runs; trust the model-assisted figure, not EAP"
+    )
 
 
 MODEL_ONLY_NOTE = (

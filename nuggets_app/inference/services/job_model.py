@@ -9,8 +9,7 @@ every (topic, document) of the job. A fit reads only the packed features and the
 judgments, never a document's text.
 
 Documents are read with their titles and topics by their statement
-(:func:`nuggets_app.inference.services.pool_model.topic_statement`), as the simulation's
-model reads them. BM25 corpus statistics (document count, mean length, document
+(:func:`topic_statement`). BM25 corpus statistics (document count, mean length, document
 frequencies) are the job's: computed once, over every document the job matches (the union of its chunks'
 documents: the pool, the sample or the collection), by the first chunk that runs; the
 other chunks wait for them on a row lock, so every chunk scores with the same
@@ -36,7 +35,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from matcher import MatchOptions, normalize
-from nuggets_app.inference.services.pool_model import topic_statement
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features, relevance_model
 from nuggets_app.learning.reliability import reliability_cv
@@ -145,6 +143,14 @@ def job_stats_ensure(*, job: MatchJob) -> relevance_features.CorpusStats:
         _STATS.clear()
     _STATS[job.pk] = stats
     return stats
+
+
+def topic_statement(topic: Topic) -> str:
+    """The title, and the description when it says something else."""
+    title, description = topic.title.strip(), topic.description.strip()
+    if not title or description.startswith(title):
+        return description or title
+    return f"{title}\n{description}" if description else title
 
 
 def title_terms(title: str, text: str, options: MatchOptions) -> list[str]:
@@ -504,6 +510,43 @@ def job_model_fit(
         topics=len(order),
         model_seconds=model_seconds,
     )
+
+
+def judgments_changed(job: MatchJob) -> list[dict[str, str]]:
+    """The judgments added, changed or removed since the job's model was fitted
+    (``qid``, ``docno``, ``change`` in words; [] when unchanged or never fitted), so a
+    page can say why its figures moved."""
+    info = JobInference.objects.filter(job=job).values_list("fit_info", flat=True)
+    seen = (info.first() or {}).get("judgments")
+    if seen is None:
+        return []
+    before = {(t, d): y for t, d, y in seen}
+    topics = list(job.topics.values_list("pk", flat=True))
+    threshold = job.relevant_threshold
+    now = {k: int(g >= threshold) for k, g in human_grades(topics).items()}
+    words = {1: "relevant", 0: "non-relevant"}
+    changes = []
+    for key in sorted(set(before) | set(now)):
+        old, new = before.get(key), now.get(key)
+        if old == new:
+            continue
+        if old is None:
+            change = f"judged {words[new]}"
+        elif new is None:
+            change = f"judgment removed (was {words[old]})"
+        else:
+            change = f"{words[old]} -> {words[new]}"
+        changes.append((key, change))
+    qids = dict(Topic.objects.filter(pk__in=topics).values_list("pk", "qid"))
+    docnos = dict(
+        Document.objects.filter(pk__in={d for (_, d), _ in changes}).values_list(
+            "pk", "docno"
+        )
+    )
+    return [
+        {"qid": qids.get(t, str(t)), "docno": docnos.get(d, str(d)), "change": c}
+        for (t, d), c in changes
+    ]
 
 
 def _inference_update(job: MatchJob, **fields: Any) -> None:

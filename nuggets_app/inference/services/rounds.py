@@ -4,9 +4,11 @@ what the sample page shows of the rounds.
 :func:`rounds_advance` is run by the Celery task ``nuggets_app.tasks.rounds_advance``
 (queued after every judgment of a sample in rounds, and by the sample page's button).
 When every document of the latest round has a grade from an assessor assigned to its
-topic, it fits the relevance model (:func:`relevance_model_run`, without a matching job:
-topic statements and judged documents) on everything judged so far, weighted by the
-effective inclusion probabilities, and draws the next round with its probabilities
+topic, it runs a matching job over the pool (the assigned assessors' nuggets) and fits
+the job's relevance model with the sample's design (the one orchestrator of the model,
+:func:`~nuggets_app.inference.services.job_model.job_model_fit`) on everything judged
+so far, weighted by the effective inclusion probabilities, and draws the next round
+with its probabilities
 (:func:`nuggets_app.pooling.services.rounds.sample_round_next`). The new documents go
 to the end of each topic's queue: assessors' positions and judgments stay as they are.
 
@@ -21,10 +23,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import Max
 
 from nuggets_app.collection.services.suite_runs import runs_scores
-from nuggets_app.inference.services.pool_model import relevance_model_run
+from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
+from nuggets_app.inference.services.matching import (
+    MatchJobError,
+    match_job_finish_here,
+    match_job_launch,
+)
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.rounds import (
     DocWeight,
@@ -36,10 +44,12 @@ from nuggets_app.ir.rounds import (
 from nuggets_app.ir.rounds import round_weights as weights_of
 from nuggets_app.models import (
     Assignment,
+    Document,
     Judgment,
-    PoolDocument,
+    MatchJob,
     Sample,
     SampleDocument,
+    Topic,
 )
 from nuggets_app.pooling.services.rounds import sample_round_next
 
@@ -119,33 +129,48 @@ def rounds_advance(*, sample_id: int, force: bool = False) -> bool:
         return False
     if not force and not round_judged(sample):
         return False
-    labels, _ = _judged_grades(sample)
-    pool: dict[str, list[str]] = {}
-    for qid, docno in PoolDocument.objects.filter(pool=sample.pool).values_list(
-        "topic__qid", "document__docno"
-    ):
-        pool.setdefault(qid, []).append(docno)
-    inclusion: dict[str, dict[str, float]] = {}
-    for qid, docno, prob in SampleDocument.objects.filter(sample=sample).values_list(
-        "topic__qid", "document__docno", "inclusion_prob"
-    ):
-        if docno in labels.get(qid, {}):
-            inclusion.setdefault(qid, {})[docno] = prob
     try:
-        probabilities = relevance_model_run(
-            collection_id=sample.pool.collection_id,
-            job=None,
-            pool={q: sorted(d) for q, d in pool.items()},
-            labels=labels,
-            inclusion=inclusion,
-        ).probabilities
-    except ValueError:
-        # Too few labels to fit (e.g. no relevant document yet): the next round
-        # falls back to its floor, statAP's distribution.
+        probabilities = _guide_probabilities(sample)
+    except (ValueError, MatchJobError):
+        # Too few labels to fit (e.g. no relevant document yet) or no broker: the
+        # next round falls back to its floor, statAP's distribution.
         probabilities = {}
     before = sample.rounds_drawn
     drawn = sample_round_next(sample=sample, probabilities=probabilities, after=before)
     return drawn.rounds_drawn > before
+
+
+def _guide_probabilities(sample: Sample) -> dict[str, dict[str, float]]:
+    """``{qid: {docno: p}}`` of the pool, from a matching job over it (run here) and
+    its model fitted with the sample's design; the job is kept, named after the round
+    it guided."""
+    assessors = sorted(
+        set(
+            Assignment.objects.filter(sample=sample).values_list(
+                "assessor_id", flat=True
+            )
+        )
+    )
+    topics = list(Topic.objects.filter(pk__in=sample.documents.values("topic_id")))
+    with transaction.atomic():
+        job = match_job_launch(
+            collection=sample.pool.collection,
+            topics=topics,
+            source=MatchJob.Source.POOL,
+            pool=sample.pool,
+            nugget_filter={"assessors": assessors},
+            name=f"{sample.name}: guide of round {sample.rounds_drawn + 1}",
+        )
+    job = match_job_finish_here(job)
+    job_model_fit(job=job, sample=sample, reliability=False)
+    columns = job_probabilities(job=job, override=False)
+    qids = dict(Topic.objects.filter(pk__in=list(columns)).values_list("pk", "qid"))
+    ids = {d for docs, _ in columns.values() for d in docs.tolist()}
+    docnos = dict(Document.objects.filter(pk__in=ids).values_list("pk", "docno"))
+    return {
+        qids[t]: {docnos[d]: v for d, v in zip(docs.tolist(), p.tolist(), strict=True)}
+        for t, (docs, p) in columns.items()
+    }
 
 
 def _stored(sample: Sample) -> tuple[dict[str, list[Round]], dict[str, list[float]]]:

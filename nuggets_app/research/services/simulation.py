@@ -412,6 +412,12 @@ def simulation_run(
     if not runs:
         raise SimulationError(f"collection {collection.name} has no runs to pool")
     rule_parse(config.rule)  # rejects a bad rule before any work
+    if config.semantic:
+        raise SimulationError(
+            "--semantic: the semantic features are not part of a matching job's "
+            "model, so a simulation with them would measure a model no user gets; "
+            "simulate without them"
+        )
     if config.inference not in INFERENCES:
         raise SimulationError(
             f"inference must be one of {', '.join(INFERENCES)}, got {config.inference!r}"
@@ -451,11 +457,6 @@ def simulation_run(
     else:
         scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
         lap("matching")
-        if config.semantic:
-            raise SimulationError(
-                "--semantic: the semantic features are not part of a matching job's "
-                "model; simulate without them"
-            )
         figures = job_fit_and_figures(job=job, sample=sample, runs=run_scores)
         inferred = model_inferred(figures.probabilities, human, config.rule)
         lap("relevance model")
