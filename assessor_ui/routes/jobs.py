@@ -27,8 +27,8 @@ urlpatterns = [
         name="job-new-documents",
     ),
     path(
-        "jobs/<int:pk>/new-run/<slug:key>/",
-        new_runs.job_new_run_pending,
-        name="job-new-run-pending",
+        "jobs/<int:pk>/new-runs/<int:run>/",
+        new_runs.job_new_run_kept,
+        name="job-new-run-kept",
     ),
 ]

@@ -209,6 +209,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "warnings": rules.launch_warnings(job),
         "model": job_model.job_inference(job),
         "judgments_changed": job_model.judgments_changed(job),
+        "new_runs": list(job.new_runs.defer("scores")),
         "reliability": _reliability(job),
         "new_documents": new_documents_progress(job=job)
         if job.status == "done"

@@ -2,17 +2,15 @@
 
 A researcher uploads a TREC run; its unpooled documents are scored for the job (here
 when few, else on the workers, while the page polls) and its model-assisted estimates
-are shown beside the pooled runs', marked "not in the pool". The uploaded run waits in
-the cache (a day) under a random key while the workers score its documents.
+are shown beside the pooled runs', marked "not in the pool". The uploaded run is kept
+with the job (:func:`~nuggets_app.evaluation.services.new_runs.new_run_keep`): the job
+page lists it, its page can be reopened, and the runs page gives it the same figures.
 """
 
 from __future__ import annotations
 
-import uuid
-
 from django.contrib import messages
-from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -34,9 +32,8 @@ from nuggets_app.inference.services.unpooled import (
     new_documents_score,
     unpooled_progress,
 )
-from nuggets_app.models import MatchJob, Sample
+from nuggets_app.models import JobNewRun, MatchJob, Sample
 
-PENDING_SECONDS = 24 * 3600
 TEMPLATE = "assessor_ui/jobs/new_runs.html"
 
 
@@ -51,12 +48,13 @@ def _samples(job: MatchJob) -> list[Sample]:
 
 @researcher_required
 def job_new_run(request: HttpRequest, pk: int) -> HttpResponse:
-    """The upload form (GET) and the evaluation of the uploaded run (POST)."""
+    """The upload form and the job's kept new runs (GET); the uploaded run is kept,
+    its unpooled documents sent to be scored, and its page opened (POST)."""
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
     form = NewRunForm(
         request.POST or None, request.FILES or None, samples=_samples(job)
     )
-    context = {"job": job, "form": form}
+    context = {"job": job, "form": form, "kept": _kept(job)}
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["run"]
         try:
@@ -66,37 +64,35 @@ def job_new_run(request: HttpRequest, pk: int) -> HttpResponse:
                 raise EstimateError(
                     f"job {job.pk}'s pool has no sample to estimate from"
                 )
-            found = new_runs.new_runs_evaluate(
-                job=job, sample=sample, new_runs={name: scores}
+            kept = new_runs.new_run_keep(
+                job=job, sample=sample, name=name, scores=scores, user=request.user
             )
+            new_runs.new_runs_evaluate(job=job, sample=sample, new_runs={name: scores})
         except EstimateError as error:
             form.add_error(None, str(error))
         else:
-            if found.estimates is None:
-                key = uuid.uuid4().hex
-                cache.set(
-                    _key(job, key),
-                    {"name": name, "scores": scores, "sample": sample.pk},
-                    PENDING_SECONDS,
-                )
-                return redirect("job-new-run-pending", pk=job.pk, key=key)
-            context.update(_result(found, job, sample))
+            return redirect("job-new-run-kept", pk=job.pk, run=kept.pk)
     return render(request, TEMPLATE, context)
 
 
 @researcher_required
-def job_new_run_pending(request: HttpRequest, pk: int, key: str) -> HttpResponse:
-    """Progress of the workers scoring an uploaded run's documents; the estimates once
-    they are all scored."""
+def job_new_run_kept(request: HttpRequest, pk: int, run: int) -> HttpResponse:
+    """A kept new run: the workers' progress scoring its documents (the page polls),
+    then its estimates beside the pooled runs', as the runs page shows them."""
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
-    stored = cache.get(_key(job, key))
-    if stored is None:
-        raise Http404("no such upload (they are kept a day): upload the run again")
-    sample = get_object_or_404(Sample, pk=stored["sample"])
-    context = {"job": job, "form": NewRunForm(samples=_samples(job))}
+    kept = get_object_or_404(JobNewRun, job=job, pk=run)
+    context = {
+        "job": job,
+        "form": NewRunForm(samples=_samples(job)),
+        "kept": _kept(job),
+        "run_name": kept.name,
+    }
     try:
+        sample = kept.sample or estimate_sample(job)
+        if sample is None:
+            raise EstimateError(f"job {job.pk}'s pool has no sample to estimate from")
         found = new_runs.new_runs_evaluate(
-            job=job, sample=sample, new_runs={stored["name"]: stored["scores"]},
+            job=job, sample=sample, new_runs={kept.name: kept.scores},
             inline_max=0, enqueue=False,
         )  # fmt: skip
     except EstimateError as error:
@@ -104,10 +100,13 @@ def job_new_run_pending(request: HttpRequest, pk: int, key: str) -> HttpResponse
         return render(request, TEMPLATE, context)
     if found.estimates is None:
         context["pending"] = unpooled_progress(job=job, wanted=found.wanted)
-        context["run_name"] = stored["name"]
     else:
         context.update(_result(found, job, sample))
     return render(request, TEMPLATE, context)
+
+
+def _kept(job: MatchJob) -> list[JobNewRun]:
+    return list(JobNewRun.objects.filter(job=job).defer("scores"))
 
 
 @staff_required
@@ -134,10 +133,6 @@ def _sample_name(pk: str) -> str | None:
         return None
     sample = Sample.objects.filter(pk=int(pk)).first()
     return sample.name if sample else None
-
-
-def _key(job: MatchJob, key: str) -> str:
-    return f"new-run:{job.pk}:{key}"
 
 
 def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) -> dict:

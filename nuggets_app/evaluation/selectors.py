@@ -34,6 +34,8 @@ from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
     Document,
+    JobInference,
+    JobNewRun,
     Judgment,
     MatchJob,
     MatchResult,
@@ -332,8 +334,14 @@ def runs_version(collection: Collection) -> list:
 
 
 def job_version(job: MatchJob) -> list:
-    """A matching job: its results change with its status, lambda and progress."""
-    return ["job", job.pk, job.status, job.lam, job.docs_done, str(job.finished_at)]
+    """A matching job: its results change with its status, lambda and progress, its
+    model's fit and the new runs kept for it."""
+    fitted = JobInference.objects.filter(job=job).values_list("fitted_at", flat=True)
+    kept = JobNewRun.objects.filter(job=job).values_list("name", "created_at")
+    return [
+        "job", job.pk, job.status, job.lam, job.docs_done, str(job.finished_at),
+        str(fitted.first()), [[n, str(t)] for n, t in kept],
+    ]  # fmt: skip
 
 
 def source_version(collection: Collection, key: str) -> list:

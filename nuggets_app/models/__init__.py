@@ -11,7 +11,7 @@ from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
 from .tasks import TaskRecord
 from .topics import Topic
-from .unpooled import UnpooledScore
+from .unpooled import JobNewRun, UnpooledScore
 
 __all__ = [
     "Assignment",
@@ -19,6 +19,7 @@ __all__ = [
     "Document",
     "EmbeddingJob",
     "JobInference",
+    "JobNewRun",
     "Judgment",
     "MatchChunk",
     "MatchJob",

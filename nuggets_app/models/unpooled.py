@@ -1,5 +1,6 @@
 """Documents scored for a finished job after the fact: a new run's unpooled documents."""
 
+from django.conf import settings
 from django.db import models
 
 from .collections import Document
@@ -33,3 +34,30 @@ class UnpooledScore(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.job_id} topic {self.topic_id} document {self.document_id}"
+
+
+class JobNewRun(models.Model):
+    """A run evaluated against a finished job as a new run (it never built the pool),
+    kept so the job page lists it and the runs page and the new-run page give it the
+    same figures; ``scores`` is the run as uploaded (``{qid: {docno: score}}``, also
+    its documents outside the collection)."""
+
+    job = models.ForeignKey(MatchJob, on_delete=models.CASCADE, related_name="new_runs")
+    name = models.CharField(max_length=200)
+    scores = models.JSONField()
+    sample = models.ForeignKey(
+        "nuggets_app.Sample", null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["job_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "name"], name="unique_job_new_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (new run of job {self.job_id})"

@@ -87,5 +87,35 @@ def test_a_researcher_uploads_a_new_run_and_sees_it_marked_not_pooled(
         By.CSS_SELECTOR, "#table-new-run-documents .not-in-collection"
     )
     assert missing.text == str(len(world.topics))
+    # The bias check, relative to the pooled runs, with its verdict in words.
+    headers = [h.text for h in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert headers[-2:] == ["EAP \u2212 shift \u00d7 statMAP", "bias"]
+    verdict = row.find_element(By.CSS_SELECTOR, "td.bias-flag").text
+    assert verdict == "no" or verdict.startswith("\u2691 flagged: the model alone")
+    assert "pooled runs" in driver.find_element(By.ID, "flag-note").text
+    new_figure = cells[1].text
+    pooled_figures = {
+        r.find_element(By.TAG_NAME, "th").text: r.find_elements(By.TAG_NAME, "td")[
+            1
+        ].text
+        for r in pooled
+    }
     driver.execute_script("arguments[0].scrollIntoView()", table)
     screenshot(driver, "new-run-not-in-the-pool")
+
+    # The run is kept: listed on the job page, and reopened with the same figures.
+    driver.get(f"{live_server.url}{reverse('job-detail', args=[world.job.pk])}")
+    listed = wait_for(lambda: driver.find_element(By.ID, "job-new-runs"), "the list")
+    listed.find_element(By.LINK_TEXT, NEW).click()
+    table = wait_for(
+        lambda: driver.find_element(By.ID, "table-new-runs"), "the reopened run"
+    )
+    again = table.find_element(By.XPATH, f".//tbody/tr[th[normalize-space()='{NEW}']]")
+    assert again.find_elements(By.TAG_NAME, "td")[1].text == new_figure
+    kept = driver.find_element(By.ID, "kept-new-runs")
+    assert NEW in kept.text
+    for r in table.find_elements(
+        By.XPATH, ".//tbody/tr[td[normalize-space()='pooled']]"
+    ):
+        name = r.find_element(By.TAG_NAME, "th").text
+        assert r.find_elements(By.TAG_NAME, "td")[1].text == pooled_figures[name]

@@ -19,6 +19,7 @@ from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
     diagnostics,
     estimates,
+    new_runs,
     uncertainty,
     verification,
 )
@@ -132,15 +133,18 @@ def runs_evaluation(
         page.context["expected_flags"] = uncertainty.expected_flags(table)
     if sample is not None and expected is not None:
         # Model-assisted MAP and the bias check (services.estimates)
-        found = estimates.job_sample_estimates(
-            job=job, sample=Sample.objects.get(pk=sample), runs=runs
+        found, pending = new_runs.job_runs_estimates(
+            job=job, sample=Sample.objects.get(pk=sample)
         )
-        page.tables["model_assisted"] = estimates.estimates_table(found)
+        kept = set(new_runs.kept_new_runs(job))
+        page.tables["model_assisted"] = estimates.estimates_table(found, new=kept)
+        page.context["new_runs_pending"] = pending
+        page.context["relevance"] = job.relevance_text()
         page.context["model_assisted_flagged"] = sorted(
             name for name, e in found.items() if e.check.flagged
         )
         page.context["model_only_topics"] = estimates.topics_without_relevant(
-            prels, collection.relevant_threshold
+            prels, job.relevant_threshold
         )
         page.context["model_only_note"] = estimates.MODEL_ONLY_NOTE
     return page

@@ -21,7 +21,7 @@ the ratio common to every run is removed): ``flagged`` when the 95% interval of
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,20 +229,24 @@ def estimate_rows(
 
 
 ESTIMATE_COLUMNS = (
-    "run", "maAP", "ci_low", "ci_high", "topics", "statMAP", "EAP", "EAP - shift x statMAP",
-    "diff_ci_low", "diff_ci_high", "bias_flag",
+    "run", "pool", "maAP", "ci_low", "ci_high", "topics", "statMAP", "EAP",
+    "EAP - shift x statMAP", "diff_ci_low", "diff_ci_high", "bias_flag", "reason",
 )  # fmt: skip
 
 
-def estimates_table(estimates: Mapping[str, RunEstimates]) -> Table:
-    """Per run, by model-assisted MAP (highest first): the estimate, its 95% interval,
-    the topics averaged, statMAP and EAP (over the topics valid for both), their
-    difference with its interval, and ``flagged`` or ``no``."""
+def estimates_table(
+    estimates: Mapping[str, RunEstimates], new: Iterable[str] = ()
+) -> Table:
+    """Per run, by model-assisted MAP (highest first): ``pooled`` or ``new`` (in
+    ``new``: evaluated as a new run), the estimate, its 95% interval, the topics
+    averaged, statMAP and EAP (over the topics valid for both), their difference
+    with its interval, ``flagged`` or ``no``, and the flag's reason in words."""
+    fresh = set(new)
     ranked = sorted(estimates.values(), key=lambda e: (-_key(e.ap.estimate), e.name))
     rows = [
-        (e.name, e.ap.estimate, *e.ap.ci95, e.ap.n_topics, e.check.statap,
-         e.check.eap, e.check.diff, *e.check.ci95,
-         "flagged" if e.check.flagged else "no")
+        (e.name, "new" if e.name in fresh else "pooled", e.ap.estimate, *e.ap.ci95,
+         e.ap.n_topics, e.check.statap, e.check.eap, e.check.diff, *e.check.ci95,
+         "flagged" if e.check.flagged else "no", flag_reason(e.check))
         for e in ranked
     ]  # fmt: skip
     return Table("model_assisted", ESTIMATE_COLUMNS, rows)

@@ -51,7 +51,7 @@ from nuggets_app.ir.bias_check import bias_shift
 from nuggets_app.ir.prels import ranking_order
 from nuggets_app.learning.crossfit import crossfit_by_docno
 from nuggets_app.learning.unpooled import crossfit_beside_pool
-from nuggets_app.models import Document, MatchJob, Run, Sample
+from nuggets_app.models import Document, JobNewRun, MatchJob, Run, Sample
 
 LOOKUP_BATCH = 5000
 
@@ -158,7 +158,8 @@ def new_runs_evaluate(
         )
     pool_names = set(_pool_run_names(job))
     crossfit, features, qids = job_crossfit_fit(job=job, sample=sample)
-    topic_of = {q: t for t, q in qids.items()}
+    # Topics without a judged document have no p: the job cannot estimate them.
+    topic_of = {qids[t]: t for t in features}
     pool = _job_pool(job)
     depth = pool.depth if pool is not None else None
     in_job = {t: set(ids.tolist()) for t, (ids, _) in features.items()}
@@ -329,6 +330,54 @@ def new_runs_wait(
             )
         time.sleep(poll)
     return found
+
+
+def new_run_keep(
+    *, job: MatchJob, sample: Sample, name: str, scores: Scores, user=None
+) -> JobNewRun:
+    """Keep a run evaluated against ``job`` as new (replacing one of the same name),
+    so the job page lists it and the runs page shows it beside the pooled runs."""
+    if name in job_pool_runs(job):
+        raise EstimateError(
+            f"run {name} is already in the pool of job {job.pk}: give the new run "
+            "another tag"
+        )
+    kept, _ = JobNewRun.objects.update_or_create(
+        job=job,
+        name=name,
+        defaults={
+            "scores": {q: dict(d) for q, d in scores.items()},
+            "sample": sample,
+            "created_by": user if user is not None and user.is_authenticated else None,
+        },
+    )
+    return kept
+
+
+def kept_new_runs(job: MatchJob) -> dict[str, Scores]:
+    """The runs kept as new runs of ``job``, by name."""
+    return dict(JobNewRun.objects.filter(job=job).values_list("name", "scores"))
+
+
+def job_runs_estimates(
+    *, job: MatchJob, sample: Sample
+) -> tuple[dict[str, RunEstimates], list[str]]:
+    """The estimates the runs page shows for a job: its pooled runs, and its kept new
+    runs as the new-run page gives them (their unpooled documents already scored;
+    nothing is sent to the workers here). Also the kept new runs still waiting for
+    their documents to be scored (shown without a figure)."""
+    kept = kept_new_runs(job)
+    found = new_runs_evaluate(
+        job=job, sample=sample, new_runs=kept, pooled_runs=job_pool_runs(job),
+        inline_max=0, enqueue=False,
+    )  # fmt: skip
+    if found.estimates is not None:
+        return found.estimates, []
+    pooled = new_runs_evaluate(
+        job=job, sample=sample, new_runs={}, pooled_runs=job_pool_runs(job),
+        inline_max=0, enqueue=False,
+    )  # fmt: skip
+    return pooled.estimates or {}, sorted(kept)
 
 
 def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
