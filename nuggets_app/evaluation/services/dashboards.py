@@ -133,11 +133,10 @@ def runs_evaluation(
         page.context["expected_flags"] = uncertainty.expected_flags(table)
     if sample is not None and expected is not None:
         # Model-assisted MAP and the bias check (services.estimates)
-        found, pending = new_runs.job_runs_estimates(
-            job=job, sample=Sample.objects.get(pk=sample)
+        found, new, pending = new_runs.job_runs_estimates(
+            job=job, sample=Sample.objects.get(pk=sample), runs=runs
         )
-        kept = set(new_runs.kept_new_runs(job))
-        page.tables["model_assisted"] = estimates.estimates_table(found, new=kept)
+        page.tables["model_assisted"] = estimates.estimates_table(found, new=new)
         page.context["new_runs_pending"] = pending
         page.context["relevance"] = job.relevance_text()
         page.context["model_assisted_flagged"] = sorted(

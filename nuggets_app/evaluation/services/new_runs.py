@@ -51,7 +51,14 @@ from nuggets_app.ir.bias_check import bias_shift
 from nuggets_app.ir.prels import ranking_order
 from nuggets_app.learning.crossfit import crossfit_by_docno
 from nuggets_app.learning.unpooled import crossfit_beside_pool
-from nuggets_app.models import Document, JobNewRun, MatchJob, Run, Sample
+from nuggets_app.models import (
+    Document,
+    JobNewRun,
+    MatchJob,
+    Run,
+    Sample,
+    UnpooledScore,
+)
 
 LOOKUP_BATCH = 5000
 
@@ -99,6 +106,8 @@ class NewRunsEvaluation:
     pooled_names: tuple[str, ...] = field(default=())
     # The (topic id, document ids) scored or being scored for the new runs.
     wanted: dict[int, list[int]] = field(default_factory=dict)
+    # The same, per new run: {run: {(topic id, document id)}}.
+    wanted_by_run: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     # {qid: {docno: cross-fit p}} of the new runs' unpooled documents, once scored.
     unpooled_p: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -169,6 +178,7 @@ def new_runs_evaluate(
     doc_id = _document_ids(job, wanted_docnos)
     documents: dict[str, RunDocuments] = {}
     wanted: dict[int, set[int]] = {}
+    by_run: dict[str, set[tuple[int, int]]] = {}
     for name, run in new_runs.items():
         counts = documents.setdefault(name, RunDocuments())
         for qid, docs in run.items():
@@ -188,6 +198,7 @@ def new_runs_evaluate(
                 else:
                     counts.unpooled += 1
                     wanted.setdefault(topic, set()).add(pk)
+                    by_run.setdefault(name, set()).add((topic, pk))
     wanted_lists = {t: sorted(d) for t, d in wanted.items()}
     progress = unpooled_ensure(
         job=job,
@@ -197,7 +208,7 @@ def new_runs_evaluate(
     )
     result = NewRunsEvaluation(
         None, frozenset(set(new_runs) - pool_names), documents, progress, depth,
-        pooled_names=tuple(sorted(pooled)), wanted=wanted_lists,
+        pooled_names=tuple(sorted(pooled)), wanted=wanted_lists, wanted_by_run=by_run,
     )  # fmt: skip
     if not progress.done:
         return result
@@ -360,24 +371,37 @@ def kept_new_runs(job: MatchJob) -> dict[str, Scores]:
 
 
 def job_runs_estimates(
-    *, job: MatchJob, sample: Sample
-) -> tuple[dict[str, RunEstimates], list[str]]:
-    """The estimates the runs page shows for a job: its pooled runs, and its kept new
-    runs as the new-run page gives them (their unpooled documents already scored;
-    nothing is sent to the workers here). Also the kept new runs still waiting for
-    their documents to be scored (shown without a figure)."""
-    kept = kept_new_runs(job)
+    *, job: MatchJob, sample: Sample, runs: Mapping[str, Scores] | None = None
+) -> tuple[dict[str, RunEstimates], frozenset[str], list[str]]:
+    """The estimates the runs page shows for a job: its pooled runs, and as new runs
+    (as the new-run page gives them) its kept new runs and the other ``runs`` (runs of
+    the collection that did not build the job's pool), with their unpooled documents
+    already scored: nothing is sent to the workers here. Also which runs are new, and
+    those still waiting for their documents to be scored (shown without a figure)."""
+    pooled = job_pool_runs(job)
+    others = {n: s for n, s in (runs or {}).items() if n not in pooled}
+    new = {**kept_new_runs(job), **others}
     found = new_runs_evaluate(
-        job=job, sample=sample, new_runs=kept, pooled_runs=job_pool_runs(job),
+        job=job, sample=sample, new_runs=new, pooled_runs=pooled,
         inline_max=0, enqueue=False,
     )  # fmt: skip
     if found.estimates is not None:
-        return found.estimates, []
-    pooled = new_runs_evaluate(
-        job=job, sample=sample, new_runs={}, pooled_runs=job_pool_runs(job),
+        return found.estimates, frozenset(new), []
+    scored = set(
+        UnpooledScore.objects.filter(
+            job=job, topic_id__in=list(found.wanted)
+        ).values_list("topic_id", "document_id")
+    )
+    ready = {
+        name: run
+        for name, run in new.items()
+        if found.wanted_by_run.get(name, set()) <= scored
+    }
+    found = new_runs_evaluate(
+        job=job, sample=sample, new_runs=ready, pooled_runs=pooled,
         inline_max=0, enqueue=False,
     )  # fmt: skip
-    return pooled.estimates or {}, sorted(kept)
+    return found.estimates or {}, frozenset(ready), sorted(set(new) - set(ready))
 
 
 def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:

@@ -456,6 +456,12 @@ class Command(BaseCommand):
                     f"# no sample of job {job.pk}'s pool: no model-assisted estimates"
                 )
                 return None
+            fitted = job.inference.fit_sample if hasattr(job, "inference") else None
+            self.stderr.write(
+                f"# job {job.pk}: {job.relevance_text()}; model fitted with the design "
+                f"of sample {fitted.name if fitted else '(none: equal weights)'}; "
+                f"estimates from the judgments of sample {sample.name}"
+            )
             blind = topics_without_relevant(
                 sample_prels(sample), job.relevant_threshold
             )

@@ -160,7 +160,10 @@ def test_a_topics_cross_fitted_p_ignores_its_own_judgments(fitted):
     before = job_crossfit(job=world.job)
     weighted = job_crossfit(job=world.job, sample=world.sample)
     assert set(before) == set(weighted) == set(world.topics)
-    assert weighted != before  # 1/π weights and the sample's anchor
+    # A job on the pool is fitted with the design of the pool's sample (1/π weights
+    # and the sample's anchor): the same p whether the sample is named or not.
+    assert world.job.inference.fit_sample == world.sample
+    assert weighted == before
     flipped = Judgment.objects.filter(topic=world.topics["1"]).order_by("pk").first()
     flipped.relevance = 1 - flipped.relevance
     flipped.save()
@@ -191,10 +194,21 @@ def test_the_runs_page_shows_the_model_assisted_estimate_and_a_flagged_run(
     )
     assert page.status_code == 200
     table = page.context["tables"]["model_assisted"]
-    assert table["columns"][:5] == ("run", "maAP", "ci_low", "ci_high", "topics")
+    assert table["columns"][:6] == (
+        "run",
+        "pool",
+        "maAP",
+        "ci_low",
+        "ci_high",
+        "topics",
+    )
     rows = {row[0]: row for row in table["rows"]}
     assert set(rows) == {*world.file_runs, UNJUDGED_RUN}
-    assert rows[UNJUDGED_RUN][-1] == "flagged"
+    # A stored run that did not build the pool is estimated as a new run.
+    assert rows[UNJUDGED_RUN][1] == "new"
+    assert {rows[n][1] for n in world.file_runs} == {"pooled"}
+    assert rows[UNJUDGED_RUN][-2] == "flagged"
+    assert rows[UNJUDGED_RUN][-1].startswith("the model alone")
     assert page.context["model_assisted_flagged"][0] == UNJUDGED_RUN
     assert "⚑ flagged" in page.text
     assert "by more than sampling explains" in page.text

@@ -203,9 +203,13 @@ def test_a_researcher_uploads_a_run_and_sees_it_beside_the_pooled_runs(
     client.force_login(researcher)
     url = reverse("job-new-run", args=[world.job.pk])
     assert client.get(url).status_code == 200
-    page = client.post(url, {"run": _upload(new_run(world))})
+    page = client.post(url, {"run": _upload(new_run(world))}, follow=True)
     html = page.content.decode()
     assert page.status_code == 200
+    (kept,) = world.job.new_runs.all()
+    assert page.redirect_chain == [
+        (reverse("job-new-run-kept", args=[world.job.pk, kept.pk]), 302)
+    ]
     assert "not in the pool" in html
     assert html.count("<mark>not in the pool</mark>") == 1
     for name in world.file_runs:

@@ -47,10 +47,12 @@ from nuggets_app.models import (
 from nuggets_app.research.services.simulation import (
     SimulationConfig,
     _assessor,
-    _extract,
     _judge,
     _match,
     _pool_and_sample,
+)
+from nuggets_app.research.services.simulation_nuggets import (
+    nuggets_extract_simulated,
 )
 
 NAME = "bench-new-run"
@@ -162,7 +164,7 @@ class Command(BaseCommand):
         truth = qrels_read(data / "qrels.txt")
         assessor = _assessor(config.assessor)
         human = _judge(sample, truth, assessor)
-        nuggets, _ = _extract(collection, human, assessor, config)
+        nuggets, _ = nuggets_extract_simulated(collection, human, assessor, config)
         # The first topics (by qid) that have nuggets.
         qids = sorted((q for q, n in nuggets.items() if n), key=int)[: opts["topics"]]
         job = _match(collection, pool, qids, assessor, config)
