@@ -110,8 +110,8 @@ def test_the_unjudged_topic_gets_nothing_inferred_under_any_rule(demo_job):
 def test_pooled_figures_and_bias_verdicts_do_not_depend_on_other_runs(demo_job):
     job, sample = demo_job
     pooled = new_runs.job_pool_runs(job)
-    page, pending = new_runs.job_runs_estimates(job=job, sample=sample)
-    assert pending == []
+    page, new, pending = new_runs.job_runs_estimates(job=job, sample=sample)
+    assert (new, pending) == (frozenset(), [])
     assert set(page) == set(pooled)
     # A new run built to reach outside the pool: its unpooled documents enter its own
     # estimate only.
@@ -135,7 +135,8 @@ def test_pooled_figures_and_bias_verdicts_do_not_depend_on_other_runs(demo_job):
         assert beside.estimates[name] == page[name]
     # Kept, the new run gets the same figure on the runs page.
     new_runs.new_run_keep(job=job, sample=sample, name="outside", scores=outside)
-    again, _ = new_runs.job_runs_estimates(job=job, sample=sample)
+    again, new, _ = new_runs.job_runs_estimates(job=job, sample=sample)
+    assert new == {"outside"}
     assert again["outside"] == beside.estimates["outside"]
     assert {n: again[n] for n in pooled} == page
     # One run alone gets the verdict it gets beside every run.
