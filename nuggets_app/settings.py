@@ -60,6 +60,10 @@ INSTALLED_APPS = [
     "nuggets_app.benchmarks.apps.BenchmarksConfig",
     "assessor_ui",
 ]
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are experiments, not part
+# of a deployment: LAB=1 installs them (the results scripts and the test suite set it).
+if env_bool("LAB", False):
+    INSTALLED_APPS.append("lab.apps.LabConfig")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

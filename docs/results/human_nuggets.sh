@@ -3,6 +3,8 @@
 # and at document level (docs/results/human-nuggets.md).
 # Usage (from the repository root): sh docs/results/human_nuggets.sh
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 TS=${TS:-../shared/data/trec-ts-nuggets}
 OUT=${OUT:-docs/results/human-nuggets}
 PY=${PY:-.venv/bin/python}

@@ -6,6 +6,8 @@
 #   SIZES="10" SEEDS="1 2 3" sh docs/results/run_all.sh cranfield
 # Each collection gets its own embedded SQLite database under $WORK, imported once.
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
 OUT=${OUT:-docs/results/reports}

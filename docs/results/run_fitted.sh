@@ -7,6 +7,8 @@
 # Each collection gets its own embedded SQLite database under $WORK; a database left
 # there by an earlier run (or by run_all.sh, copied over) is reused as is.
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation-fit}
 OUT=${OUT:-docs/results/fitted}

@@ -2,7 +2,7 @@
 
 Pure and Django-free. A collection is *reusable* when it scores systems that did not
 contribute to its pool as it scores those that did (Zobel 1998). The reusability
-experiment (:mod:`nuggets_app.research.services.simulation_reuse`) holds a run, or a
+experiment (:mod:`lab.services.simulation_reuse`) holds a run, or a
 group of runs, out of the pool, builds the collection from the others, and evaluates the
 held-out runs as new; this module holds the measures that experiment compares and the
 summary of its rank errors.

@@ -52,16 +52,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
 import django
 
 django.setup()
+from lab.services.simulation import (  # noqa: E402
+    SimulationConfig,
+    simulation_run,
+)
 from nuggets_app.ir.rounds import ap_importance, capped_probabilities  # noqa: E402
 from nuggets_app.ir.sampling import (  # noqa: E402
     inclusion_probabilities,
     pool_distribution,
 )
 from nuggets_app.models import Collection, Run  # noqa: E402
-from nuggets_app.research.services.simulation import (  # noqa: E402
-    SimulationConfig,
-    simulation_run,
-)
 
 FLOOR = 0.2
 

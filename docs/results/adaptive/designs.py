@@ -26,6 +26,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
 import django
 
 django.setup()
+from lab.services.simulation import (  # noqa: E402
+    SimulationConfig,
+    simulation_run,
+)
 from nuggets_app.ir.model_assisted import model_assisted_evaluate  # noqa: E402
 from nuggets_app.ir.prels import PrelsRecord, prels_load  # noqa: E402
 from nuggets_app.ir.rounds import (  # noqa: E402
@@ -38,10 +42,6 @@ from nuggets_app.ir.rounds import (  # noqa: E402
 )
 from nuggets_app.ir.sampling import draw_statap, pool_distribution  # noqa: E402
 from nuggets_app.models import Collection, Run  # noqa: E402
-from nuggets_app.research.services.simulation import (  # noqa: E402
-    SimulationConfig,
-    simulation_run,
-)
 
 name, qrels, level, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 specs = sys.argv[5:]

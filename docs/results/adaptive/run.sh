@@ -13,6 +13,8 @@
 # Usage (from the repository root, after the imports of run_all.sh and dl19/run.sh):
 #   SEEDS="1 2" sh docs/results/adaptive/run.sh [collection ...]
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
 OUT=${OUT:-docs/results/adaptive/reports}

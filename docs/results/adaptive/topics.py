@@ -16,6 +16,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
 import django
 
 django.setup()
+from lab.services.simulation import SimulationConfig  # noqa: E402
+from lab.services.simulation_rounds import rounds_run  # noqa: E402
 from nuggets_app.ir.model_assisted import (  # noqa: E402
     topic_bounded,
     topic_estimates,
@@ -23,8 +25,6 @@ from nuggets_app.ir.model_assisted import (  # noqa: E402
 )
 from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order  # noqa: E402
 from nuggets_app.models import Collection, Run  # noqa: E402
-from nuggets_app.research.services.simulation import SimulationConfig  # noqa: E402
-from nuggets_app.research.services.simulation_rounds import rounds_run  # noqa: E402
 
 
 def pooled_ap(ranking, relevant):

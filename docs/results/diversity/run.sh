@@ -9,6 +9,8 @@
 # nDCG under the importance-graded qrels).
 # Usage (from the repository root): sh docs/results/diversity/run.sh
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data/trec-ts-nuggets}
 WORK=${WORK:-var/diversity}
 OUT=${OUT:-docs/results/diversity/results}

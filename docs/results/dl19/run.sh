@@ -5,6 +5,8 @@
 # Usage (from the repository root): sh docs/results/dl19/run.sh [SIZE ...]
 # Passages without text are imported as empty placeholders (prepare.py says why).
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data/trec-dl19-passage}
 WORK=${WORK:-var/dl19}
 OUT=${OUT:-docs/results/dl19/reports}

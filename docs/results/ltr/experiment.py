@@ -7,7 +7,7 @@ the same documents (0 where the qrels say nothing), then ranks each test topic's
 rankings are scored with ir_measures against the full qrels (nDCG@10, AP with
 ``--rel-level``, 2 for TREC DL). BM25 on the
 text (feature 1) ranks the same documents as a reference. Features: the eight text
-features of ``nuggets_app.learning.ltr.TEXT_FEATURES`` (the matcher score and model p are
+features of ``lab.maths.ltr.TEXT_FEATURES`` (the matcher score and model p are
 left out: the inferred labels are a function of them).
 
 Usage: python docs/results/ltr/experiment.py EXPORT_DIR FULL_QRELS OUT.json [--seed S]

@@ -8,6 +8,8 @@
 # simulation: the next one replaces the simulated assessor's judgments).
 # Usage (from the repository root): sh docs/results/ltr/run.sh [cranfield] [dl19]
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/ltr}
 OUT=${OUT:-docs/results/ltr/results}

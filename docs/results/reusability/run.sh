@@ -6,6 +6,8 @@
 # Usage (from the repository root): sh docs/results/reusability/run.sh [dl19|cranfield ...]
 #   SEEDS="1" MODES="leave-one-run-out" sh docs/results/reusability/run.sh cranfield
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/reusability}
 OUT=${OUT:-docs/results/reusability}

@@ -7,6 +7,8 @@
 # per CPU-second on a shared machine).
 # Usage (from the repository root): sh docs/results/semantic/run_ts.sh
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 TS=${TS:-../shared/data/trec-ts-nuggets}
 OUT=${OUT:-docs/results/semantic}
 PY=${PY:-.venv/bin/python}

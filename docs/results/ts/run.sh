@@ -4,6 +4,8 @@
 # generated runs (make_runs), depth-100 pool, 10% statAP samples, seeds 1-3,
 # relevance at grade >= 1. Usage (from the repository root): sh docs/results/ts/run.sh
 set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
 DATA=${DATA:-../shared/data/trec-ts-nuggets}
 WORK=${WORK:-var/ts}
 OUT=${OUT:-docs/results/ts/reports}

@@ -10,6 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from lab.services.simulation import (
+    SimulationConfig,
+    SimulationError,
+    simulation_run,
+)
+from lab.services.simulation_config import SIMULATED_ASSESSOR
+from lab.services.simulation_report import report_build
 from nuggets_app.collection.services.imports import (
     collection_import,
     runs_import,
@@ -22,13 +29,6 @@ from nuggets_app.collection.services.suite_runs import (
     topic_queries,
 )
 from nuggets_app.models import Collection, Nugget, Run
-from nuggets_app.research.services.simulation import (
-    SimulationConfig,
-    SimulationError,
-    simulation_run,
-)
-from nuggets_app.research.services.simulation_config import SIMULATED_ASSESSOR
-from nuggets_app.research.services.simulation_report import report_build
 
 pytestmark = pytest.mark.django_db
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from nuggets_app.learning.simulation import ExtractionOptions
-from nuggets_app.models import Judgment, Nugget, PoolDocument, Run
-from nuggets_app.research.services.simulation import (
+from lab.maths.simulation import ExtractionOptions
+from lab.services.simulation import (
     SimulationConfig,
     simulation_run,
 )
-from nuggets_app.research.services.simulation_config import SIMULATED_ASSESSOR
-from nuggets_app.research.services.simulation_report import report_build, report_write
+from lab.services.simulation_config import SIMULATED_ASSESSOR
+from lab.services.simulation_report import report_build, report_write
+from nuggets_app.models import Judgment, Nugget, PoolDocument, Run
 
 pytestmark = pytest.mark.django_db
 SIZE = 8

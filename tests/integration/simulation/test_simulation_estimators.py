@@ -9,10 +9,10 @@ import math
 
 import pytest
 
+from lab.services.simulation import SimulationConfig, simulation_run
+from lab.services.simulation_report import report_build, report_write
 from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.models import Run
-from nuggets_app.research.services.simulation import SimulationConfig, simulation_run
-from nuggets_app.research.services.simulation_report import report_build, report_write
 
 ESTIMATORS = {"sample_only", "statap", "eap", "model_assisted"}
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from lab.services.simulation import SimulationConfig, simulation_run
+from lab.services.simulation_report import report_build
 from nuggets_app.ir.expected import qrels_probabilities
 from nuggets_app.models import Run
-from nuggets_app.research.services.simulation import SimulationConfig, simulation_run
-from nuggets_app.research.services.simulation_report import report_build
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -9,14 +9,14 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from nuggets_app.ir.reusability import ranks
-from nuggets_app.models import Run
-from nuggets_app.research.services.simulation import SimulationConfig, SimulationError
-from nuggets_app.research.services.simulation_reuse import (
+from lab.services.simulation import SimulationConfig, SimulationError
+from lab.services.simulation_reuse import (
     ESTIMATORS,
     held_out_groups,
     reusability_run,
 )
+from nuggets_app.ir.reusability import ranks
+from nuggets_app.models import Run
 
 pytestmark = pytest.mark.django_db
 SUMMARY = {"mean_abs_rank_error", "max_rank_drop", "mean_rel_error", "tau", "runs"}

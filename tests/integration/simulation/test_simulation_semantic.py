@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from nuggets_app.models import Run
-from nuggets_app.research.services.simulation import simulation_run
-from nuggets_app.research.services.simulation_config import (
+from lab.services.simulation import simulation_run
+from lab.services.simulation_config import (
     SimulationConfig,
     SimulationError,
 )
+from nuggets_app.models import Run
 
 
 @pytest.mark.django_db

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lab.maths.simulation import average_precision, nuggets_extract
 from matcher import normalize
 from nuggets_app.learning import retrieval
 from nuggets_app.learning.relevance_features import (
@@ -35,7 +36,6 @@ from nuggets_app.learning.relevance_model import (
     model_logits,
     model_predict,
 )
-from nuggets_app.learning.simulation import average_precision, nuggets_extract
 
 WORDS = [f"w{i}" for i in range(12)]
 documents = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nuggets_app.learning.matcher_eval import (
+from lab.maths.matcher_eval import (
     GoldNugget,
     Unit,
     combined_scores,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nuggets_app.learning.simulation import rule_parse
+from lab.maths.simulation import rule_parse
 from nuggets_app.learning.thresholds import (
     FitError,
     expected_f1_threshold,

@@ -25,6 +25,17 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from lab.maths.simulation import ExtractionOptions
+from lab.services.simulation import (
+    SimulationConfig,
+    _assessor,
+    _judge,
+    _match,
+    _pool_and_sample,
+)
+from lab.services.simulation_nuggets import (
+    nuggets_extract_simulated,
+)
 from nuggets_app.collection.services.imports import (
     collection_import,
     runs_import,
@@ -36,23 +47,12 @@ from nuggets_app.evaluation.services.estimates import job_sample_estimates
 from nuggets_app.evaluation.services.new_runs import new_runs_evaluate
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.ir.prels import ranking_order
-from nuggets_app.learning.simulation import ExtractionOptions
 from nuggets_app.models import (
     Collection,
     MatchJob,
     PoolDocument,
     Run,
     UnpooledScore,
-)
-from nuggets_app.research.services.simulation import (
-    SimulationConfig,
-    _assessor,
-    _judge,
-    _match,
-    _pool_and_sample,
-)
-from nuggets_app.research.services.simulation_nuggets import (
-    nuggets_extract_simulated,
 )
 
 NAME = "bench-new-run"

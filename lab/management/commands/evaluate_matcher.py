@@ -7,16 +7,16 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from nuggets_app.importers.cli import check_paths
-from nuggets_app.learning import embeddings
-from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS
-from nuggets_app.research.services.matcher_evaluation import (
+from lab.services.matcher_evaluation import (
     SEMANTIC_WEIGHTS,
     evaluation_load,
     evaluation_run,
     file_cached_embed,
     report_write,
 )
+from nuggets_app.importers.cli import check_paths
+from nuggets_app.learning import embeddings
+from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS
 
 LEVELS = {"sentence": "update_id", "document": "docno"}
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from nuggets_app.learning.matcher_eval import (
+from lab.maths.matcher_eval import (
     GoldNugget,
     Unit,
     candidate_pairs,

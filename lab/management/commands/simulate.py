@@ -7,28 +7,28 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.collection.services.imports import runs_import
-from nuggets_app.importers.errors import ImportFormatError
-from nuggets_app.ir.reusability import groups_parse
-from nuggets_app.learning import embeddings
-from nuggets_app.learning.simulation import ExtractionOptions
-from nuggets_app.models import Collection, Run
-from nuggets_app.pooling.services.pools import PoolError
-from nuggets_app.pooling.services.samples import SampleError
-from nuggets_app.research.services.report_json import json_safe
-from nuggets_app.research.services.simulation import simulation_run
-from nuggets_app.research.services.simulation_config import (
+from lab.maths.simulation import ExtractionOptions
+from lab.services.report_json import json_safe
+from lab.services.simulation import simulation_run
+from lab.services.simulation_config import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
     SimulationError,
 )
-from nuggets_app.research.services.simulation_report import report_build, report_write
-from nuggets_app.research.services.simulation_reuse import (
+from lab.services.simulation_report import report_build, report_write
+from lab.services.simulation_reuse import (
     MODES,
     config_dict,
     reusability_run,
 )
-from nuggets_app.research.services.simulation_rounds import rounds_run
+from lab.services.simulation_rounds import rounds_run
+from nuggets_app.collection.services.imports import runs_import
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.ir.reusability import groups_parse
+from nuggets_app.learning import embeddings
+from nuggets_app.models import Collection, Run
+from nuggets_app.pooling.services.pools import PoolError
+from nuggets_app.pooling.services.samples import SampleError
 
 SUMMARY_KEYS = (
     "pool_size",

@@ -10,7 +10,7 @@ Files (the TREC TS layout of the shared data; every file may be gzipped):
 * gold: JSONL with ``qid``, ``nugget_id``, the unit id in ``unit_field`` and the
   human span ``start``/``end`` in the unit text (null when not placed).
 
-The maths is :mod:`nuggets_app.learning.matcher_eval`; this module only reads, counts and
+The maths is :mod:`lab.maths.matcher_eval`; this module only reads, counts and
 writes.
 """
 
@@ -27,10 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from matcher import MatchOptions, normalize
-from nuggets_app.importers.nuggets import parse_nuggets
-from nuggets_app.learning.embeddings import MODEL_NAME
-from nuggets_app.learning.matcher_eval import (
+from lab.maths.matcher_eval import (
     GoldNugget,
     MatchQuality,
     Pair,
@@ -47,8 +44,11 @@ from nuggets_app.learning.matcher_eval import (
     unit_gold,
     unit_scores,
 )
+from lab.services.report_json import json_safe
+from matcher import MatchOptions, normalize
+from nuggets_app.importers.nuggets import parse_nuggets
+from nuggets_app.learning.embeddings import MODEL_NAME
 from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, Embed
-from nuggets_app.research.services.report_json import json_safe
 
 LENGTH_BINS = ((1, 3, "1-3"), (4, 6, "4-6"), (7, 10, "7-10"), (11, 10**9, "11+"))
 # Weights of min-span in the combined scorings evaluate_matcher reports.

@@ -36,6 +36,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from lab.maths.simulation import average_precision
+from lab.services.simulation import SimulationData
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
@@ -45,8 +47,6 @@ from nuggets_app.ir.model_assisted import (
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.statap import statap_evaluate
-from nuggets_app.learning.simulation import average_precision
-from nuggets_app.research.services.simulation import SimulationData
 
 Labels = Mapping[str, Mapping[str, int]]
 Runs = dict[str, dict[str, dict[str, float]]]

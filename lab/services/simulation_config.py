@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nuggets_app.learning.simulation import ExtractionOptions
+from lab.maths.simulation import ExtractionOptions
 
 SIMULATED_ASSESSOR = "simulated-assessor"
 

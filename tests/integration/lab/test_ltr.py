@@ -12,13 +12,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from sklearn.datasets import load_svmlight_file
 
+from lab.maths.ltr import FEATURE_NAMES
+from lab.services.ltr import ltr_export
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.inference.services.rules import DecisionRule
-from nuggets_app.learning.ltr import FEATURE_NAMES
-from nuggets_app.research.services.ltr import ltr_export
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db

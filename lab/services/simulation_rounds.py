@@ -1,6 +1,6 @@
 """The simulation with a sample drawn in rounds (``manage.py simulate --rounds R``).
 
-As :func:`nuggets_app.research.services.simulation.simulation_run`, except that the
+As :func:`lab.services.simulation.simulation_run`, except that the
 sample (``--sample-size``: the total budget per topic) is drawn in ``R`` rounds by
 :mod:`nuggets_app.pooling.services.rounds`: after each round the simulated assessor
 judges the new documents and extracts nuggets, a matching job runs over the pool and
@@ -20,17 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
-from nuggets_app.inference.services.rules import DecisionRule
-from nuggets_app.learning.simulation import rule_parse
-from nuggets_app.models import Collection, Run, Sample, SampleDocument
-from nuggets_app.pooling.services.pools import pool_build
-from nuggets_app.pooling.services.rounds import (
-    sample_round_next,
-    sample_rounds_draw,
-    sample_var_weights,
-)
-from nuggets_app.research.services.simulation import (
+from lab.maths.simulation import rule_parse
+from lab.services.simulation import (
     Progress,
     SimulationData,
     _assessor,
@@ -45,14 +36,23 @@ from nuggets_app.research.services.simulation import (
     model_inferred,
     simulation_check,
 )
-from nuggets_app.research.services.simulation_config import (
+from lab.services.simulation_config import (
     SimulationConfig,
     SimulationError,
 )
-from nuggets_app.research.services.simulation_job import job_fit_and_figures
-from nuggets_app.research.services.simulation_nuggets import (
+from lab.services.simulation_job import job_fit_and_figures
+from lab.services.simulation_nuggets import (
     nuggets_extract_human,
     nuggets_extract_simulated,
+)
+from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
+from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.models import Collection, Run, Sample, SampleDocument
+from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.rounds import (
+    sample_round_next,
+    sample_rounds_draw,
+    sample_var_weights,
 )
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-from nuggets_app.learning import ltr, retrieval
+from lab.maths import ltr
+from nuggets_app.learning import retrieval
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "public" / "cranfield"
 

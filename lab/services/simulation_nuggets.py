@@ -1,17 +1,17 @@
 """The simulated assessor's nuggets: cut from the judged relevant documents
-(:mod:`nuggets_app.learning.simulation`), or taken from people's nugget bank."""
+(:mod:`lab.maths.simulation`), or taken from people's nugget bank."""
 
 from __future__ import annotations
 
 import uuid
 
-from matcher import MatchOptions, normalize
-from nuggets_app.learning.simulation import nuggets_extract
-from nuggets_app.models import Collection, Document, Nugget, NuggetBank, Topic
-from nuggets_app.research.services.simulation_config import (
+from lab.maths.simulation import nuggets_extract
+from lab.services.simulation_config import (
     SimulationConfig,
     SimulationError,
 )
+from matcher import MatchOptions, normalize
+from nuggets_app.models import Collection, Document, Nugget, NuggetBank, Topic
 
 Labels = dict[str, dict[str, int]]
 

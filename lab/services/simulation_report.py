@@ -1,6 +1,6 @@
 """Numbers and files of a simulation report: ``report.json``, ``report.md``, PNG plots.
 
-:func:`report_build` turns :class:`~nuggets_app.research.services.simulation.SimulationData`
+:func:`report_build` turns :class:`~lab.services.simulation.SimulationData`
 into a JSON-ready dict; :func:`report_write` writes it with tables and plots.
 Definitions (binary relevance: grade >= the relevance level):
 
@@ -35,16 +35,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from lab.maths.simulation import found_curve, qrels_merge, set_quality
+from lab.services.report_json import json_safe
+from lab.services.simulation import SimulationData
+from lab.services.simulation_estimators import estimators_report
 from nuggets_app.ir.expected import qrels_probabilities, run_expected
 from nuggets_app.ir.lengthbias import length_bias_table, length_samples, length_tests
 from nuggets_app.ir.measures import run_evaluate, scored_ranking_map
 from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.statap import statap_evaluate
-from nuggets_app.learning.simulation import found_curve, qrels_merge, set_quality
-from nuggets_app.research.services.report_json import json_safe
-from nuggets_app.research.services.simulation import SimulationData
-from nuggets_app.research.services.simulation_estimators import estimators_report
 
 Labels = dict[str, dict[str, int]]
 # Length bins of the collection (equal numbers of documents) for the bias table.
@@ -458,7 +458,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
 
 def report_write(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the plots into ``out_dir``."""
-    from nuggets_app.research.services.simulation_plots import (
+    from lab.services.simulation_plots import (
         plots_write,
         report_markdown,
     )

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import pytest
 
-from nuggets_app.learning import simulation as sim
+from lab.maths import simulation as sim
 
 
 class Tok(NamedTuple):

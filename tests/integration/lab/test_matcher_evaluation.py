@@ -8,13 +8,13 @@ import json
 import pytest
 from django.core.management import call_command
 
-from nuggets_app.learning import embeddings
-from nuggets_app.learning.matcher_eval import semantic_scores
-from nuggets_app.learning.semantic import text_windows
-from nuggets_app.research.services.matcher_evaluation import (
+from lab.maths.matcher_eval import semantic_scores
+from lab.services.matcher_evaluation import (
     evaluation_load,
     evaluation_run,
 )
+from nuggets_app.learning import embeddings
+from nuggets_app.learning.semantic import text_windows
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_with_the_extra_the_semantic_and_combined_scorings_are_reported_by_defau
 def test_the_embedding_cache_file_embeds_each_text_once_across_runs(tmp_path):
     import numpy as np
 
-    from nuggets_app.research.services.matcher_evaluation import file_cached_embed
+    from lab.services.matcher_evaluation import file_cached_embed
 
     calls: list[list[str]] = []
 

@@ -2,7 +2,7 @@
 
 :func:`ltr_export` takes the job's merged qrels under a decision rule (human grades
 override inferred ones, exactly as ``export_qrels --kind merged``), computes the
-:mod:`nuggets_app.learning.ltr` features of every (topic, document) line, and returns the
+:mod:`lab.maths.ltr` features of every (topic, document) line, and returns the
 SVMlight/LETOR text of the whole set and of each of ``folds`` topic folds, with a
 features description and a provenance record. Topics the rule cannot decide keep only
 their judged documents, as in the qrels exports.
@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from lab.maths import ltr as ltr_ir
 from nuggets_app.collection.services.suite_runs import topic_queries
 from nuggets_app.inference.services.exports import qid_key, qrels_export
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.rules import DecisionRule
-from nuggets_app.learning import ltr as ltr_ir
 from nuggets_app.models import Document, MatchJob, MatchResult, Topic
 
 LtrError = ltr_ir.LtrError

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lab.services.ltr import LtrError, ltr_export
 from nuggets_app.inference.services.exports import ExportError
 from nuggets_app.inference.services.rules import (
     RULE_SPECS,
@@ -12,7 +13,6 @@ from nuggets_app.inference.services.rules import (
     rule_from_spec,
 )
 from nuggets_app.models import MatchJob
-from nuggets_app.research.services.ltr import LtrError, ltr_export
 
 
 class Command(BaseCommand):

@@ -3,9 +3,9 @@
 :func:`simulation_run` builds the depth pool of the runs, draws a statAP sample, lets
 the simulated assessor judge the sampled documents from the qrels (Judgment rows of the
 user ``simulated-assessor``) and extract nuggets from the relevant ones (Nugget rows;
-strategy in :mod:`nuggets_app.learning.simulation`), runs a matching job over the pool
+strategy in :mod:`lab.maths.simulation`), runs a matching job over the pool
 through the jobs service, and returns everything the report needs
-(:mod:`nuggets_app.research.services.simulation_report` turns it into numbers and files).
+(:mod:`lab.services.simulation_report` turns it into numbers and files).
 
 Runs to pool come from :mod:`nuggets_app.collection.services.suite_runs`.
 """
@@ -23,6 +23,21 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from lab.maths.simulation import (
+    rule_parse,
+)
+from lab.services.simulation_config import (
+    SimulationConfig,
+    SimulationError,
+)
+from lab.services.simulation_job import (
+    JobFigures,
+    job_fit_and_figures,
+)
+from lab.services.simulation_nuggets import (
+    nuggets_extract_human,
+    nuggets_extract_simulated,
+)
 from nuggets_app.collection.services.suite_runs import (
     document_texts,
     qrels_read,
@@ -36,9 +51,6 @@ from nuggets_app.inference.services.matching import (
 )
 from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_fit
 from nuggets_app.learning import retrieval
-from nuggets_app.learning.simulation import (
-    rule_parse,
-)
 from nuggets_app.learning.thresholds import expected_f1_threshold
 from nuggets_app.models import (
     Assignment,
@@ -57,18 +69,6 @@ from nuggets_app.models import (
 )
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
-from nuggets_app.research.services.simulation_config import (
-    SimulationConfig,
-    SimulationError,
-)
-from nuggets_app.research.services.simulation_job import (
-    JobFigures,
-    job_fit_and_figures,
-)
-from nuggets_app.research.services.simulation_nuggets import (
-    nuggets_extract_human,
-    nuggets_extract_simulated,
-)
 
 INFERENCES = ("model", "paper")
 Progress = Callable[[str], None]

@@ -35,6 +35,24 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from lab.services.simulation import (
+    _assessor,
+    _judge,
+    _match,
+    _pool_and_sample,
+    _pool_docnos,
+    _sample_probs,
+    simulation_check,
+)
+from lab.services.simulation_config import (
+    SimulationConfig,
+    SimulationError,
+)
+from lab.services.simulation_job import job_fit_and_figures
+from lab.services.simulation_nuggets import (
+    nuggets_extract_human,
+    nuggets_extract_simulated,
+)
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
 from nuggets_app.evaluation.services.estimates import RunEstimates
 from nuggets_app.evaluation.services.new_runs import new_runs_evaluate
@@ -52,24 +70,6 @@ from nuggets_app.ir.reusability import (
 )
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Collection, Document, MatchJob, Run
-from nuggets_app.research.services.simulation import (
-    _assessor,
-    _judge,
-    _match,
-    _pool_and_sample,
-    _pool_docnos,
-    _sample_probs,
-    simulation_check,
-)
-from nuggets_app.research.services.simulation_config import (
-    SimulationConfig,
-    SimulationError,
-)
-from nuggets_app.research.services.simulation_job import job_fit_and_figures
-from nuggets_app.research.services.simulation_nuggets import (
-    nuggets_extract_human,
-    nuggets_extract_simulated,
-)
 
 MODES = ("leave-one-run-out", "leave-one-group-out")
 ESTIMATORS = (
