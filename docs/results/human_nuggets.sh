@@ -4,7 +4,7 @@
 # Usage (from the repository root): sh docs/results/human_nuggets.sh
 set -e
 TS=${TS:-../shared/data/trec-ts-nuggets}
-OUT=${OUT:-docs/results/human-nuggets}
+OUT=${OUT:-var/results/human-nuggets}
 PY=${PY:-.venv/bin/python}
 for year in 13 14; do
   $PY manage.py evaluate_matcher --nuggets "$TS/nuggets.jsonl" \

@@ -8,7 +8,7 @@
 # Usage (from the repository root): sh docs/results/semantic/run_ts.sh
 set -e
 TS=${TS:-../shared/data/trec-ts-nuggets}
-OUT=${OUT:-docs/results/semantic}
+OUT=${OUT:-var/results/semantic}
 PY=${PY:-.venv/bin/python}
 export OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1
 year_run() {
