@@ -1,11 +1,11 @@
 """Reading prels and runs for statAP the way ``statAP_MQ_eval_v3.pl`` reads them.
 
-Specification: algorithms.md sections 2.2-2.3. Lines are parsed strictly
+Specification: docs/reference/algorithms.md sections 2.2-2.3. Lines are parsed strictly
 (:func:`prels_parse`), then the script's record processing is applied
 (:func:`prels_load`): ``rel == -999`` and ``NA`` records are skipped, methods 0 and 2 get
 ``π = 1`` unless ``sampled_only`` (the script's ``-f``), and counters per topic record how
 each topic was judged. Accidents of the script's token-stream reader are rejected instead
-(algorithms.md 2.9): non-contiguous topics, duplicate documents, a relevant document with
+(docs/reference/algorithms.md 2.9): non-contiguous topics, duplicate documents, a relevant document with
 ``π = 0``.
 """
 
@@ -144,7 +144,7 @@ def prels_load(
     source: str = "<prels>",
     sampled_only: bool = False,
 ) -> dict[str, TopicPrels]:
-    """Apply the script's record processing (algorithms.md 2.2) to parsed prels.
+    """Apply the script's record processing (docs/reference/algorithms.md 2.2) to parsed prels.
 
     ``sampled_only`` is the script's ``-f``: method-0 documents are dropped and method-2
     documents keep their given π; by default methods 0 and 2 get ``π = 1``. Records with
@@ -180,7 +180,7 @@ def prels_load(
 def _prels_store(
     topic: TopicPrels, rec: PrelsRecordLike, *, source: str, sampled_only: bool
 ) -> None:
-    """Steps 3-10 of algorithms.md 2.2 for one record of ``topic``."""
+    """Steps 3-10 of docs/reference/algorithms.md 2.2 for one record of ``topic``."""
     iprob = rec.inclusion_prob
     if iprob is None or iprob < 0 or iprob > 1 or rec.rel <= SKIP_REL:
         return

@@ -40,7 +40,7 @@ from nuggets_app.ir.statap import statap_evaluate
 DATA = Path(__file__).resolve().parents[2] / "data"
 EXACT = 1e-12
 
-# The pool of algorithms.md 1.5: run1 = a b c d, run2 = c a e.
+# The pool of docs/reference/algorithms.md 1.5: run1 = a b c d, run2 = c a e.
 RUNS = {"run1": ["a", "b", "c", "d"], "run2": ["c", "a", "e"]}
 TRUTH = {"a": 1, "b": 0, "c": 1, "d": 1, "e": 0}
 MODELS = {
@@ -229,7 +229,7 @@ def tiny_inputs():
 def test_a_zero_model_gives_the_reference_scripts_test_vector():
     prels, run = tiny_inputs()
     result = model_assisted_evaluate(prels, {}, {"tiny": run})["tiny"]
-    # algorithms.md 2.10: the output of statAP_MQ_eval_v3.pl on tiny.prels/tiny.run.
+    # docs/reference/algorithms.md 2.10: the output of statAP_MQ_eval_v3.pl on tiny.prels/tiny.run.
     assert result["AP"].n_topics == 2
     assert result["AP"].estimate == pytest.approx(0.764666666666667, abs=1e-14)
     assert result["Rprec"].estimate == pytest.approx(0.756666666666667, abs=1e-14)

@@ -1,4 +1,4 @@
-"""statAP against the test vector of NIST's statAP_MQ_eval_v3.pl (algorithms.md 2.10)."""
+"""statAP against the test vector of NIST's statAP_MQ_eval_v3.pl (docs/reference/algorithms.md 2.10)."""
 
 import math
 from pathlib import Path
