@@ -24,12 +24,16 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max
 
-from nuggets_app.importers.qrels import PLACEHOLDER_REL, UNJUDGED_REL
+from nuggets_app.importers.qrels import (
+    PLACEHOLDER_REL,
+    UNJUDGED_REL,
+    parse_qrels_text,
+)
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.exports import prels_export, qrels_export
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.ir.prels import TopicPrels, prels_load, prels_parse, topic_key
+from nuggets_app.ir.prels import TopicPrels, prels_load, topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
@@ -219,7 +223,9 @@ def sample_prels(sample: Sample) -> dict[str, TopicPrels]:
     """The sample's judged documents with their inclusion probabilities, loaded for
     statAP: the same lines ``export_qrels --kind prels`` writes, parsed back."""
     export = prels_export(sample=sample)
-    records = list(prels_parse(export.lines, source=f"sample {sample.name}"))
+    records = list(
+        parse_qrels_text(export.lines, "prels", source=f"sample {sample.name}")
+    )
     prels = prels_load(records, source=f"sample {sample.name}")
     if export.provenance is not None:  # a sample in rounds: its variance factors
         for record, extra in zip(records, export.provenance["lines"], strict=True):

@@ -125,6 +125,54 @@ def rule_from_spec(text: str) -> DecisionRule:
     raise ValueError(f"rule {text!r}: expected {RULE_SPECS}")
 
 
+# --- the rule's spellings: forms and command-line options ---------------------------
+# Every form and command builds its rule fields from these, and its rule through
+# rule_from_values / rule_from_options, so a rule reads the same everywhere.
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_TOP_N = 100
+# (kind, label) in the order a form lists them.
+RULE_CHOICES = (
+    ("threshold", "Paper rule: score >= threshold"),
+    ("probability", "Model: p >= threshold"),
+    ("expected_f1", "Model: best expected F1"),
+    ("top_n", "Top N per topic"),
+)
+# The command-line options of a rule, mutually exclusive: (flag, argparse keywords).
+RULE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--threshold", {"type": float, "help": "inferred relevant: score >= X"}),
+    ("--top-n", {"type": int, "help": "inferred relevant: N best per topic"}),
+    ("--rule", {"metavar": "SPEC", "help": f"decision rule: {RULE_SPECS}"}),
+)
+
+
+def rule_from_values(
+    kind: str, *, threshold: float | None = None, n: int | None = None
+) -> DecisionRule:
+    """A rule from a form's fields (threshold 0.5 and N 100 when left empty)."""
+    if kind == "top_n":
+        return DecisionRule(kind="top_n", n=n or DEFAULT_TOP_N)
+    if kind == "expected_f1":
+        return DecisionRule(kind="expected_f1")
+    return DecisionRule(
+        kind=kind, threshold=DEFAULT_THRESHOLD if threshold is None else threshold
+    )
+
+
+def rule_from_options(
+    *,
+    rule: str | None = None,
+    top_n: int | None = None,
+    threshold: float | None = None,
+) -> DecisionRule:
+    """The rule of the command-line options of :data:`RULE_OPTIONS`: ``--rule SPEC``,
+    ``--top-n N`` or ``--threshold T`` (the paper rule at 0.5 when none is given)."""
+    if rule:
+        return rule_from_spec(rule)
+    if top_n is not None:
+        return DecisionRule(kind="top_n", n=top_n)
+    return DecisionRule(threshold=threshold or DEFAULT_THRESHOLD)
+
+
 def job_has_model(job: MatchJob) -> bool:
     """Whether the job has fitted probabilities of relevance."""
     from nuggets_app.models import JobInference

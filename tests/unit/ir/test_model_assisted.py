@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nuggets_app.importers.qrels import parse_qrels
 from nuggets_app.ir.model_assisted import (
     GradeModel,
     model_assisted_evaluate,
@@ -27,7 +28,6 @@ from nuggets_app.ir.prels import (
     PrelsRecord,
     TopicPrels,
     prels_load,
-    prels_parse,
     run_scores,
 )
 from nuggets_app.ir.sampling import (
@@ -216,8 +216,7 @@ def test_a_good_model_shrinks_the_variance_and_the_estimate_of_it_is_poissons():
 
 
 def tiny_inputs():
-    with (DATA / "ir" / "tiny.prels").open() as handle:
-        prels = prels_load(prels_parse(handle))
+    prels = prels_load(parse_qrels(DATA / "ir" / "tiny.prels", "prels"))
     entries = []
     for number, text in enumerate((DATA / "ir" / "tiny.run").read_text().split("\n")):
         if text:
