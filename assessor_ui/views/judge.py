@@ -24,7 +24,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.forms import JudgmentForm, TimeForm, first_error
+from assessor_ui.forms.assessor import JudgmentForm, TimeForm, first_error
 from nuggets_app import access
 from nuggets_app.html import sanitize_html
 from nuggets_app.inference.services.embeddings import semantic_on, stored_nearest

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.forms import (
+from assessor_ui.forms.assessor import (
     AspectCreateForm,
     NuggetCreateForm,
     NuggetDeleteForm,
