@@ -20,8 +20,12 @@ from assessor_ui.views.judge import (
     nugget_json,
 )
 from nuggets_app import access
+from nuggets_app.collection.services.aspects import (
+    AspectError,
+    DuplicateAspect,
+    aspect_create,
+)
 from nuggets_app.judging import selectors
-from nuggets_app.judging.services.aspects import DuplicateAspect, aspect_create
 from nuggets_app.judging.services.judgments import JudgingError
 from nuggets_app.judging.services.nuggets import (
     NuggetConflict,
@@ -146,8 +150,8 @@ def topic_aspect_create(request: HttpRequest, assignment_id: int) -> HttpRespons
     except DuplicateAspect as exc:
         body = {"error": exc.message, "field": exc.field, "aspect": exc.existing}
         return JsonResponse(body, status=409)
-    except JudgingError as exc:
-        return json_error(exc)
+    except AspectError as exc:
+        return JsonResponse({"error": exc.message, "field": exc.field}, status=400)
     return JsonResponse(
         {"aspect": aspect, "aspects": assignment.topic.aspects}, status=201
     )

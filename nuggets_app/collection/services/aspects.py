@@ -1,4 +1,5 @@
-"""A topic's aspects (subtopics): added by assessors while judging, merged from files.
+"""A topic's aspects (subtopics), an attribute of the topic: added by assessors while
+judging, merged from topics files and nugget banks when they are imported.
 
 ``Topic.aspects`` is a list of ``{"id", "text", "source"[, "type", "created_by",
 "created_at"]}``; ``source`` says where an aspect came from: ``"topics file"`` (TREC
@@ -16,7 +17,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from nuggets_app.judging.services.judgments import JudgingError
 from nuggets_app.models import Topic
 
 MAX_ASPECT_LABEL_CHARS = 120
@@ -25,7 +25,19 @@ SOURCE_TOPICS_FILE = "topics file"
 SOURCE_BANK = "bank"
 
 
-class DuplicateAspect(JudgingError):
+class AspectError(ValueError):
+    """An aspect the server refuses; ``status`` is the HTTP answer, ``field`` the form
+    field at fault (the judging page shows the message beside it)."""
+
+    status = 400
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class DuplicateAspect(AspectError):
     """The topic already has an aspect with this label; ``existing`` is that aspect."""
 
     status = 409
@@ -38,9 +50,9 @@ class DuplicateAspect(JudgingError):
 def _clean_label(text: str) -> str:
     label = " ".join(text.split())
     if not label:
-        raise JudgingError("the new aspect's label is empty", field="aspect_text")
+        raise AspectError("the new aspect's label is empty", field="aspect_text")
     if len(label) > MAX_ASPECT_LABEL_CHARS:
-        raise JudgingError(
+        raise AspectError(
             f"the new aspect's label is longer than {MAX_ASPECT_LABEL_CHARS} "
             f"characters ({len(label)}): keep it short",
             field="aspect_text",
@@ -57,7 +69,7 @@ def _next_id(aspects: list[dict[str, Any]]) -> str:
 def aspect_create(*, user: Any, topic: Topic, text: str) -> dict[str, Any]:
     """Add an aspect labelled ``text`` to ``topic`` and return it.
 
-    The id is the next free number of the topic. ``JudgingError`` for an empty or
+    The id is the next free number of the topic. ``AspectError`` for an empty or
     over-long label, ``DuplicateAspect`` (409) when the label equals an existing
     aspect's label or id, ignoring case and runs of whitespace."""
     label = _clean_label(text)

@@ -8,14 +8,14 @@ import uuid
 import pytest
 from django.db import connection
 
-from nuggets_app.collection.services.imports import topics_import
-from nuggets_app.collection.services.nugget_banks import nugget_bank_import
-from nuggets_app.judging.services.aspects import (
+from nuggets_app.collection.services.aspects import (
     MAX_ASPECT_LABEL_CHARS,
+    AspectError,
     DuplicateAspect,
     aspect_create,
 )
-from nuggets_app.judging.services.judgments import JudgingError
+from nuggets_app.collection.services.imports import topics_import
+from nuggets_app.collection.services.nugget_banks import nugget_bank_import
 from nuggets_app.judging.services.nuggets import nugget_save
 from nuggets_app.models import Nugget, Topic
 from tests import factories as f
@@ -81,7 +81,7 @@ def test_a_label_the_topic_has_is_refused_and_names_the_aspect(
     ],
 )
 def test_an_empty_or_long_label_is_refused(world, assessor, label, message):
-    with pytest.raises(JudgingError, match=message) as exc:
+    with pytest.raises(AspectError, match=message) as exc:
         aspect_create(user=assessor, topic=world.topic, text=label)
     assert exc.value.field == "aspect_text"
     assert len(Topic.objects.get(pk=world.topic.pk).aspects) == 2
