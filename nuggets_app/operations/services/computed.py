@@ -105,13 +105,21 @@ class Computation(Generic[T]):
         return _outcome(state, key)
 
 
+# Every computation by name, registered when its module is imported. The product's
+# computations are imported by nuggets_app.tasks (an import the contracts see), so a
+# worker has them from its start.
+COMPUTATIONS: dict[str, Computation[Any]] = {}
+
+
 def computed(
     *, versions: Callable[..., list]
 ) -> Callable[[Callable[..., T]], Computation[T]]:
     """Decorator: keep the function's results per parameters and input ``versions``."""
 
     def wrap(fn: Callable[..., T]) -> Computation[T]:
-        return Computation(fn, versions)
+        computation = Computation(fn, versions)
+        COMPUTATIONS[computation.name] = computation
+        return computation
 
     return wrap
 
@@ -119,10 +127,15 @@ def computed(
 def computed_run(*, name: str, params: dict[str, Any], key: str) -> dict[str, Any]:
     """Run the computation ``name`` (``module:function``) and keep its outcome at
     ``key`` (the Celery task's body)."""
-    module, _, attribute = name.partition(":")
-    computation = getattr(import_module(module), attribute, None)
-    if not isinstance(computation, Computation):
-        raise LookupError(f"{name} is not a kept computation")
+    computation = COMPUTATIONS.get(name)
+    if computation is None:
+        # A computation outside the modules nuggets_app.tasks imports (a test's):
+        # importing its module registers it.
+        module, _, attribute = name.partition(":")
+        found = getattr(import_module(module), attribute, None)
+        if not isinstance(found, Computation):
+            raise LookupError(f"{name} is not a kept computation")
+        computation = found
     last = [0.0]
 
     def progress(done: int, total: int) -> None:
