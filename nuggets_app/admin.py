@@ -119,11 +119,11 @@ class NuggetAdminForm(forms.ModelForm):
         ]  # fmt: skip
 
     def clean(self) -> dict:
-        data = super().clean()
-        parts = [data.get(name) for name in ("document", "start", "end")]
-        if any(part is None for part in parts):
+        super().clean()
+        data = self.cleaned_data
+        document, start, end = (data.get(n) for n in ("document", "start", "end"))
+        if document is None or start is None or end is None:
             return data  # the field errors say what is missing
-        document, start, end = parts
         try:
             nugget_span_check(
                 document=document, start=start, end=end,

@@ -108,7 +108,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "db.sqlite3",
+            "NAME": str(DATA_DIR / "db.sqlite3"),
             "OPTIONS": {"timeout": 30},
         }
     }

@@ -7,6 +7,7 @@ token as ``csrfmiddlewaretoken``) when a tab is closed.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from django import forms
 
@@ -78,7 +79,8 @@ class NuggetCreateForm(NuggetFieldsForm):
     text = forms.CharField(required=False, max_length=5000, strip=True)
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("text") and data.get("span_text"):
             # A fresh highlight starts as its own text; the assessor rewrites it later.
             data["text"] = data["span_text"]
@@ -113,7 +115,7 @@ class PreviewForm(forms.Form):
 def first_error(form: forms.Form) -> tuple[str, str]:
     """``(field, message)`` of the first validation error, for JSON answers."""
     field, errors = next(iter(form.errors.items()))
-    return field, f"{field}: {errors[0]}" if field != "__all__" else errors[0]
+    return field, f"{field}: {errors[0]}" if field != "__all__" else str(errors[0])
 
 
 class NewRunForm(forms.Form):
@@ -126,6 +128,6 @@ class NewRunForm(forms.Form):
 
     def __init__(self, *args, samples=(), **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["sample"].choices = [("", "the job's own, else the newest")] + [
-            (str(s.pk), s.name) for s in samples
-        ]
+        cast(forms.ChoiceField, self.fields["sample"]).choices = [
+            ("", "the job's own, else the newest")
+        ] + [(str(s.pk), s.name) for s in samples]

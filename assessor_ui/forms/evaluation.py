@@ -4,6 +4,8 @@ definition of a decision rule (:class:`assessor_ui.forms.rules.RuleKindFields`).
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib.auth import get_user_model
 
@@ -34,12 +36,14 @@ class RunsForm(RuleFields):
 
     def __init__(self, data, collection: Collection):
         super().__init__(data)
-        self.fields["qrels"].choices = selectors_eval.qrels_choices(collection)
-        self.fields["expected"].choices = [("", "none")] + [
+        cast(
+            forms.ChoiceField, self.fields["qrels"]
+        ).choices = selectors_eval.qrels_choices(collection)
+        cast(forms.ChoiceField, self.fields["expected"]).choices = [("", "none")] + [
             (str(j.pk), f"p of job {j.pk} {j.name}")
             for j in uncertainty.model_jobs(collection)
         ]
-        self.fields["sample"].choices = [("", "none")] + [
+        cast(forms.ChoiceField, self.fields["sample"]).choices = [("", "none")] + [
             (str(s.pk), f"{s.pool.name} / {s.name} ({s.method})")
             for s in selectors_eval.statap_samples(collection)
         ]
@@ -60,7 +64,9 @@ class CompareForm(RuleFields):
     def __init__(self, data, collection: Collection):
         super().__init__(data)
         choices = selectors_eval.qrels_choices(collection)
-        self.fields["qrels_a"].choices = self.fields["qrels_b"].choices = choices
+        cast(forms.ChoiceField, self.fields["qrels_a"]).choices = cast(
+            forms.ChoiceField, self.fields["qrels_b"]
+        ).choices = choices
         if len(choices) > 1:  # comparing a qrels with itself tells nothing
             self.fields["qrels_a"].initial = choices[0][0]
             self.fields["qrels_b"].initial = choices[1][0]
@@ -81,8 +87,10 @@ class TrustForm(RuleFields):
     def __init__(self, data, collection: Collection):
         super().__init__(data)
         jobs = selectors_eval.done_jobs(collection)
-        self.fields["job"].choices = [(str(j.pk), f"{j.pk} {j.name}") for j in jobs]
-        self.fields["human"].choices = [
+        cast(forms.ChoiceField, self.fields["job"]).choices = [
+            (str(j.pk), f"{j.pk} {j.name}") for j in jobs
+        ]
+        cast(forms.ChoiceField, self.fields["human"]).choices = [
             c for c in selectors_eval.qrels_choices(collection)
             if c[0].split(":")[0] in ("human", "qrels")
         ]  # fmt: skip
@@ -97,8 +105,12 @@ class HistogramForm(forms.Form):
     def __init__(self, data, collection: Collection):
         super().__init__(data)
         runs = Run.objects.filter(collection=collection).order_by("name")
-        self.fields["run"].choices = [("", "none")] + [(r.name, r.name) for r in runs]
-        self.fields["run_qrels"].choices = selectors_eval.qrels_choices(collection)
+        cast(forms.ChoiceField, self.fields["run"]).choices = [("", "none")] + [
+            (r.name, r.name) for r in runs
+        ]
+        cast(
+            forms.ChoiceField, self.fields["run_qrels"]
+        ).choices = selectors_eval.qrels_choices(collection)
 
 
 class VerificationForm(RuleFields):
@@ -127,10 +139,13 @@ class VerificationForm(RuleFields):
     def __init__(self, data, collection: Collection):
         super().__init__(data)
         jobs = selectors_eval.done_jobs(collection)
-        self.fields["job"].choices = [(str(j.pk), f"{j.pk} {j.name}") for j in jobs]
+        cast(forms.ChoiceField, self.fields["job"]).choices = [
+            (str(j.pk), f"{j.pk} {j.name}") for j in jobs
+        ]
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("assessors") and not data.get("unassigned"):
             self.add_error(
                 "assessors",

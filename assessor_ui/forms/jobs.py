@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from django import forms
 
@@ -58,8 +59,8 @@ class LaunchForm(forms.Form):
         super().__init__(*args, **kwargs)
         # The only choice is chosen already (a fresh install has one collection).
         for name in ("collection", "pool", "sample"):
-            field = self.fields[name]
-            only = list(field.queryset[:2])
+            field = cast(forms.ModelChoiceField, self.fields[name])
+            only = list(field.queryset[:2]) if field.queryset is not None else []
             if len(only) == 1:
                 field.initial = only[0].pk
 
@@ -73,7 +74,8 @@ class LaunchForm(forms.Form):
         return aspects_parse(self.cleaned_data["aspects"])
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("collection") is not None and "topics" in data:
             try:
                 data["topic_list"] = topics_find(

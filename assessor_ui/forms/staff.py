@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -57,7 +58,9 @@ class TopicsUploadForm(forms.Form):
 
 
 class RunsUploadForm(forms.Form):
-    files = MultipleFileField(
+    # The metaclass moves declared fields into base_fields, so the form's own
+    # ``files`` (the request's uploads) is not shadowed at run time.
+    files = MultipleFileField(  # type: ignore[assignment]
         label="Run files",
         help_text="one or more TREC run files (qid Q0 docno rank score tag); .gz "
         "accepted; the run name is the tag column",
@@ -122,10 +125,13 @@ class PoolForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["runs"].queryset = Run.objects.filter(collection=collection)
+        cast(forms.ModelChoiceField, self.fields["runs"]).queryset = Run.objects.filter(
+            collection=collection
+        )
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("all_runs") and not data.get("runs"):
             raise forms.ValidationError("choose some runs, or tick 'All runs'")
         return data
@@ -196,7 +202,7 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["assessors"].queryset = _assessors()
+        cast(forms.ModelChoiceField, self.fields["assessors"]).queryset = _assessors()
 
 
 class ReassignForm(forms.Form):
@@ -208,5 +214,5 @@ class ReassignForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["source"].queryset = _assessors()
-        self.fields["target"].queryset = _assessors()
+        cast(forms.ModelChoiceField, self.fields["source"]).queryset = _assessors()
+        cast(forms.ModelChoiceField, self.fields["target"]).queryset = _assessors()

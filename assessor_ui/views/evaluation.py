@@ -15,6 +15,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 from urllib.parse import urlencode
 
 from csp.constants import NONE, UNSAFE_INLINE
@@ -30,6 +31,7 @@ from django.views.decorators.http import require_GET
 from assessor_ui.forms.evaluation import (
     CompareForm,
     HistogramForm,
+    RuleFields,
     RunsForm,
     TrustForm,
     VerificationForm,
@@ -112,7 +114,7 @@ def _runs_page(request: HttpRequest, collection: Collection, page: PageData) -> 
     page.use(
         dashboards.runs_evaluation.get(
             collection_id=collection.pk, qrels=data["qrels"],
-            rule=dashboards.rule_params(page.form.rule()), measures=data["measures"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()), measures=data["measures"],
             sample=sample, expected=expected,
         )
     )  # fmt: skip
@@ -123,7 +125,7 @@ def _compare_page(request: HttpRequest, collection: Collection, page: PageData) 
     page.use(
         dashboards.qrels_comparison.get(
             collection_id=collection.pk, qrels_a=data["qrels_a"],
-            qrels_b=data["qrels_b"], rule=dashboards.rule_params(page.form.rule()),
+            qrels_b=data["qrels_b"], rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
             measure=data["measure"],
         )
     )  # fmt: skip
@@ -136,7 +138,7 @@ def _trust_page(request: HttpRequest, collection: Collection, page: PageData) ->
     page.use(
         dashboards.trust_diagnostics.get(
             collection_id=collection.pk, job=job.pk, human=data["human"],
-            rule=dashboards.rule_params(page.form.rule()), bins=data["bins"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()), bins=data["bins"],
             length_bins=data["length_bins"],
         )
     )  # fmt: skip
@@ -347,7 +349,7 @@ FIGURE_CSP = {
 
 @researcher_required
 @require_GET
-@csp(FIGURE_CSP)
+@csp(FIGURE_CSP)  # type: ignore[arg-type]  # django-csp's decorator types one argument
 def evaluation_plot(
     request: HttpRequest, pk: int, page: str, plot: str, fmt: str
 ) -> HttpResponse:

@@ -246,8 +246,9 @@ def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> lis
         ).select_related("document", "nugget")
     )
     for row in rows:
-        row.p = p_by_doc.get(row.document_id) if p_by_doc else None
-    rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))
+        # The row's model p, for the template (not a field of MatchResult).
+        row.p = p_by_doc.get(row.document_id) if p_by_doc else None  # type: ignore[attr-defined]
+    rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))  # type: ignore[attr-defined]
     return rows[:25]
 
 

@@ -3,6 +3,8 @@ aspects of the topic from the nugget form."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -89,7 +91,7 @@ def nugget_edit(request: HttpRequest, pk: int) -> HttpResponse:
             aspect=data["aspect"],
         )
     except NuggetConflict as exc:
-        body = {"error": exc.message, "field": "version"}
+        body: dict[str, Any] = {"error": exc.message, "field": "version"}
         body["current"] = nugget_json(exc.current, request.user)
         return JsonResponse(body, status=409)
     except JudgingError as exc:

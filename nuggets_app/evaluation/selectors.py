@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from django.db.models import Count, Max
 
 from nuggets_app.importers.qrels import (
-    PLACEHOLDER_REL,
     UNJUDGED_REL,
     parse_qrels_text,
 )
@@ -33,7 +32,7 @@ from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.exports import prels_export, qrels_export
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.ir.prels import TopicPrels, prels_load, topic_key
+from nuggets_app.ir.prels import PLACEHOLDER_REL, TopicPrels, prels_load, topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
@@ -111,6 +110,7 @@ def qrels_resolve(
         return stored_qrels(qrels)
     if kind in JOB_KINDS:
         job = source_job(collection, key)
+        assert job is not None  # a job kind always names a job (or raised)
         if job.status != MatchJob.Status.DONE:
             raise SourceError(f"{key}: job {job.pk} is {job.status}, not done")
         export = qrels_export(
@@ -355,6 +355,7 @@ def source_version(collection: Collection, key: str) -> list:
         return [key, level, str(qrels.updated_at)]
     if kind in JOB_KINDS:
         job = source_job(collection, key)
+        assert job is not None  # a job kind always names a job (or raised)
         human = judgments_version(collection) if kind == "merged" else []
         return [key, level, job_version(job), human]
     raise SourceError(f"unknown qrels source {key!r}")

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from nuggets_app.ir.passages import Passage, Span
+from nuggets_app.ir.passages import Passage
+from nuggets_app.ir.spans import Span
 
 from .errors import ImportFormatError
 

@@ -22,14 +22,19 @@ from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.evaluation.services.new_runs import NEW_RUN_COUNTS
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.qrels import (
-    PLACEHOLDER_REL,
     parse_qrels,
     subtopic_qrels_read,
 )
 from nuggets_app.importers.runs import parse_run
 from nuggets_app.inference.services.exports import ExportError
 from nuggets_app.inference.services.graded import job_expected_gains
-from nuggets_app.ir.prels import PrelsRecord, StatapInputError, TopicPrels, prels_load
+from nuggets_app.ir.prels import (
+    PLACEHOLDER_REL,
+    PrelsRecord,
+    StatapInputError,
+    TopicPrels,
+    prels_load,
+)
 from nuggets_app.ir.prels import run_scores as contiguous_run_scores
 from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
 

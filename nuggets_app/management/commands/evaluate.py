@@ -59,6 +59,7 @@ from nuggets_app.evaluation.services.inputs import (
 from nuggets_app.evaluation.services.new_runs import (
     NEW_RUN_NOTE,
     NOT_IN_COLLECTION_RULE,
+    NewRunsEvaluation,
     new_run_rows,
     new_runs_wait,
 )
@@ -231,7 +232,7 @@ class Command(BaseCommand):
         else:
             probs = read_expected_file(options["expected"])
         self._files = bool(options["runs"])
-        self._documents = None
+        self._documents: NewRunsEvaluation | None = None
         if options["runs"]:
             runs = [read_run_file(p) for p in options["runs"]]
         elif collection is not None:
@@ -309,11 +310,11 @@ class Command(BaseCommand):
                 raise CommandError("database mode takes no files (use --run NAME ...)")
             if not options["qrels_name"]:
                 raise CommandError("--collection needs --qrels-name")
-            qrels = find_qrels(options["collection"], options["qrels_name"])
+            stored = find_qrels(options["collection"], options["qrels_name"])
             runs = db_runs(options["collection"], options["run_names"])
-            if qrels.kind == Qrels.Kind.PRELS:
-                return runs, {}, db_prels(qrels)
-            return runs, stored_qrels(qrels), None
+            if stored.kind == Qrels.Kind.PRELS:
+                return runs, {}, db_prels(stored)
+            return runs, stored_qrels(stored), None
         if bool(options["qrels"]) == bool(options["prels"]):
             raise CommandError("give exactly one of --qrels FILE and --prels FILE")
         if not options["runs"]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import partial
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -44,12 +45,12 @@ from nuggets_app.inference.services.exports import passages_export
 from nuggets_app.ir.passages import (
     DEFAULT_N,
     Passage,
-    Span,
     articles_from_passages,
     hard_measures,
     inex_measures,
 )
 from nuggets_app.ir.prels import topic_key
+from nuggets_app.ir.spans import Span
 from nuggets_app.management.commands._base import input_errors as command_errors
 from nuggets_app.models import Collection, Topic
 
@@ -121,7 +122,7 @@ class Command(BaseCommand):
             if options["n"] < 1 or options["beta"] <= 0:
                 raise CommandError("--n must be >= 1 and --beta > 0")
             runs = [
-                input_errors(lambda path=path: read_passage_run(path, lengths))
+                input_errors(partial(read_passage_run, path, lengths))
                 for path in options["runs"]
             ]
         for run in runs:
@@ -178,7 +179,7 @@ class Command(BaseCommand):
                 lines, lengths, source=f"{collection.name} nuggets"
             )
         )
-        for qid, docs in spans.items():
-            for docno, found in docs.items():
+        for qid, spans_by_doc in spans.items():
+            for docno, found in spans_by_doc.items():
                 judged.setdefault(qid, {}).setdefault(docno, []).extend(found)
         return judged

@@ -9,6 +9,8 @@ statnDCG, estR, statAP_var, statAP_ci_low, statAP_ci_high; ``all`` for the means
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.services.inputs import (
@@ -77,7 +79,7 @@ class Command(BaseCommand):
                 options["prels"], sampled_only=options["sampled_only"]
             )
             runs = [read_run_file(path, contiguous=True) for path in options["runs"]]
-        only = options["only"] or "all"
+        only: Literal["all", "neu", "mixed"] = options["only"] or "all"
         results = [
             statap_evaluate(prels, r.scores, only=only, name=r.name) for r in runs
         ]
