@@ -73,6 +73,8 @@ lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs
 # Benchmarks run with DEBUG off, as in production, which needs a SECRET_KEY: a
 # throwaway one for the run unless you set your own.
 bench: export SECRET_KEY ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))")
+# The bench_* commands are installed only when asked (not in a deployment).
+bench: export BENCHMARKS = 1
 bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load, dashboards, new runs, fault recovery
 	$(PY) -m matcher bench
 	$(PY) -m matcher bench --cold

@@ -57,9 +57,12 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "nuggets_app.apps.NuggetsAppConfig",
-    "nuggets_app.benchmarks.apps.BenchmarksConfig",
     "assessor_ui",
 ]
+# The bench_* commands are not part of a deployment: `make bench` (and the test suite)
+# set BENCHMARKS=1 to install them.
+if env_bool("BENCHMARKS", False):
+    INSTALLED_APPS.append("nuggets_app.benchmarks.apps.BenchmarksConfig")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
