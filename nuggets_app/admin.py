@@ -114,9 +114,18 @@ class NuggetAdminForm(forms.ModelForm):
     class Meta:
         model = m.Nugget
         fields = [
-            "topic", "assessor", "document", "start", "end", "span_text", "text",
-            "keywords", "grade", "aspect", "version",
-        ]  # fmt: skip
+            "topic",
+            "assessor",
+            "document",
+            "start",
+            "end",
+            "span_text",
+            "text",
+            "keywords",
+            "grade",
+            "aspect",
+            "version",
+        ]
 
     def clean(self) -> dict:
         super().clean()
@@ -126,9 +135,11 @@ class NuggetAdminForm(forms.ModelForm):
             return data  # the field errors say what is missing
         try:
             nugget_span_check(
-                document=document, start=start, end=end,
+                document=document,
+                start=start,
+                end=end,
                 span_text=data.get("span_text", ""),
-            )  # fmt: skip
+            )
         except JudgingError as error:
             field = error.field if error.field in self.fields else None
             self.add_error(field, error.message)

@@ -91,9 +91,10 @@ class TrustForm(RuleFields):
             (str(j.pk), f"{j.pk} {j.name}") for j in jobs
         ]
         cast(forms.ChoiceField, self.fields["human"]).choices = [
-            c for c in selectors_eval.qrels_choices(collection)
+            c
+            for c in selectors_eval.qrels_choices(collection)
             if c[0].split(":")[0] in ("human", "qrels")
-        ]  # fmt: skip
+        ]
 
 
 class HistogramForm(forms.Form):

@@ -30,18 +30,24 @@ class LaunchForm(forms.Form):
         required=False, help_text="qids separated by spaces; empty: all"
     )
     k = forms.IntegerField(
-        min_value=1, max_value=10, initial=3, label="k",
+        min_value=1,
+        max_value=10,
+        initial=3,
+        label="k",
         help_text="shingle size: a nugget matches through every run of k consecutive "
         "words (word order ignored); 1 matches single words, larger k asks for "
         "phrases",
-    )  # fmt: skip
+    )
     lam = forms.FloatField(
-        min_value=1e-9, max_value=1.0, initial=0.5, label="Lambda",
+        min_value=1e-9,
+        max_value=1.0,
+        initial=0.5,
+        label="Lambda",
         help_text="in (0, 1]: how much a shingle's words may be spread out; a shingle "
         "whose k words lie within S document words scores lambda^((S-k)/k), so 1 "
         "ignores the spread and small values want the words side by side. Re-scoring "
         "with another lambda later reads no document again",
-    )  # fmt: skip
+    )
     stem = forms.ChoiceField(choices=[("porter", "Porter"), ("none", "none")])
     stopwords = forms.ChoiceField(choices=[("default", "default"), ("none", "none")])
     grades = forms.CharField(

@@ -113,22 +113,27 @@ def _runs_page(request: HttpRequest, collection: Collection, page: PageData) -> 
         ).pk
     page.use(
         dashboards.runs_evaluation.get(
-            collection_id=collection.pk, qrels=data["qrels"],
-            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()), measures=data["measures"],
-            sample=sample, expected=expected,
+            collection_id=collection.pk,
+            qrels=data["qrels"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
+            measures=data["measures"],
+            sample=sample,
+            expected=expected,
         )
-    )  # fmt: skip
+    )
 
 
 def _compare_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
     data = page.form.cleaned_data
     page.use(
         dashboards.qrels_comparison.get(
-            collection_id=collection.pk, qrels_a=data["qrels_a"],
-            qrels_b=data["qrels_b"], rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
+            collection_id=collection.pk,
+            qrels_a=data["qrels_a"],
+            qrels_b=data["qrels_b"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
             measure=data["measure"],
         )
-    )  # fmt: skip
+    )
 
 
 def _trust_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
@@ -137,11 +142,14 @@ def _trust_page(request: HttpRequest, collection: Collection, page: PageData) ->
     page.context["job"] = job
     page.use(
         dashboards.trust_diagnostics.get(
-            collection_id=collection.pk, job=job.pk, human=data["human"],
-            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()), bins=data["bins"],
+            collection_id=collection.pk,
+            job=job.pk,
+            human=data["human"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
+            bins=data["bins"],
             length_bins=data["length_bins"],
         )
-    )  # fmt: skip
+    )
     extra = page.context["histogram_form"]
     if extra.is_valid() and extra.cleaned_data["run"]:
         run = get_object_or_404(
@@ -149,20 +157,25 @@ def _trust_page(request: HttpRequest, collection: Collection, page: PageData) ->
         )
         page.use(
             dashboards.run_histograms.get(
-                collection_id=collection.pk, run=run.name,
-                qrels=extra.cleaned_data["run_qrels"], bins=data["bins"],
+                collection_id=collection.pk,
+                run=run.name,
+                qrels=extra.cleaned_data["run_qrels"],
+                bins=data["bins"],
             )
-        )  # fmt: skip
+        )
 
 
 def _verification_page(
     request: HttpRequest, collection: Collection, page: PageData
 ) -> None:
-    samples = Sample.objects.filter(
-        pool__collection=collection, method=Sample.Method.VERIFICATION
-    ).select_related("pool").annotate(
-        assessors=Count("assignments__assessor", distinct=True)
-    ).order_by("-pk")  # fmt: skip
+    samples = (
+        Sample.objects.filter(
+            pool__collection=collection, method=Sample.Method.VERIFICATION
+        )
+        .select_related("pool")
+        .annotate(assessors=Count("assignments__assessor", distinct=True))
+        .order_by("-pk")
+    )
     page.context["samples"] = samples
     chosen = request.GET.get("sample", "")
     if chosen:
@@ -272,8 +285,11 @@ def _progress(data: PageData) -> dict | None:
 
 
 def _computing_response() -> HttpResponse:
-    response = HttpResponse("Still computing; try again in a few seconds.\n",
-                            status=503, content_type="text/plain; charset=utf-8")  # fmt: skip
+    response = HttpResponse(
+        "Still computing; try again in a few seconds.\n",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
     response["Retry-After"] = "5"
     return response
 
@@ -299,10 +315,18 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
         for name, t in data.tables.items()
     }
     figures = {name: f"{base}plot/{name}" for name in data.figures}
-    context = {"collection": collection, "page": page, "form": data.form,
-               "tables": tables, "figures": figures, "query": query,
-               "error": data.error, "computing": _progress(data),
-               "progress_url": f"{base}progress?{query}", **data.context}  # fmt: skip
+    context = {
+        "collection": collection,
+        "page": page,
+        "form": data.form,
+        "tables": tables,
+        "figures": figures,
+        "query": query,
+        "error": data.error,
+        "computing": _progress(data),
+        "progress_url": f"{base}progress?{query}",
+        **data.context,
+    }
     return render(request, PAGES[page][2], context)
 
 
@@ -325,8 +349,11 @@ def evaluation_csv(
     if table not in data.tables:
         if data.computing:
             return _computing_response()
-        return HttpResponse(data.error or "No such table.\n", status=404,
-                            content_type="text/plain; charset=utf-8")  # fmt: skip
+        return HttpResponse(
+            data.error or "No such table.\n",
+            status=404,
+            content_type="text/plain; charset=utf-8",
+        )
     text = data.kept(f"csv:{table}", table, data.tables[table].csv_text)
     response = HttpResponse(text, content_type="text/csv")
     filename = f"{collection.name}-{table}.csv"
@@ -377,11 +404,15 @@ def verification_create(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             sample = verification.verification_queue_create(
                 job=get_object_or_404(collection.match_jobs, pk=data["job"]),
-                rule=form.rule(), relevant=data["relevant"],
-                nonrelevant=data["nonrelevant"], seed=data["seed"],
-                assessors=list(data["assessors"]), name=data["name"],
-                overlap=data["overlap"], uncertain=data["uncertain"] or 0,
-            )  # fmt: skip
+                rule=form.rule(),
+                relevant=data["relevant"],
+                nonrelevant=data["nonrelevant"],
+                seed=data["seed"],
+                assessors=list(data["assessors"]),
+                name=data["name"],
+                overlap=data["overlap"],
+                uncertain=data["uncertain"] or 0,
+            )
         except (verification.VerificationError, AssignmentError) as error:
             form.add_error(None, str(error))
         else:

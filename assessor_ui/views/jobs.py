@@ -54,12 +54,19 @@ def job_launch(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             job = matching.match_job_launch(
-                collection=data["collection"], topics=data["topic_list"],
-                source=data["source"], pool=data["pool"], sample=data["sample"],
+                collection=data["collection"],
+                topics=data["topic_list"],
+                source=data["source"],
+                pool=data["pool"],
+                sample=data["sample"],
                 nugget_filter={"grades": data["grades"], "aspects": data["aspects"]},
-                k=data["k"], lam=data["lam"], stem=data["stem"],
-                stopwords=data["stopwords"], created_by=request.user, name=data["name"],
-            )  # fmt: skip
+                k=data["k"],
+                lam=data["lam"],
+                stem=data["stem"],
+                stopwords=data["stopwords"],
+                created_by=request.user,
+                name=data["name"],
+            )
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
         else:
@@ -309,8 +316,10 @@ def job_document(
         MatchResult.objects.select_related(
             "document", "topic", "nugget", "nugget__assessor", "nugget__bank"
         ),
-        job=job, topic_id=topic_pk, document_id=doc_pk,
-    )  # fmt: skip
+        job=job,
+        topic_id=topic_pk,
+        document_id=doc_pk,
+    )
     spans = result.spans or matching.result_spans(result)
     nuggets = list(inference_selectors.job_nuggets(job, topic_pk))
     context = {
@@ -340,9 +349,13 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
         if kind in ("human", "inferred", "merged", "provenance"):
             qrels_kind = "merged" if kind == "provenance" else kind
             export = exports.qrels_export(
-                collection=job.collection, kind=qrels_kind, job=job, rule=rule,
-                topics=job.topics.all(), later=later,
-            )  # fmt: skip
+                collection=job.collection,
+                kind=qrels_kind,
+                job=job,
+                rule=rule,
+                topics=job.topics.all(),
+                later=later,
+            )
             if kind == "provenance":
                 return _download(
                     export.sidecar(), f"job-{job.pk}-merged.provenance.json"
@@ -367,9 +380,13 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
             return _download(export.text(), f"job-{job.pk}.passages")
     except (exports.ExportError, ValueError) as exc:
         return error_page(
-            request, status=409, title="Nothing to download", message=str(exc),
-            back=reverse("job-detail", args=[job.pk]), back_label=f"Back to job {job.pk}",
-        )  # fmt: skip
+            request,
+            status=409,
+            title="Nothing to download",
+            message=str(exc),
+            back=reverse("job-detail", args=[job.pk]),
+            back_label=f"Back to job {job.pk}",
+        )
     raise Http404(f"No export named {kind!r}.")
 
 

@@ -94,9 +94,12 @@ def job_new_run_pending(request: HttpRequest, pk: int, key: str) -> HttpResponse
     context = {"job": job, "form": NewRunForm(samples=_samples(job))}
     try:
         found = new_runs.new_runs_evaluate(
-            job=job, sample=sample, new_runs={stored["name"]: stored["scores"]},
-            inline_max=0, enqueue=False,
-        )  # fmt: skip
+            job=job,
+            sample=sample,
+            new_runs={stored["name"]: stored["scores"]},
+            inline_max=0,
+            enqueue=False,
+        )
     except EstimateError as error:
         context["error"] = str(error)
         return render(request, TEMPLATE, context)

@@ -303,8 +303,12 @@ def flat_judgments(qrels: QrelsDict) -> dict[tuple[str, str], int]:
 def collection_version(collection: Collection) -> list:
     """The collection itself: its creation time tells apart a collection re-created
     under the same id (another database, a test run), its threshold the labels."""
-    return ["collection", collection.pk, str(collection.created_at),
-            collection.relevant_threshold]  # fmt: skip
+    return [
+        "collection",
+        collection.pk,
+        str(collection.created_at),
+        collection.relevant_threshold,
+    ]
 
 
 def judgments_version(collection: Collection) -> list:

@@ -49,8 +49,12 @@ MAX_SUBTOPIC = 200
 ITERATION_VALUES = ("0", "Q0")
 UNJUDGED_REL = -1
 KINDS = ("auto", "qrels", "prels", "prob", "subtopics")
-_WIDTHS = {"qrels": (4, QRELS_COLUMNS), "prels": (5, PRELS_COLUMNS),
-           "prob": (6, PROB_COLUMNS), "subtopics": (4, SUBTOPIC_COLUMNS)}  # fmt: skip
+_WIDTHS = {
+    "qrels": (4, QRELS_COLUMNS),
+    "prels": (5, PRELS_COLUMNS),
+    "prob": (6, PROB_COLUMNS),
+    "subtopics": (4, SUBTOPIC_COLUMNS),
+}
 
 
 class QrelsLine(NamedTuple):

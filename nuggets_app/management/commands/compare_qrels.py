@@ -151,8 +151,10 @@ class Command(BaseCommand):
         scores_a = {
             r.name: statap_evaluate(prels, r.scores).summary.stat_map for r in runs
         }
-        scores_b = {r.name: run_expected(probs, r.scores, measures=["EAP"]).mean["EAP"]
-                    for r in runs}  # fmt: skip
+        scores_b = {
+            r.name: run_expected(probs, r.scores, measures=["EAP"]).mean["EAP"]
+            for r in runs
+        }
         comparison = ranking_compare(scores_a, scores_b)
         checks = bias_check(prels, probs, {r.name: r.scores for r in runs})
         self._write(
@@ -161,8 +163,9 @@ class Command(BaseCommand):
         self.stderr.write(f"# bias_flag: {FLAG_NOTE}")
         if options["plot"]:
             title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
-            plot_scatter(options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b,
-                         title)  # fmt: skip
+            plot_scatter(
+                options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b, title
+            )
 
     @staticmethod
     def _score(qrels: Judgments, run: NamedRun, measure: str) -> float:

@@ -59,9 +59,13 @@ class Command(BaseCommand):
             raise CommandError("--bins and --length-bins must be at least 1")
         try:
             report = trust_report(
-                collection=collection, job=job, rule=rule_of_options(options),
-                human_key=key, bins=options["bins"], length_bins=options["length_bins"],
-            )  # fmt: skip
+                collection=collection,
+                job=job,
+                rule=rule_of_options(options),
+                human_key=key,
+                bins=options["bins"],
+                length_bins=options["length_bins"],
+            )
         except SourceError as error:
             raise CommandError(str(error)) from None
         for path in trust_report_write(report, Path(options["out"])):

@@ -56,10 +56,17 @@ from nuggets_app.models import Collection, Topic
 
 GP_RANKS = (5, 10, 25, 50)
 MEASURES = (
-    "relevant_chars", "retrieved_chars", "char_P@min(N,R)", "char_Rprec",
-    "char_bpref@R", "char_bpref@min(N,R)", "char_AP", "AgP", "AgP'",
+    "relevant_chars",
+    "retrieved_chars",
+    "char_P@min(N,R)",
+    "char_Rprec",
+    "char_bpref@R",
+    "char_bpref@min(N,R)",
+    "char_AP",
+    "AgP",
+    "AgP'",
     *(f"gP@{r}" for r in GP_RANKS),
-)  # fmt: skip
+)
 SUMMED = frozenset({"relevant_chars", "retrieved_chars"})
 
 
@@ -69,9 +76,18 @@ def topic_values(
     """Every measure of one topic."""
     hard = hard_measures(passages, judged, n=n)
     inex = inex_measures(articles_from_passages(passages), judged, beta=beta)
-    values = [hard.relevant, hard.retrieved, hard.p_at_min_n_r, hard.r_precision,
-              hard.bpref_at_r, hard.bpref_at_min_n_r, hard.char_ap, inex.agp,
-              inex.agp_prime, *(inex.gp_at(r) for r in GP_RANKS)]  # fmt: skip
+    values = [
+        hard.relevant,
+        hard.retrieved,
+        hard.p_at_min_n_r,
+        hard.r_precision,
+        hard.bpref_at_r,
+        hard.bpref_at_min_n_r,
+        hard.char_ap,
+        inex.agp,
+        inex.agp_prime,
+        *(inex.gp_at(r) for r in GP_RANKS),
+    ]
     return dict(zip(MEASURES, (float(v) for v in values), strict=True))
 
 

@@ -64,8 +64,12 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         """Status and progress as JSON (for the pages' progress polling)."""
-        return {"status": self.status, "done": self.done, "total": self.total,
-                "error": self.error}  # fmt: skip
+        return {
+            "status": self.status,
+            "done": self.done,
+            "total": self.total,
+            "error": self.error,
+        }
 
 
 class Computation(Generic[T]):
@@ -185,6 +189,10 @@ def _keep_seconds() -> int:
 
 def _outcome(state: dict[str, Any], key: str) -> Outcome:
     return Outcome(
-        status=state["status"], value=state.get("value"), done=state.get("done", 0),
-        total=state.get("total", 0), error=state.get("error", ""), key=key,
-    )  # fmt: skip
+        status=state["status"],
+        value=state.get("value"),
+        done=state.get("done", 0),
+        total=state.get("total", 0),
+        error=state.get("error", ""),
+        key=key,
+    )
