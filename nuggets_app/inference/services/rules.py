@@ -23,7 +23,15 @@ from nuggets_app.inference.services.evidence import evidence_scores_without
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
+from nuggets_app.learning.thresholds import (
+    SPEC_EXPECTED_F1,
+    SPEC_PAPER,
+    SPEC_PROBABILITY,
+    SPEC_TOP,
+    FitError,
+    rule_fit_thresholds,
+    rule_spec_split,
+)
 from nuggets_app.models import MatchChunk, MatchJob, MatchResult, Topic
 
 # --- packed evidence -------------------------------------------------------------------
@@ -104,21 +112,23 @@ class DecisionRule:
         return f"paper rule: score >= {self.threshold:g}{extra}"
 
 
-RULE_SPECS = "p:X, expected-f1, top:N or paper:X"
+RULE_SPECS = (
+    f"{SPEC_PROBABILITY}:X, {SPEC_EXPECTED_F1}, {SPEC_TOP}:N or {SPEC_PAPER[0]}:X"
+)
 
 
 def rule_from_spec(text: str) -> DecisionRule:
     """A rule from its command-line spelling: ``p:X`` (p >= X), ``expected-f1``,
     ``top:N`` and ``paper:X`` (min-span score >= X; ``threshold:X`` too)."""
-    kind, _, value = text.strip().partition(":")
+    kind, value = rule_spec_split(text.strip())
     try:
-        if kind == "p":
+        if kind == SPEC_PROBABILITY:
             return DecisionRule(kind="probability", threshold=float(value or 0.5))
-        if kind == "expected-f1" and not value:
+        if kind == SPEC_EXPECTED_F1 and not value:
             return DecisionRule(kind="expected_f1")
-        if kind == "top":
+        if kind == SPEC_TOP:
             return DecisionRule(kind="top_n", n=int(value))
-        if kind in ("paper", "threshold"):
+        if kind in SPEC_PAPER:
             return DecisionRule(kind="threshold", threshold=float(value or 0.5))
     except ValueError as exc:
         raise ValueError(f"rule {text!r}: {exc}") from None
