@@ -7,7 +7,7 @@ Typical use::
     match.score, match.nugget, match.spans   # spans: [start, end) in the text
     rescore(match.evidence, 0.8)             # new lambda, no text needed
 
-The algorithm is specified in algorithms.md section 4; the command line is
+The algorithm is specified in docs/reference/algorithms.md section 4; the command line is
 ``python -m matcher score ...`` (see ``matcher.cli``).
 """
 

@@ -289,19 +289,35 @@ def _score_cold(
 ) -> float:
     """CPU seconds of one ``python -m matcher score`` process over the bench files."""
     command = [
-        sys.executable, "-m", "matcher", "score",
-        "--nuggets", str(workdir / "nuggets.jsonl"), "--docs", str(workdir / "docs.jsonl"),
-        "--k", str(options.k), "--lam", str(options.lam),
-        "--stem", options.stem, "--stopwords", options.stopwords,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "matcher",
+        "score",
+        "--nuggets",
+        str(workdir / "nuggets.jsonl"),
+        "--docs",
+        str(workdir / "docs.jsonl"),
+        "--k",
+        str(options.k),
+        "--lam",
+        str(options.lam),
+        "--stem",
+        options.stem,
+        "--stopwords",
+        options.stopwords,
+    ]
     env = {**os.environ, "MATCHER_STEM_TABLE": table}
     root = Path(__file__).resolve().parent.parent
     before = _child_cpu()
     with output.open("wb") as handle:
         done = subprocess.run(
-            command, stdout=handle, stderr=subprocess.PIPE, env=env, cwd=root,
+            command,
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=root,
             check=False,
-        )  # fmt: skip
+        )
     if done.returncode != 0:
         raise MatcherError(
             "python -m matcher bench: error: score failed: "

@@ -14,7 +14,7 @@ class MatcherError(ValueError):
 
 @dataclass(frozen=True)
 class MatchOptions:
-    """Parameters of the shingle min-span matcher (algorithms.md section 4).
+    """Parameters of the shingle min-span matcher (docs/reference/algorithms.md section 4).
 
     ``k`` is the shingle size (default 3, at least 1); ``lam`` the decay
     lambda in (0, 1] (default 0.5) of ``lam ** ((S - k) / k)``; ``stem`` is

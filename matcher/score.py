@@ -1,4 +1,4 @@
-"""Scoring documents against a topic's nuggets (algorithms.md 4.2).
+"""Scoring documents against a topic's nuggets (docs/reference/algorithms.md 4.2).
 
 ``shingleScore = lam ** ((S - k) / k)`` (0 when the document lacks a term),
 ``nuggetScore`` = mean of its shingle scores, document score = max over the

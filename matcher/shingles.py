@@ -1,4 +1,4 @@
-"""Nugget shingles (algorithms.md 4.2) and the distinct-shingle table of a topic."""
+"""Nugget shingles (docs/reference/algorithms.md 4.2) and the distinct-shingle table of a topic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Smallest window holding a shingle's multiset, in linear time (algorithms.md 4.3)."""
+"""Smallest window holding a shingle's multiset, in linear time (docs/reference/algorithms.md 4.3)."""
 
 from __future__ import annotations
 

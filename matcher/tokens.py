@@ -1,4 +1,4 @@
-"""Text pipeline shared by nuggets and documents (algorithms.md 4.1).
+"""Text pipeline shared by nuggets and documents (docs/reference/algorithms.md 4.1).
 
 1. Unicode casefold; 2. tokens are maximal runs of ``[^\\W_]+``; 3. tokens in
 the stopword list are dropped (matched unstemmed); 4. NLTK Porter stemming

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -17,7 +16,9 @@ from nuggets_app.models import Assignment, Nugget, SampleDocument
 
 RESEARCHERS_GROUP = "researchers"
 
-User = AbstractBaseUser | AnonymousUser | Any
+# request.user: an instance of the user model, or AnonymousUser (typed loosely: the
+# user model is chosen by settings).
+User = Any
 
 
 def is_researcher(user: User) -> bool:

@@ -114,21 +114,32 @@ class NuggetAdminForm(forms.ModelForm):
     class Meta:
         model = m.Nugget
         fields = [
-            "topic", "assessor", "document", "start", "end", "span_text", "text",
-            "keywords", "grade", "aspect", "version",
-        ]  # fmt: skip
+            "topic",
+            "assessor",
+            "document",
+            "start",
+            "end",
+            "span_text",
+            "text",
+            "keywords",
+            "grade",
+            "aspect",
+            "version",
+        ]
 
     def clean(self) -> dict:
-        data = super().clean()
-        parts = [data.get(name) for name in ("document", "start", "end")]
-        if any(part is None for part in parts):
+        super().clean()
+        data = self.cleaned_data
+        document, start, end = (data.get(n) for n in ("document", "start", "end"))
+        if document is None or start is None or end is None:
             return data  # the field errors say what is missing
-        document, start, end = parts
         try:
             nugget_span_check(
-                document=document, start=start, end=end,
+                document=document,
+                start=start,
+                end=end,
                 span_text=data.get("span_text", ""),
-            )  # fmt: skip
+            )
         except JudgingError as error:
             field = error.field if error.field in self.fields else None
             self.add_error(field, error.message)

@@ -29,10 +29,16 @@ def chromium(window: str = "1280,800") -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", f"--user-data-dir={profile}", f"--window-size={window}",
-    ):  # fmt: skip
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        f"--window-size={window}",
+    ):
         options.add_argument(arg)
     browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     browser.implicitly_wait(0)

@@ -44,9 +44,13 @@ def _finite(values: Sequence[float]) -> list[float]:
 
 
 def scatter_labels(
-    xs: Sequence[float], ys: Sequence[float], priority: Sequence[float], *,
-    limit: int = 10, min_gap: float = 0.06,
-) -> list[int]:  # fmt: skip
+    xs: Sequence[float],
+    ys: Sequence[float],
+    priority: Sequence[float],
+    *,
+    limit: int = 10,
+    min_gap: float = 0.06,
+) -> list[int]:
     """Which points get a label so that labels do not overlap: the highest
     ``priority`` first (ties by index), skipping a point closer than ``min_gap`` (as a
     fraction of the plotted range) to one already labelled, at most ``limit``."""
@@ -70,10 +74,16 @@ def scatter_labels(
 
 
 def scatter_plot(
-    names: Sequence[str], xs: Sequence[float], ys: Sequence[float], *,
-    xlabel: str, ylabel: str, title: str, fmt: str = "svg",
+    names: Sequence[str],
+    xs: Sequence[float],
+    ys: Sequence[float],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    fmt: str = "svg",
     priority: Sequence[float] | None = None,
-) -> bytes:  # fmt: skip
+) -> bytes:
     """One point per item, with the diagonal y = x; labels on the points that
     :func:`scatter_labels` picks (by ``priority``, default: all equal)."""
     plt = _pyplot()
@@ -82,9 +92,12 @@ def scatter_plot(
     weights = priority if priority is not None else [0.0] * len(names)
     for i in scatter_labels(xs, ys, weights):
         ax.annotate(
-            names[i], (xs[i], ys[i]), fontsize=6, xytext=(3, 3),
+            names[i],
+            (xs[i], ys[i]),
+            fontsize=6,
+            xytext=(3, 3),
             textcoords="offset points",
-        )  # fmt: skip
+        )
     values = _finite([*xs, *ys])
     low = min([0.0, *values])
     high = max([1e-9, *values]) * 1.05
@@ -96,9 +109,13 @@ def scatter_plot(
 
 
 def bar_plot(
-    labels: Sequence[str], values: Sequence[float], *, ylabel: str, title: str,
+    labels: Sequence[str],
+    values: Sequence[float],
+    *,
+    ylabel: str,
+    title: str,
     fmt: str = "svg",
-) -> bytes:  # fmt: skip
+) -> bytes:
     """Vertical bars, one per label (NaN drawn as 0)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(4.0, 0.18 * len(labels) + 2), 3.5))
@@ -111,19 +128,36 @@ def bar_plot(
 
 
 def histogram_plot(
-    relevant: Sequence[int], nonrelevant: Sequence[int], edges: Sequence[float], *,
-    xlabel: str, title: str, fmt: str = "svg",
-) -> bytes:  # fmt: skip
+    relevant: Sequence[int],
+    nonrelevant: Sequence[int],
+    edges: Sequence[float],
+    *,
+    xlabel: str,
+    title: str,
+    fmt: str = "svg",
+) -> bytes:
     """Side-by-side bars of judged relevant and judged non-relevant counts per bin."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     bins = len(relevant)
     width = (edges[-1] - edges[0]) / bins if bins and edges[-1] > edges[0] else 1.0
     lefts = [edges[0] + b * width for b in range(bins)]
-    ax.bar([x + 0.05 * width for x in lefts], relevant, width=0.45 * width,
-           align="edge", color=RELEVANT, label="judged relevant")  # fmt: skip
-    ax.bar([x + 0.5 * width for x in lefts], nonrelevant, width=0.45 * width,
-           align="edge", color=NONRELEVANT, label="judged non-relevant")  # fmt: skip
+    ax.bar(
+        [x + 0.05 * width for x in lefts],
+        relevant,
+        width=0.45 * width,
+        align="edge",
+        color=RELEVANT,
+        label="judged relevant",
+    )
+    ax.bar(
+        [x + 0.5 * width for x in lefts],
+        nonrelevant,
+        width=0.45 * width,
+        align="edge",
+        color=NONRELEVANT,
+        label="judged non-relevant",
+    )
     ax.set_xlabel(xlabel)
     ax.set_ylabel("documents")
     ax.set_title(title, fontsize=9)
@@ -160,9 +194,15 @@ def length_bias_plot(
 
 
 def interval_plot(
-    labels: Sequence[str], points: Sequence[float], lows: Sequence[float],
-    highs: Sequence[float], *, xlabel: str, title: str, fmt: str = "svg",
-) -> bytes:  # fmt: skip
+    labels: Sequence[str],
+    points: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    *,
+    xlabel: str,
+    title: str,
+    fmt: str = "svg",
+) -> bytes:
     """Horizontal point estimates with their confidence intervals, first label on top."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 0.35 * len(labels) + 1.5))
@@ -194,20 +234,26 @@ def comparison_figure(c: Any, fmt: str) -> bytes:
     r = c.ranking
     moved = {m.run: abs(m.delta) for m in r.moves}
     return scatter_plot(
-        names, [c.scores_a[n] for n in names], [c.scores_b[n] for n in names],
-        xlabel=f"{c.measure} under qrels A", ylabel=f"{c.measure} under qrels B",
+        names,
+        [c.scores_a[n] for n in names],
+        [c.scores_b[n] for n in names],
+        xlabel=f"{c.measure} under qrels A",
+        ylabel=f"{c.measure} under qrels B",
         title=f"Kendall tau {r.kendall_tau:.3f}, tau_AP {r.tau_ap:.3f} ({r.runs} runs)",
-        fmt=fmt, priority=[moved.get(n, 0) for n in names],
-    )  # fmt: skip
+        fmt=fmt,
+        priority=[moved.get(n, 0) for n in names],
+    )
 
 
 def matcher_map_figure(m: Any, fmt: str) -> bytes:
     """AP of the match scores per topic."""
     return bar_plot(
-        list(m.per_topic), list(m.per_topic.values()), ylabel="AP",
+        list(m.per_topic),
+        list(m.per_topic.values()),
+        ylabel="AP",
         title=f"Matcher AP per topic (MAP {_fmt(m.mean)})",
         fmt=fmt,
-    )  # fmt: skip
+    )
 
 
 def histogram_figure(h: Any, qid: str | None, fmt: str) -> bytes:
@@ -215,21 +261,26 @@ def histogram_figure(h: Any, qid: str | None, fmt: str) -> bytes:
     if qid is None:
         edges = [b / h.bins for b in range(h.bins + 1)]
         return histogram_plot(
-            h.pooled_relevant, h.pooled_nonrelevant, edges,
+            h.pooled_relevant,
+            h.pooled_nonrelevant,
+            edges,
             xlabel="score, min-max normalised per topic",
             title=f"All {len(h.topics)} topics: mean DO "
             f"{_fmt(_mean(t.do for t in h.topics))}, mean HSA "
             f"{_fmt(_mean(t.hsa for t in h.topics))}",
             fmt=fmt,
-        )  # fmt: skip
+        )
     topic = next((t for t in h.topics if t.qid == qid), None)
     if topic is None:
         raise KeyError(qid)
     return histogram_plot(
-        topic.hist.relevant, topic.hist.nonrelevant, topic.hist.edges,
-        xlabel="score", title=f"Topic {qid}: DO {_fmt(topic.do)}, HSA {_fmt(topic.hsa)}",
+        topic.hist.relevant,
+        topic.hist.nonrelevant,
+        topic.hist.edges,
+        xlabel="score",
+        title=f"Topic {qid}: DO {_fmt(topic.do)}, HSA {_fmt(topic.hsa)}",
         fmt=fmt,
-    )  # fmt: skip
+    )
 
 
 def length_bias_figure(lb: Any, fmt: str) -> bytes:

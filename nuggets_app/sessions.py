@@ -66,4 +66,4 @@ class SessionStore(CachedDBStore):
 
     def __init__(self, session_key: str | None = None) -> None:
         super().__init__(session_key)
-        self._cache = _CacheOrMiss(self._cache)
+        self._cache: Any = _CacheOrMiss(self._cache)

@@ -57,13 +57,16 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "nuggets_app.apps.NuggetsAppConfig",
-    "nuggets_app.benchmarks.apps.BenchmarksConfig",
     "assessor_ui",
 ]
 # The lab's commands (simulate, evaluate_matcher, export_ltr) are experiments, not part
 # of a deployment: LAB=1 installs them (the results scripts and the test suite set it).
 if env_bool("LAB", False):
     INSTALLED_APPS.append("lab.apps.LabConfig")
+# The bench_* commands are not part of a deployment: `make bench` (and the test suite)
+# set BENCHMARKS=1 to install them.
+if env_bool("BENCHMARKS", False):
+    INSTALLED_APPS.append("nuggets_app.benchmarks.apps.BenchmarksConfig")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -112,7 +115,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "db.sqlite3",
+            "NAME": str(DATA_DIR / "db.sqlite3"),
             "OPTIONS": {"timeout": 30},
         }
     }

@@ -2,9 +2,12 @@
 
 Each domain keeps its entry points in its own ``tasks`` module; importing them here
 registers them with the app (under the names in :mod:`nuggets_app.operations.queue`)
-in every worker. Nothing below imports this module or a domain's ``tasks``.
+in every worker. Nothing below imports this module or a domain's ``tasks``. The
+modules of the kept computations that ``computed_run`` runs are imported here too, so
+they are registered in every worker.
 """
 
+from nuggets_app.evaluation.services import dashboards
 from nuggets_app.inference.tasks import (
     match_chunk,
     match_job_fit,
@@ -17,6 +20,7 @@ from nuggets_app.staff.tasks import staff_task
 
 __all__ = [
     "computed_run",
+    "dashboards",
     "match_chunk",
     "match_job_fit",
     "match_supervise",

@@ -16,6 +16,8 @@ import secrets
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 # The lab's commands are installed for the suite (the simulation tests run them).
 os.environ.setdefault("LAB", "1")
+# The benchmark commands are installed for the suite (their --help is tested).
+os.environ.setdefault("BENCHMARKS", "1")
 
 from nuggets_app.settings import *  # noqa: F403
 from nuggets_app.settings import STORAGES as _STORAGES

@@ -15,178 +15,39 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 from urllib.parse import urlencode
 
 from csp.constants import NONE, UNSAFE_INLINE
 from csp.decorators import csp
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from assessor_ui.forms.evaluation import (
+    CompareForm,
+    HistogramForm,
+    RuleFields,
+    RunsForm,
+    TrustForm,
+    VerificationForm,
+)
 from assessor_ui.views.decorators import researcher_required
 from nuggets_app import plots
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
     dashboards,
     diagnostics,
-    uncertainty,
     verification,
 )
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
+from nuggets_app.inference.services.rules import rule_default
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services import computed
 from nuggets_app.pooling.services.assignments import AssignmentError
-
-
-# --- forms ------------------------------------------------------------------------------
-class RuleFields(forms.Form):
-    """The decision rule that turns match scores into inferred qrels."""
-
-    kind = forms.ChoiceField(
-        choices=[("default", "The job's default (p >= 0.5 with a fitted model, "
-                  "else the paper rule at 0.5)"),
-                 ("threshold", "Paper rule: score threshold"),
-                 ("probability", "Model: p >= threshold"),
-                 ("expected_f1", "Model: best expected F1"),
-                 ("top_n", "Top N per topic")],
-        initial="default", label="Rule",
-    )  # fmt: skip
-    threshold = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.5)
-    n = forms.IntegerField(min_value=1, initial=100, label="N")
-
-    def rule(self) -> DecisionRule | None:
-        """The rule chosen; None: each job's default rule."""
-        data = self.cleaned_data
-        if data["kind"] == "default":
-            return None
-        if data["kind"] == "top_n":
-            return DecisionRule(kind="top_n", n=data["n"])
-        if data["kind"] == "expected_f1":
-            return DecisionRule(kind="expected_f1")
-        return DecisionRule(kind=data["kind"], threshold=data["threshold"])
-
-
-class RunsForm(RuleFields):
-    qrels = forms.ChoiceField(label="Qrels")
-    measures = forms.CharField(initial=" ".join(DEFAULT_MEASURES))
-    sample = forms.ChoiceField(required=False, label="statAP sample")
-    expected = forms.ChoiceField(required=False, label="Expected measures under")
-
-    def __init__(self, data, collection: Collection):
-        super().__init__(data)
-        self.fields["qrels"].choices = selectors_eval.qrels_choices(collection)
-        self.fields["expected"].choices = [("", "none")] + [
-            (str(j.pk), f"p of job {j.pk} {j.name}")
-            for j in uncertainty.model_jobs(collection)
-        ]
-        self.fields["sample"].choices = [("", "none")] + [
-            (str(s.pk), f"{s.pool.name} / {s.name} ({s.method})")
-            for s in selectors_eval.statap_samples(collection)
-        ]
-
-    def clean_measures(self) -> list[str]:
-        names = self.cleaned_data["measures"].split()
-        try:
-            return [str(m) for m in measures_parse(names)]
-        except ValueError as error:
-            raise forms.ValidationError(str(error)) from None
-
-
-class CompareForm(RuleFields):
-    qrels_a = forms.ChoiceField(label="Qrels A (reference)")
-    qrels_b = forms.ChoiceField(label="Qrels B")
-    measure = forms.CharField(initial="AP")
-
-    def __init__(self, data, collection: Collection):
-        super().__init__(data)
-        choices = selectors_eval.qrels_choices(collection)
-        self.fields["qrels_a"].choices = self.fields["qrels_b"].choices = choices
-        if len(choices) > 1:  # comparing a qrels with itself tells nothing
-            self.fields["qrels_a"].initial = choices[0][0]
-            self.fields["qrels_b"].initial = choices[1][0]
-
-    def clean_measure(self) -> str:
-        try:
-            return str(measures_parse([self.cleaned_data["measure"]])[0])
-        except ValueError as error:
-            raise forms.ValidationError(str(error)) from None
-
-
-class TrustForm(RuleFields):
-    job = forms.ChoiceField(label="Matching job")
-    human = forms.ChoiceField(label="Human qrels")
-    bins = forms.IntegerField(min_value=1, max_value=100, initial=10)
-    length_bins = forms.IntegerField(min_value=1, max_value=100, initial=10)
-
-    def __init__(self, data, collection: Collection):
-        super().__init__(data)
-        jobs = selectors_eval.done_jobs(collection)
-        self.fields["job"].choices = [(str(j.pk), f"{j.pk} {j.name}") for j in jobs]
-        self.fields["human"].choices = [
-            c for c in selectors_eval.qrels_choices(collection)
-            if c[0].split(":")[0] in ("human", "qrels")
-        ]  # fmt: skip
-
-
-class HistogramForm(forms.Form):
-    """Histogram analysis of any run's scores against a qrels source."""
-
-    run = forms.ChoiceField(required=False, label="Run scores")
-    run_qrels = forms.ChoiceField(required=False, label="against qrels")
-
-    def __init__(self, data, collection: Collection):
-        super().__init__(data)
-        runs = Run.objects.filter(collection=collection).order_by("name")
-        self.fields["run"].choices = [("", "none")] + [(r.name, r.name) for r in runs]
-        self.fields["run_qrels"].choices = selectors_eval.qrels_choices(collection)
-
-
-class VerificationForm(RuleFields):
-    job = forms.ChoiceField(label="Matching job")
-    relevant = forms.IntegerField(min_value=0, initial=10, label="Inferred relevant")
-    nonrelevant = forms.IntegerField(min_value=0, initial=5, label="Inferred non-rel.")
-    uncertain = forms.IntegerField(
-        min_value=0, initial=0, required=False, label="p closest to 0.5"
-    )
-    seed = forms.IntegerField(initial=1)
-    name = forms.SlugField(required=False, max_length=200)
-    assessors = forms.ModelMultipleChoiceField(
-        get_user_model().objects.filter(is_active=True).order_by("username"),
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="who judges the sample (each topic goes to 'overlap' of them)",
-    )
-    unassigned = forms.BooleanField(
-        required=False,
-        label="Draw it unassigned",
-        help_text="assign it later with manage.py assign --sample NAME --all "
-        "--assessors ...",
-    )
-    overlap = forms.IntegerField(min_value=1, initial=1)
-
-    def __init__(self, data, collection: Collection):
-        super().__init__(data)
-        jobs = selectors_eval.done_jobs(collection)
-        self.fields["job"].choices = [(str(j.pk), f"{j.pk} {j.name}") for j in jobs]
-
-    def clean(self) -> dict:
-        data = super().clean()
-        if not data.get("assessors") and not data.get("unassigned"):
-            self.add_error(
-                "assessors",
-                "choose at least one assessor, or tick 'Draw it unassigned'",
-            )
-        if data.get("assessors") and data.get("unassigned"):
-            self.add_error(
-                "unassigned", "an unassigned sample cannot have assessors too"
-            )
-        return data
 
 
 def _bound(form_class, request: HttpRequest, collection: Collection):
@@ -253,22 +114,27 @@ def _runs_page(request: HttpRequest, collection: Collection, page: PageData) -> 
         ).pk
     page.use(
         dashboards.runs_evaluation.get(
-            collection_id=collection.pk, qrels=data["qrels"],
-            rule=dashboards.rule_params(page.form.rule()), measures=data["measures"],
-            sample=sample, expected=expected,
+            collection_id=collection.pk,
+            qrels=data["qrels"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
+            measures=data["measures"],
+            sample=sample,
+            expected=expected,
         )
-    )  # fmt: skip
+    )
 
 
 def _compare_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
     data = page.form.cleaned_data
     page.use(
         dashboards.qrels_comparison.get(
-            collection_id=collection.pk, qrels_a=data["qrels_a"],
-            qrels_b=data["qrels_b"], rule=dashboards.rule_params(page.form.rule()),
+            collection_id=collection.pk,
+            qrels_a=data["qrels_a"],
+            qrels_b=data["qrels_b"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
             measure=data["measure"],
         )
-    )  # fmt: skip
+    )
 
 
 def _trust_page(request: HttpRequest, collection: Collection, page: PageData) -> None:
@@ -277,11 +143,14 @@ def _trust_page(request: HttpRequest, collection: Collection, page: PageData) ->
     page.context["job"] = job
     page.use(
         dashboards.trust_diagnostics.get(
-            collection_id=collection.pk, job=job.pk, human=data["human"],
-            rule=dashboards.rule_params(page.form.rule()), bins=data["bins"],
+            collection_id=collection.pk,
+            job=job.pk,
+            human=data["human"],
+            rule=dashboards.rule_params(cast(RuleFields, page.form).rule()),
+            bins=data["bins"],
             length_bins=data["length_bins"],
         )
-    )  # fmt: skip
+    )
     extra = page.context["histogram_form"]
     if extra.is_valid() and extra.cleaned_data["run"]:
         run = get_object_or_404(
@@ -289,20 +158,25 @@ def _trust_page(request: HttpRequest, collection: Collection, page: PageData) ->
         )
         page.use(
             dashboards.run_histograms.get(
-                collection_id=collection.pk, run=run.name,
-                qrels=extra.cleaned_data["run_qrels"], bins=data["bins"],
+                collection_id=collection.pk,
+                run=run.name,
+                qrels=extra.cleaned_data["run_qrels"],
+                bins=data["bins"],
             )
-        )  # fmt: skip
+        )
 
 
 def _verification_page(
     request: HttpRequest, collection: Collection, page: PageData
 ) -> None:
-    samples = Sample.objects.filter(
-        pool__collection=collection, method=Sample.Method.VERIFICATION
-    ).select_related("pool").annotate(
-        assessors=Count("assignments__assessor", distinct=True)
-    ).order_by("-pk")  # fmt: skip
+    samples = (
+        Sample.objects.filter(
+            pool__collection=collection, method=Sample.Method.VERIFICATION
+        )
+        .select_related("pool")
+        .annotate(assessors=Count("assignments__assessor", distinct=True))
+        .order_by("-pk")
+    )
     page.context["samples"] = samples
     chosen = request.GET.get("sample", "")
     if chosen:
@@ -412,8 +286,11 @@ def _progress(data: PageData) -> dict | None:
 
 
 def _computing_response() -> HttpResponse:
-    response = HttpResponse("Still computing; try again in a few seconds.\n",
-                            status=503, content_type="text/plain; charset=utf-8")  # fmt: skip
+    response = HttpResponse(
+        "Still computing; try again in a few seconds.\n",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
     response["Retry-After"] = "5"
     return response
 
@@ -439,10 +316,18 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
         for name, t in data.tables.items()
     }
     figures = {name: f"{base}plot/{name}" for name in data.figures}
-    context = {"collection": collection, "page": page, "form": data.form,
-               "tables": tables, "figures": figures, "query": query,
-               "error": data.error, "computing": _progress(data),
-               "progress_url": f"{base}progress?{query}", **data.context}  # fmt: skip
+    context = {
+        "collection": collection,
+        "page": page,
+        "form": data.form,
+        "tables": tables,
+        "figures": figures,
+        "query": query,
+        "error": data.error,
+        "computing": _progress(data),
+        "progress_url": f"{base}progress?{query}",
+        **data.context,
+    }
     return render(request, PAGES[page][2], context)
 
 
@@ -465,8 +350,11 @@ def evaluation_csv(
     if table not in data.tables:
         if data.computing:
             return _computing_response()
-        return HttpResponse(data.error or "No such table.\n", status=404,
-                            content_type="text/plain; charset=utf-8")  # fmt: skip
+        return HttpResponse(
+            data.error or "No such table.\n",
+            status=404,
+            content_type="text/plain; charset=utf-8",
+        )
     text = data.kept(f"csv:{table}", table, data.tables[table].csv_text)
     response = HttpResponse(text, content_type="text/csv")
     filename = f"{collection.name}-{table}.csv"
@@ -489,7 +377,7 @@ FIGURE_CSP = {
 
 @researcher_required
 @require_GET
-@csp(FIGURE_CSP)
+@csp(FIGURE_CSP)  # type: ignore[arg-type]  # django-csp's decorator types one argument
 def evaluation_plot(
     request: HttpRequest, pk: int, page: str, plot: str, fmt: str
 ) -> HttpResponse:
@@ -517,11 +405,16 @@ def verification_create(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             job = get_object_or_404(collection.match_jobs, pk=data["job"])
             sample = verification.verification_queue_create(
-                job=job, rule=form.rule() or rule_default(job), relevant=data["relevant"],
-                nonrelevant=data["nonrelevant"], seed=data["seed"],
-                assessors=list(data["assessors"]), name=data["name"],
-                overlap=data["overlap"], uncertain=data["uncertain"] or 0,
-            )  # fmt: skip
+                job=job,
+                rule=form.rule() or rule_default(job),
+                relevant=data["relevant"],
+                nonrelevant=data["nonrelevant"],
+                seed=data["seed"],
+                assessors=list(data["assessors"]),
+                name=data["name"],
+                overlap=data["overlap"],
+                uncertain=data["uncertain"] or 0,
+            )
         except (verification.VerificationError, AssignmentError) as error:
             form.add_error(None, str(error))
         else:

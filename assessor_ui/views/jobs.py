@@ -4,9 +4,6 @@ only: everybody else gets 403."""
 
 from __future__ import annotations
 
-import re
-
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -14,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from assessor_ui.forms.jobs import LaunchForm, RuleForm
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.errors import error_page
-from assessor_ui.views.job_charts import chart_reliability
-from nuggets_app.collection.services.topics import UnknownTopics, topics_find
+from assessor_ui.views.job_charts import chart_curve, chart_histogram, chart_reliability
 from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
@@ -29,7 +26,7 @@ from nuggets_app.inference.services import (
     rules,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
-from nuggets_app.models import Collection, MatchJob, MatchResult, Pool, Sample
+from nuggets_app.models import MatchJob, MatchResult
 
 EXPORT_KINDS = (
     "human",
@@ -41,125 +38,6 @@ EXPORT_KINDS = (
     "prels",
     "passages",
 )
-
-
-class LaunchForm(forms.Form):
-    collection = forms.ModelChoiceField(Collection.objects.all())
-    source = forms.ChoiceField(
-        choices=MatchJob.Source.choices,
-        help_text="which documents are scored for each topic",
-    )
-    pool = forms.ModelChoiceField(
-        Pool.objects.select_related("collection"), required=False
-    )
-    sample = forms.ModelChoiceField(
-        Sample.objects.select_related("pool"), required=False
-    )
-    topics = forms.CharField(
-        required=False, help_text="qids separated by spaces; empty: all"
-    )
-    k = forms.IntegerField(
-        min_value=1, max_value=10, initial=3, label="k",
-        help_text="shingle size: a nugget matches through every run of k consecutive "
-        "words (word order ignored); 1 matches single words, larger k asks for "
-        "phrases",
-    )  # fmt: skip
-    lam = forms.FloatField(
-        min_value=1e-9, max_value=1.0, initial=0.5, label="Lambda",
-        help_text="in (0, 1]: how much a shingle's words may be spread out; a shingle "
-        "whose k words lie within S document words scores lambda^((S-k)/k), so 1 "
-        "ignores the spread and small values want the words side by side. Re-scoring "
-        "with another lambda later reads no document again",
-    )  # fmt: skip
-    stem = forms.ChoiceField(choices=[("porter", "Porter"), ("none", "none")])
-    stopwords = forms.ChoiceField(choices=[("default", "default"), ("none", "none")])
-    grades = forms.CharField(
-        required=False, help_text="only nuggets of these grades, e.g. 1 2; empty: all"
-    )
-    aspects = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="only nuggets of these aspects, one per line (commas also "
-        "separate); empty: all",
-    )
-    name = forms.CharField(required=False, max_length=200)
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # The only choice is chosen already (a fresh install has one collection).
-        for name in ("collection", "pool", "sample"):
-            field = self.fields[name]
-            only = list(field.queryset[:2])
-            if len(only) == 1:
-                field.initial = only[0].pk
-
-    def clean_grades(self) -> list[int]:
-        text = self.cleaned_data["grades"]
-        if not re.fullmatch(r"[\s\d-]*", text):
-            raise forms.ValidationError("grades are integers separated by spaces")
-        return [int(g) for g in text.split()]
-
-    def clean_aspects(self) -> list[str]:
-        return aspects_parse(self.cleaned_data["aspects"])
-
-    def clean(self) -> dict:
-        data = super().clean()
-        if data.get("collection") is not None and "topics" in data:
-            try:
-                data["topic_list"] = topics_find(
-                    collection=data["collection"], qids=data["topics"].split()
-                )
-            except UnknownTopics as exc:
-                self.add_error("topics", str(exc))
-        return data
-
-
-def aspects_parse(text: str) -> list[str]:
-    """Aspect names one per line or separated by commas, each once, blanks dropped."""
-    names = (a.strip() for line in text.splitlines() for a in line.split(","))
-    return list(dict.fromkeys(a for a in names if a))
-
-
-class RuleForm(forms.Form):
-    kind = forms.ChoiceField(
-        choices=[
-            ("probability", "Model: p >= threshold"),
-            ("expected_f1", "Model: best expected F1"),
-            ("top_n", "Top N per topic"),
-            ("threshold", "Paper rule: score >= threshold"),
-        ],
-        initial="threshold",
-    )
-    threshold = forms.FloatField(
-        min_value=0.0, max_value=1.0, initial=0.5, required=False
-    )
-    n = forms.IntegerField(min_value=1, initial=100, required=False, label="N")
-    later = forms.BooleanField(
-        required=False,
-        label="Also the documents scored after the job (imported later, or unpooled "
-        "documents of new runs)",
-    )
-
-    def __init__(self, *args, job: MatchJob | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.default = (
-            rules.rule_default(job) if job is not None else rules.DecisionRule()
-        )
-        self.fields["kind"].initial = self.default.kind
-
-    def rule(self) -> rules.DecisionRule:
-        if not self.is_bound:
-            return self.default
-        data = self.cleaned_data if self.is_valid() else {}
-        kind = data.get("kind") or self.default.kind
-        if kind == "top_n":
-            return rules.DecisionRule(kind="top_n", n=data.get("n") or 100)
-        if kind == "expected_f1":
-            return rules.DecisionRule(kind="expected_f1")
-        threshold = data.get("threshold")
-        return rules.DecisionRule(
-            kind=kind, threshold=0.5 if threshold is None else threshold
-        )
 
 
 @researcher_required
@@ -176,12 +54,19 @@ def job_launch(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             job = matching.match_job_launch(
-                collection=data["collection"], topics=data["topic_list"],
-                source=data["source"], pool=data["pool"], sample=data["sample"],
+                collection=data["collection"],
+                topics=data["topic_list"],
+                source=data["source"],
+                pool=data["pool"],
+                sample=data["sample"],
                 nugget_filter={"grades": data["grades"], "aspects": data["aspects"]},
-                k=data["k"], lam=data["lam"], stem=data["stem"],
-                stopwords=data["stopwords"], created_by=request.user, name=data["name"],
-            )  # fmt: skip
+                k=data["k"],
+                lam=data["lam"],
+                stem=data["stem"],
+                stopwords=data["stopwords"],
+                created_by=request.user,
+                name=data["name"],
+            )
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
         else:
@@ -370,8 +255,9 @@ def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> lis
         ).select_related("document", "nugget")
     )
     for row in rows:
-        row.p = p_by_doc.get(row.document_id) if p_by_doc else None
-    rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))
+        # The row's model p, for the template (not a field of MatchResult).
+        row.p = p_by_doc.get(row.document_id) if p_by_doc else None  # type: ignore[attr-defined]
+    rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))  # type: ignore[attr-defined]
     return rows[:25]
 
 
@@ -432,8 +318,10 @@ def job_document(
         MatchResult.objects.select_related(
             "document", "topic", "nugget", "nugget__assessor", "nugget__bank"
         ),
-        job=job, topic_id=topic_pk, document_id=doc_pk,
-    )  # fmt: skip
+        job=job,
+        topic_id=topic_pk,
+        document_id=doc_pk,
+    )
     spans = result.spans or matching.result_spans(result)
     nuggets = list(inference_selectors.job_nuggets(job, topic_pk))
     context = {
@@ -463,9 +351,13 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
         if kind in ("human", "inferred", "merged", "provenance"):
             qrels_kind = "merged" if kind == "provenance" else kind
             export = exports.qrels_export(
-                collection=job.collection, kind=qrels_kind, job=job, rule=rule,
-                topics=job.topics.all(), later=later,
-            )  # fmt: skip
+                collection=job.collection,
+                kind=qrels_kind,
+                job=job,
+                rule=rule,
+                topics=job.topics.all(),
+                later=later,
+            )
             if kind == "provenance":
                 return _download(
                     export.sidecar(), f"job-{job.pk}-merged.provenance.json"
@@ -490,9 +382,13 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
             return _download(export.text(), f"job-{job.pk}.passages")
     except (exports.ExportError, ValueError) as exc:
         return error_page(
-            request, status=409, title="Nothing to download", message=str(exc),
-            back=reverse("job-detail", args=[job.pk]), back_label=f"Back to job {job.pk}",
-        )  # fmt: skip
+            request,
+            status=409,
+            title="Nothing to download",
+            message=str(exc),
+            back=reverse("job-detail", args=[job.pk]),
+            back_label=f"Back to job {job.pk}",
+        )
     raise Http404(f"No export named {kind!r}.")
 
 
@@ -501,80 +397,6 @@ def _download(text: str, filename: str) -> HttpResponse:
     response = HttpResponse(text, content_type=f"{kind}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
-
-
-# --- server-rendered charts (SVG geometry; the templates draw it) ---------------------
-CHART_W, CHART_H, PAD = 480, 200, 30
-SERIES = (("relevant", "Judged relevant"), ("nonrelevant", "Judged non-relevant"),
-          ("unjudged", "Unjudged"))  # fmt: skip
-# SVG presentation attributes, not inline CSS (the CSP allows no inline styles).
-COLOURS = {"relevant": "#1f7a3d", "nonrelevant": "#b3261e", "unjudged": "#8a94a3"}
-
-
-def chart_histogram(hist: dict) -> dict:
-    """Grouped bars, one group per score bin, one bar per series."""
-    counts = hist["counts"]
-    bins = len(hist["edges"]) - 1
-    top = max([1] + [c for row in counts.values() for c in row])
-    group_w = (CHART_W - 2 * PAD) / bins
-    bar_w = group_w / (len(SERIES) + 1)
-    bars = []
-    for b in range(bins):
-        for i, (name, label) in enumerate(SERIES):
-            count = counts[name][b]
-            height = (CHART_H - 2 * PAD) * count / top
-            bars.append({
-                "x": round(PAD + b * group_w + (i + 0.5) * bar_w, 1),
-                "y": round(CHART_H - PAD - height, 1), "w": round(bar_w, 1),
-                "h": round(height, 1), "series": name, "fill": COLOURS[name],
-                "title": f"{label}, {hist['edges'][b]:.1f}-{hist['edges'][b + 1]:.1f}: {count}",
-            })  # fmt: skip
-    rows = [
-        {"low": hist["edges"][b], "high": hist["edges"][b + 1],
-         "counts": [counts[name][b] for name, _ in SERIES]}
-        for b in range(bins)
-    ]  # fmt: skip
-    legend = [(label, COLOURS[name]) for name, label in SERIES]
-    inner_h = CHART_H - 2 * PAD
-    x_ticks = [{"at": round(PAD + b * group_w, 1), "label": f"{hist['edges'][b]:.1f}"}
-               for b in range(0, bins + 1, max(1, bins // 5))]  # fmt: skip
-    y_ticks = [{"at": round(CHART_H - PAD - inner_h * v / top, 1), "label": str(v)}
-               for v in sorted({0, top // 2, top})]  # fmt: skip
-    return {"bars": bars, "rows": rows, "width": CHART_W, "height": CHART_H, "top": top,
-            "series": SERIES, "legend": legend, "axis_y": CHART_H - PAD,
-            **_axes(x_ticks, y_ticks, "Min-span score", "Documents")}  # fmt: skip
-
-
-def _axes(x_ticks: list, y_ticks: list, x_label: str, y_label: str) -> dict:
-    """Tick marks, tick labels and axis titles of a chart drawn in CHART_W x CHART_H
-    with PAD on every side."""
-    return {
-        "pad": PAD,
-        "x_ticks": [{**t, "y": CHART_H - PAD + 14} for t in x_ticks],
-        "y_ticks": [{**t, "x": PAD - 6} for t in y_ticks],
-        "x_label": {"x": CHART_W / 2, "y": CHART_H - 3, "text": x_label},
-        "y_label": {"x": 9, "y": CHART_H / 2, "text": y_label},
-    }
-
-
-def chart_curve(curve: list[tuple[float, int, int]]) -> dict:
-    """The relevant-found (y) against non-relevant-found (x) polyline from (0, 0)."""
-    max_tp = max([1] + [tp for _, tp, _ in curve])
-    max_fp = max([1] + [fp for _, _, fp in curve])
-    inner_w, inner_h = CHART_W - 2 * PAD, CHART_H - 2 * PAD
-    points = [(0, 0)] + [(fp, tp) for _, tp, fp in curve]
-    svg = " ".join(
-        f"{PAD + inner_w * fp / max_fp:.1f},{CHART_H - PAD - inner_h * tp / max_tp:.1f}"
-        for fp, tp in points
-    )
-    x_ticks = [{"at": round(PAD + inner_w * v / max_fp, 1), "label": str(v)}
-               for v in sorted({0, max_fp // 2, max_fp})]  # fmt: skip
-    y_ticks = [{"at": round(CHART_H - PAD - inner_h * v / max_tp, 1), "label": str(v)}
-               for v in sorted({0, max_tp // 2, max_tp})]  # fmt: skip
-    return {"points": svg, "rows": curve, "max_tp": max_tp, "max_fp": max_fp,
-            "width": CHART_W, "height": CHART_H, "axis_y": CHART_H - PAD,
-            **_axes(x_ticks, y_ticks, "Judged non-relevant found",
-                    "Judged relevant found")}  # fmt: skip
 
 
 def text_segments(text: str, spans: list) -> list[tuple[str, bool]]:

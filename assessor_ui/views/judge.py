@@ -24,7 +24,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.forms import JudgmentForm, TimeForm, first_error
+from assessor_ui.forms.assessor import JudgmentForm, TimeForm, first_error
 from nuggets_app import access
 from nuggets_app.html import sanitize_html
 from nuggets_app.inference.services.embeddings import semantic_on, stored_nearest
@@ -44,17 +44,33 @@ KEYMAP = [
     {"keys": ["k", "p"], "action": "previous", "label": "Previous document"},
     {"keys": ["x"], "action": "skip", "label": "Skip (record as seen) and go on"},
     {"keys": ["u"], "action": "next-unjudged", "label": "Next document still to judge"},
-    {"keys": ["v"], "action": "select-start", "label": "Start a selection at the next word"},
+    {
+        "keys": ["v"],
+        "action": "select-start",
+        "label": "Start a selection at the next word",
+    },
     {"keys": ["w"], "action": "select-word", "label": "Extend the selection by a word"},
     {"keys": ["b"], "action": "select-back", "label": "Shrink the selection by a word"},
-    {"keys": [")"], "action": "select-sentence", "label": "Extend the selection to the sentence end"},
-    {"keys": ["h", "Enter"], "action": "nugget", "label": "Make a nugget of the selection"},
+    {
+        "keys": [")"],
+        "action": "select-sentence",
+        "label": "Extend the selection to the sentence end",
+    },
+    {
+        "keys": ["h", "Enter"],
+        "action": "nugget",
+        "label": "Make a nugget of the selection",
+    },
     {"keys": ["e"], "action": "edit-last", "label": "Edit the last nugget"},
     {"keys": ["t"], "action": "terms", "label": "Highlight the topic terms"},
-    {"keys": ["o"], "action": "original", "label": "Switch to the original (sanitized) HTML"},
+    {
+        "keys": ["o"],
+        "action": "original",
+        "label": "Switch to the original (sanitized) HTML",
+    },
     {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
     {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
-]  # fmt: skip
+]
 
 
 def keymap_for(grades: list[dict]) -> list[dict]:
@@ -87,10 +103,13 @@ def json_login_required(view: Callable) -> Callable:
         if isinstance(response, HttpResponseNotAllowed):
             allowed = response["Allow"]
             return JsonResponse(
-                {"error": f"Method {request.method} not allowed: use {allowed}.",
-                 "field": None},
-                status=405, headers={"Allow": allowed},
-            )  # fmt: skip
+                {
+                    "error": f"Method {request.method} not allowed: use {allowed}.",
+                    "field": None,
+                },
+                status=405,
+                headers={"Allow": allowed},
+            )
         return response
 
     return wrapper

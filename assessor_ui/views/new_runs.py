@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessor_ui.forms import NewRunForm
+from assessor_ui.forms.assessor import NewRunForm
 from assessor_ui.views.decorators import researcher_required, staff_required
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services import new_runs

@@ -3,10 +3,12 @@ aspects of the topic from the nugget form."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.forms import (
+from assessor_ui.forms.assessor import (
     AspectCreateForm,
     NuggetCreateForm,
     NuggetDeleteForm,
@@ -20,8 +22,12 @@ from assessor_ui.views.judge import (
     nugget_json,
 )
 from nuggets_app import access
+from nuggets_app.collection.services.aspects import (
+    AspectError,
+    DuplicateAspect,
+    aspect_create,
+)
 from nuggets_app.judging import selectors
-from nuggets_app.judging.services.aspects import DuplicateAspect, aspect_create
 from nuggets_app.judging.services.judgments import JudgingError
 from nuggets_app.judging.services.nuggets import (
     NuggetConflict,
@@ -85,7 +91,7 @@ def nugget_edit(request: HttpRequest, pk: int) -> HttpResponse:
             aspect=data["aspect"],
         )
     except NuggetConflict as exc:
-        body = {"error": exc.message, "field": "version"}
+        body: dict[str, Any] = {"error": exc.message, "field": "version"}
         body["current"] = nugget_json(exc.current, request.user)
         return JsonResponse(body, status=409)
     except JudgingError as exc:
@@ -146,8 +152,8 @@ def topic_aspect_create(request: HttpRequest, assignment_id: int) -> HttpRespons
     except DuplicateAspect as exc:
         body = {"error": exc.message, "field": exc.field, "aspect": exc.existing}
         return JsonResponse(body, status=409)
-    except JudgingError as exc:
-        return json_error(exc)
+    except AspectError as exc:
+        return JsonResponse({"error": exc.message, "field": exc.field}, status=400)
     return JsonResponse(
         {"aspect": aspect, "aspects": assignment.topic.aspects}, status=201
     )

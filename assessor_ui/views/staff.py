@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessor_ui.staff_forms import (
+from assessor_ui.forms.staff import (
     AssignForm,
     CollectionForm,
     ExtendForm,

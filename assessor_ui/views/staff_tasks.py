@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.staff_forms import UPLOAD_FORMS
+from assessor_ui.forms.staff import UPLOAD_FORMS
 from assessor_ui.views.decorators import staff_required
 from nuggets_app.collection.services import uploads
 from nuggets_app.models import Collection, MatchJob, TaskRecord

@@ -6,7 +6,7 @@ set -e
 # The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
 export LAB=1
 TS=${TS:-../shared/data/trec-ts-nuggets}
-OUT=${OUT:-docs/results/human-nuggets}
+OUT=${OUT:-var/results/human-nuggets}
 PY=${PY:-.venv/bin/python}
 for year in 13 14; do
   $PY manage.py evaluate_matcher --nuggets "$TS/nuggets.jsonl" \

@@ -10,7 +10,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
-OUT=${OUT:-docs/results/reports}
+OUT=${OUT:-var/results/reports}
 PY=${PY:-.venv/bin/python}
 SIZES=${SIZES:-"10 5 20"}
 SEEDS=${SEEDS:-"1 2 3 4 5"}

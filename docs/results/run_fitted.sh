@@ -11,7 +11,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation-fit}
-OUT=${OUT:-docs/results/fitted}
+OUT=${OUT:-var/results/fitted}
 PY=${PY:-.venv/bin/python}
 RULES=${RULES:-"threshold:0.5 fit:f1 fit:f1:per-topic"}
 COLLECTIONS=${*:-"adi cranfield medline cisi cacm lisa npl-vaswani"}

@@ -1,8 +1,9 @@
 """Summarise simulation reports into per-collection tables, a summary table and plots.
 
 Usage: python docs/results/summarize.py REPORTS_DIR OUT_DIR
-Reads REPORTS_DIR/<collection>/size<P>-seed<S>/report.json; writes OUT_DIR/<collection>.md,
-OUT_DIR/summary.md and OUT_DIR/summary_*.png.
+Reads REPORTS_DIR/<collection>/size<P>-seed<S>/report.json; writes OUT_DIR/<collection>.md and
+OUT_DIR/summary.md (the pages), and REPORTS_DIR/summary_*.png (plots of summary.md's tau and
+unjudged-MAP columns, rebuilt, not committed).
 """
 
 from __future__ import annotations
@@ -79,11 +80,9 @@ def collection_table(name: str, runs: dict[tuple[int, int], dict]) -> str:
         f"`{config['rule']}`; nuggets per document {config['nuggets_per_doc']}, "
         f"at most {config['max_terms']} terms; k {config['k']}, lambda {config['lam']}.",
         "",
-        "Full reports (tables and plots) per run: "
-        + ", ".join(
-            f"[{s}% seed {d}](reports/{name}/size{s}-seed{d}/report.md)"
-            for s, d in sorted(runs)
-        ),
+        "Full reports (tables and plots) per run, rebuilt (not committed) by "
+        f"`sh docs/results/run_all.sh {name}`: "
+        f"`var/results/reports/{name}/size<P>-seed<S>/report.md` and `report.json`.",
         "",
     ]
     return "\n".join(lines)
@@ -298,13 +297,15 @@ def main() -> None:
     rows = summary_rows(found)
     (out / "summary.md").write_text(
         "# Summary (mean over seeds)\n\n"
+        "Rebuilt from the reports of `sh docs/results/run_all.sh` by "
+        "`python docs/results/summarize.py var/results/reports docs/results`.\n\n"
         + summary_table(rows)
         + "\n## Relevance model: mean ± sd over seeds, paired t-tests over seeds\n\n"
         + model_table(found)
         + "\nCalibration, every model run at 10% pooled (unjudged pooled documents):\n\n"
         + calibration_table(found)
     )
-    plots(rows, out)
+    plots(rows, reports)
 
 
 if __name__ == "__main__":

@@ -184,7 +184,7 @@ def minspan_scores(
     k: int,
     lams: Sequence[float],
 ) -> dict[float, Scores]:
-    """Min-span nugget scores (algorithms.md 4.2) of every pair, for each lambda.
+    """Min-span nugget scores (docs/reference/algorithms.md 4.2) of every pair, for each lambda.
 
     The matcher's evidence (window lengths) does not depend on lambda, so each unit
     is matched once and re-scored for every value of ``lams``.

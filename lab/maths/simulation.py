@@ -33,7 +33,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from nuggets_app.learning.thresholds import fit_spec_parse
+from nuggets_app.learning.thresholds import (
+    SPEC_FIT,
+    SPEC_PAPER,
+    SPEC_TOP,
+    fit_spec_parse,
+    rule_spec_split,
+)
 
 
 class TokenLike(Protocol):
@@ -336,12 +342,14 @@ def qrels_merge(
 
 
 def rule_parse(rule: str) -> tuple[str, float]:
-    """``threshold:X`` (score >= X) or ``top:N`` (N best per topic) as (kind, value);
+    """The simulation's rule syntax, spelled with the prefixes of the one definition
+    of a decision rule (:mod:`nuggets_app.learning.thresholds`, ``SPEC_*``):
+    ``threshold:X`` (score >= X) or ``top:N`` (N best per topic) as (kind, value);
     ``fit:fB`` / ``fit:fB:per-topic`` (the threshold with the best F-beta on the
     held-out judged documents, :mod:`nuggets_app.learning.thresholds`) as ``("fit", beta)`` /
     ``("fit-per-topic", beta)``."""
-    kind, _, value = rule.partition(":")
-    if kind == "fit":
+    kind, value = rule_spec_split(rule)
+    if kind == SPEC_FIT:
         try:
             beta, scope = fit_spec_parse(value)
         except ValueError:
@@ -353,9 +361,9 @@ def rule_parse(rule: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = float("nan")
-    if kind == "threshold" and 0.0 <= number <= 1.0:
+    if kind == SPEC_PAPER[1] and 0.0 <= number <= 1.0:
         return kind, number
-    if kind == "top" and number >= 0 and number == int(number):
+    if kind == SPEC_TOP and number >= 0 and number == int(number):
         return kind, number
     raise ValueError(
         f"rule: expected threshold:X with 0<=X<=1, top:N or fit:f1, got {rule!r}"

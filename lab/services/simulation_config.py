@@ -31,7 +31,7 @@ class SimulationConfig:
     expansion_terms: int = 20
     # "model": the relevance model's probabilities; "paper": the matcher score + rule.
     inference: str = "model"
-    # "simulated": nuggets cut from judged relevant documents (learning.simulation);
+    # "simulated": nuggets cut from judged relevant documents (lab.maths.simulation);
     # "human": a bank's nuggets with a source span in one (e.g. TREC TS matches).
     nuggets: str = "simulated"
     nugget_bank: str | None = None

@@ -12,7 +12,7 @@ Definitions (binary relevance: grade >= the relevance level):
   against the full qrels (``merged_*``: the whole pool, human labels first);
 * ``tau``: Kendall's tau-b between the pooled runs' MAP under the full qrels and their
   MAP under (a) the sample judgments alone, (b) sample plus inferred qrels (human labels
-  override), (c) statMAP on the sample (algorithms.md section 2), (d) ``eap``: mean
+  override), (c) statMAP on the sample (docs/reference/algorithms.md section 2), (d) ``eap``: mean
   expected AP under probabilistic qrels (human label where judged, the relevance
   model's probability elsewhere; :mod:`nuggets_app.ir.expected`);
 * ``map_unjudged`` / ``baseline_map_unjudged``: MAP over the *unjudged* pooled documents

@@ -61,9 +61,14 @@ def dashboard_world(
     if job is None:
         job = _job(collection, truth, assessor, topics)
     verification = verification_queue_create(
-        job=job, rule=DecisionRule(threshold=0.5), relevant=10, nonrelevant=5,
-        seed=1, assessors=[assessor], name="bench-verify",
-    )  # fmt: skip
+        job=job,
+        rule=DecisionRule(threshold=0.5),
+        relevant=10,
+        nonrelevant=5,
+        seed=1,
+        assessors=[assessor],
+        name="bench-verify",
+    )
     _judge(verification, truth, assessor)
     judged = Judgment.objects.filter(topic__collection=collection).count()
     return DashboardWorld(job, verification, job.topics.count(), judged)
@@ -71,23 +76,33 @@ def dashboard_world(
 
 def _job(collection: Collection, truth, assessor, count: int) -> MatchJob:
     pool = pool_build(
-        collection=collection, runs=Run.objects.filter(collection=collection),
-        depth=DEPTH, name=f"bench-depth{DEPTH}",
-    )  # fmt: skip
+        collection=collection,
+        runs=Run.objects.filter(collection=collection),
+        depth=DEPTH,
+        name=f"bench-depth{DEPTH}",
+    )
     sample = sample_draw(
-        pool=pool, size=SAMPLE_SIZE, method=Sample.Method.STATAP, seed=1,
+        pool=pool,
+        size=SAMPLE_SIZE,
+        method=Sample.Method.STATAP,
+        seed=1,
         name=f"bench-statap{SAMPLE_SIZE}",
-    )  # fmt: skip
-    qids = sorted((q for q in truth if any(r > 0 for r in truth[q].values())),
-                  key=topic_key)[:count]  # fmt: skip
+    )
+    qids = sorted(
+        (q for q in truth if any(r > 0 for r in truth[q].values())), key=topic_key
+    )[:count]
     topics = list(Topic.objects.filter(collection=collection, qid__in=qids))
     # Nuggets once: a job left unfinished by an earlier run already made them.
     made = Nugget.objects.filter(topic__collection=collection, assessor=assessor)
     _judge(sample, truth, assessor, qids=set(qids), nuggets=not made.exists())
     job = match_job_launch(
-        collection=collection, topics=topics, source=MatchJob.Source.POOL, pool=pool,
-        nugget_filter={"assessors": [assessor.pk]}, name=JOB,
-    )  # fmt: skip
+        collection=collection,
+        topics=topics,
+        source=MatchJob.Source.POOL,
+        pool=pool,
+        nugget_filter={"assessors": [assessor.pk]},
+        name=JOB,
+    )
     # Without a broker the chunks ran in this process; one left behind runs here.
     job = match_job_finish_here(job)
     if job.status != MatchJob.Status.DONE:
@@ -96,9 +111,13 @@ def _job(collection: Collection, truth, assessor, count: int) -> MatchJob:
 
 
 def _judge(
-    sample: Sample, truth, assessor, *, qids: set[str] | None = None,
+    sample: Sample,
+    truth,
+    assessor,
+    *,
+    qids: set[str] | None = None,
     nuggets: bool = False,
-) -> None:  # fmt: skip
+) -> None:
     """Judge the sample's documents (of ``qids``) from the qrels; with ``nuggets``,
     highlight the first sentence of each topic's first relevant documents."""
     rows = SampleDocument.objects.filter(sample=sample).select_related(
@@ -110,17 +129,31 @@ def _judge(
     for row in rows.order_by("topic__qid", "order"):
         # Binary, as the collection's default scale: listed in the qrels = relevant.
         grade = int(truth.get(row.topic.qid, {}).get(row.document.docno, 0) > 0)
-        judgments.append(Judgment(topic=row.topic, document=row.document,
-                                  assessor=assessor, relevance=grade))  # fmt: skip
+        judgments.append(
+            Judgment(
+                topic=row.topic,
+                document=row.document,
+                assessor=assessor,
+                relevance=grade,
+            )
+        )
         text = row.document.text
         if not (nuggets and grade > 0 and text):
             continue
         if per_topic.get(row.topic.qid, 0) < NUGGETS_PER_TOPIC:
             end = text.find(" . ") + 1 or len(text)
-            highlights.append(Nugget(
-                topic=row.topic, assessor=assessor, document=row.document, start=0,
-                end=end, span_text=text[:end], text=text[:end], grade=1,
-            ))  # fmt: skip
+            highlights.append(
+                Nugget(
+                    topic=row.topic,
+                    assessor=assessor,
+                    document=row.document,
+                    start=0,
+                    end=end,
+                    span_text=text[:end],
+                    text=text[:end],
+                    grade=1,
+                )
+            )
             per_topic[row.topic.qid] = per_topic.get(row.topic.qid, 0) + 1
     Judgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=1000)
     Nugget.objects.bulk_create(highlights, batch_size=1000)

@@ -24,12 +24,15 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max
 
-from nuggets_app.importers.qrels import PLACEHOLDER_REL, UNJUDGED_REL
+from nuggets_app.importers.qrels import (
+    UNJUDGED_REL,
+    parse_qrels_text,
+)
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.exports import prels_export, qrels_export
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.ir.prels import TopicPrels, prels_load, prels_parse, topic_key
+from nuggets_app.ir.prels import PLACEHOLDER_REL, TopicPrels, prels_load, topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
@@ -109,6 +112,7 @@ def qrels_resolve(
         return stored_qrels(qrels)
     if kind in JOB_KINDS:
         job = source_job(collection, key)
+        assert job is not None  # a job kind always names a job (or raised)
         if job.status != MatchJob.Status.DONE:
             raise SourceError(f"{key}: job {job.pk} is {job.status}, not done")
         export = qrels_export(
@@ -221,7 +225,9 @@ def sample_prels(sample: Sample) -> dict[str, TopicPrels]:
     """The sample's judged documents with their inclusion probabilities, loaded for
     statAP: the same lines ``export_qrels --kind prels`` writes, parsed back."""
     export = prels_export(sample=sample)
-    records = list(prels_parse(export.lines, source=f"sample {sample.name}"))
+    records = list(
+        parse_qrels_text(export.lines, "prels", source=f"sample {sample.name}")
+    )
     prels = prels_load(records, source=f"sample {sample.name}")
     if export.provenance is not None:  # a sample in rounds: its variance factors
         for record, extra in zip(records, export.provenance["lines"], strict=True):
@@ -299,8 +305,12 @@ def flat_judgments(qrels: QrelsDict) -> dict[tuple[str, str], int]:
 def collection_version(collection: Collection) -> list:
     """The collection itself: its creation time tells apart a collection re-created
     under the same id (another database, a test run), its threshold the labels."""
-    return ["collection", collection.pk, str(collection.created_at),
-            collection.relevant_threshold]  # fmt: skip
+    return [
+        "collection",
+        collection.pk,
+        str(collection.created_at),
+        collection.relevant_threshold,
+    ]
 
 
 def judgments_version(collection: Collection) -> list:
@@ -357,6 +367,7 @@ def source_version(collection: Collection, key: str) -> list:
         return [key, level, str(qrels.updated_at)]
     if kind in JOB_KINDS:
         job = source_job(collection, key)
+        assert job is not None  # a job kind always names a job (or raised)
         human = judgments_version(collection) if kind == "merged" else []
         return [key, level, job_version(job), human]
     raise SourceError(f"unknown qrels source {key!r}")

@@ -3,9 +3,10 @@
 Loaders that write to the database live in :mod:`nuggets_app.collection.services.imports`.
 """
 
-from .documents import DocRecord, parse_collection
+from .documents import parse_collection
 from .errors import ErrorSink, ImportFormatError, ImportFormatErrors
 from .qrels import QrelsLine, parse_qrels
+from .records import DocRecord
 from .runs import RunLine, parse_run, rank_by_score
 from .topics import TopicRecord, parse_topics
 

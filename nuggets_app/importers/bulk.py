@@ -18,7 +18,7 @@ from django.db.models import Model
 
 def _columns(model: type[Model], fields: Sequence[str]) -> list[str]:
     quote = connection.ops.quote_name
-    return [quote(model._meta.get_field(name).column) for name in fields]
+    return [quote(model._meta.get_field(name).column) for name in fields]  # type: ignore[union-attr,arg-type]
 
 
 def insert_sql(

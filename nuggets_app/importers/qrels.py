@@ -22,9 +22,11 @@ is an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
+
+from nuggets_app.ir.prels import PLACEHOLDER_REL
 
 from .errors import ErrorSink, ImportFormatError
 from .fields import (
@@ -45,11 +47,14 @@ PROB_COLUMNS = "qid docno rel p pi source"
 SUBTOPIC_COLUMNS = "qid subtopic docno rel"
 MAX_SUBTOPIC = 200
 ITERATION_VALUES = ("0", "Q0")
-PLACEHOLDER_REL = -999
 UNJUDGED_REL = -1
 KINDS = ("auto", "qrels", "prels", "prob", "subtopics")
-_WIDTHS = {"qrels": (4, QRELS_COLUMNS), "prels": (5, PRELS_COLUMNS),
-           "prob": (6, PROB_COLUMNS), "subtopics": (4, SUBTOPIC_COLUMNS)}  # fmt: skip
+_WIDTHS = {
+    "qrels": (4, QRELS_COLUMNS),
+    "prels": (5, PRELS_COLUMNS),
+    "prob": (6, PROB_COLUMNS),
+    "subtopics": (4, SUBTOPIC_COLUMNS),
+}
 
 
 class QrelsLine(NamedTuple):
@@ -214,16 +219,9 @@ def _detect(path: str | Path, line: int, text: str) -> str:
     )
 
 
-def parse_qrels(
-    path: str | Path,
-    kind: str = "auto",
-    *,
-    encoding: str = "utf-8",
-    sink: ErrorSink | None = None,
-    stats: ReadStats | None = None,
-) -> Iterator[QrelsLine]:
-    """Yield the judgments of a qrels, prels, probabilistic or subtopic qrels file
-    (gzip when the name ends in ``.gz``)."""
+def _line_parser(path: str | Path, kind: str) -> Callable[[int, str], QrelsLine | None]:
+    """The parser of one line of ``kind`` (``auto``: decided by the first line) that
+    reads a repeated identical line once and rejects a repeated pair that disagrees."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     seen: dict[
@@ -257,6 +255,20 @@ def parse_qrels(
         seen[key] = value
         return record
 
+    return parse
+
+
+def parse_qrels(
+    path: str | Path,
+    kind: str = "auto",
+    *,
+    encoding: str = "utf-8",
+    sink: ErrorSink | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[QrelsLine]:
+    """Yield the judgments of a qrels, prels, probabilistic or subtopic qrels file
+    (gzip when the name ends in ``.gz``)."""
+    parse = _line_parser(path, kind)
     yield from parse_lines(
         path,
         parse,
@@ -266,6 +278,35 @@ def parse_qrels(
         empty="empty file: no judgments",
         expected=f"lines '{_WIDTHS.get(kind, (4, QRELS_COLUMNS))[1]}'",
     )
+
+
+def parse_qrels_text(
+    lines: Iterable[str], kind: str, *, source: str = "<qrels>"
+) -> Iterator[QrelsLine]:
+    """The judgments of lines already in memory (an export read back, a test's text),
+    parsed exactly as :func:`parse_qrels` parses a file; ``source`` names them in
+    errors."""
+    parse = _line_parser(source, kind)
+    for line, raw in enumerate(lines, 1):
+        text = raw.rstrip("\n")
+        if is_skippable(text):
+            continue
+        record = parse(line, text)
+        if record is not None:
+            yield record
+
+
+def subtopic_qrels_read(
+    records: Iterable[QrelsLine],
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Subtopic qrels records as ``qid -> subtopic -> docno -> grade``."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for record in records:
+        subtopic = record.subtopic or ""
+        out.setdefault(record.qid, {}).setdefault(subtopic, {})[record.docno] = (
+            record.rel
+        )
+    return out
 
 
 def detect_kind(path: str | Path, *, encoding: str = "utf-8") -> str:

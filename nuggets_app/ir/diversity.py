@@ -1,14 +1,15 @@
 """Subtopic (diversity) qrels and the diversity measures, Django-free.
 
 Subtopic qrels follow the TREC Web diversity format, one line per (topic, subtopic,
-document): ``qid subtopic docno rel``. The measures are ir_measures' (its provider for
+document): ``qid subtopic docno rel``; the importers read them
+(:func:`nuggets_app.importers.qrels.parse_qrels`, ``kind="subtopics"``). The measures are ir_measures' (its provider for
 them is pyndeval, NIST's ``ndeval``): alpha-nDCG@k (alpha 0.5), ERR-IA@k and subtopic
 recall@k, per topic and averaged over the topics of the qrels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import ir_measures
@@ -35,35 +36,6 @@ def subtopic_qrels_lines(qrels: SubtopicQrels) -> list[str]:
             for docno in sorted(qrels[qid][subtopic]):
                 lines.append(f"{qid} {subtopic} {docno} {qrels[qid][subtopic][docno]}")
     return lines
-
-
-def subtopic_qrels_parse(
-    lines: Iterable[str], source: str = "<qrels>"
-) -> dict[str, dict[str, dict[str, int]]]:
-    """Read ``qid subtopic docno rel`` lines; a bad line raises ``source:LINE: why``."""
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 4:
-            raise DiversityError(
-                f"{source}:{number}: expected 'qid subtopic docno rel', got {line!r}"
-            )
-        qid, subtopic, docno, rel = parts
-        try:
-            grade = int(rel)
-        except ValueError:
-            raise DiversityError(
-                f"{source}:{number}: relevance {rel!r} is not an integer"
-            ) from None
-        topic = out.setdefault(qid, {}).setdefault(subtopic, {})
-        if docno in topic:
-            raise DiversityError(
-                f"{source}:{number}: {qid} {subtopic} {docno} given twice"
-            )
-        topic[docno] = grade
-    return out
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Score-distribution metrics DO and HSA (Krstovski, Smith & Kurtz, SIGIR 2015).
 
-Specification: algorithms.md section 6. For the scores of judged relevant (R) and
+Specification: docs/reference/algorithms.md section 6. For the scores of judged relevant (R) and
 judged non-relevant (NR) documents of one topic and ``B`` bins (default 10):
 
 1. min-max normalise over R and NR together: ``x = (s - min)/(max - min)`` (all 0 if max == min);

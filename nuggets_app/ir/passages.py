@@ -1,6 +1,6 @@
 """Character-level passage measures: HARD track (Wade & Allan) and INEX in-context.
 
-Specification: algorithms.md section 5. Spans are half-open character ranges
+Specification: docs/reference/algorithms.md section 5. Spans are half-open character ranges
 ``(start, end)`` in a document's canonical text; a passage run is a ranked list of
 ``Passage(docno, start, length)``.
 

@@ -1,27 +1,24 @@
 """Reading prels and runs for statAP the way ``statAP_MQ_eval_v3.pl`` reads them.
 
-Specification: algorithms.md sections 2.2-2.3. Lines are parsed strictly
-(:func:`prels_parse`), then the script's record processing is applied
+Specification: docs/reference/algorithms.md sections 2.2-2.3. Files are parsed by the
+importers (:func:`nuggets_app.importers.qrels.parse_qrels`, ``kind="prels"``, whose
+records fit :class:`PrelsRecordLike`); here the script's record processing is applied
 (:func:`prels_load`): ``rel == -999`` and ``NA`` records are skipped, methods 0 and 2 get
 ``π = 1`` unless ``sampled_only`` (the script's ``-f``), and counters per topic record how
 each topic was judged. Accidents of the script's token-stream reader are rejected instead
-(algorithms.md 2.9): non-contiguous topics, duplicate documents, a relevant document with
+(docs/reference/algorithms.md 2.9): non-contiguous topics, duplicate documents, a relevant document with
 ``π = 0``.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
-SKIP_REL = -999
-
-_INT_RE = re.compile(r"-?[0-9]+\Z")
-_FLOAT_RE = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
-_SEP_RE = re.compile(r"[ \t]+")
+# The grade of a placeholder line, which the evaluator skips (docs/reference/algorithms.md
+# 1.4); the importers read prels with the same constant.
+PLACEHOLDER_REL = -999
 
 
 class StatapInputError(ValueError):
@@ -35,7 +32,9 @@ class StatapInputError(ValueError):
 
 
 class PrelsRecord(NamedTuple):
-    """One prels line; ``inclusion_prob`` is None for ``NA``."""
+    """One prels judgment built in memory (a simulation's sample, a stored row);
+    ``inclusion_prob`` is None for ``NA``. Parsed files give the importers'
+    ``QrelsLine``, which has the same fields."""
 
     line: int
     qid: str
@@ -95,56 +94,13 @@ class TopicPrels:
         return total
 
 
-def _clean(text: str) -> str:
-    return repr(text[:80])
-
-
-def prels_parse(
-    lines: Iterable[str], *, source: str = "<prels>"
-) -> Iterator[PrelsRecord]:
-    """Parse prels lines ``qid docno rel method inclusion_prob`` (ASCII space or tab).
-
-    ``inclusion_prob`` may be ``NA``. Raises :class:`StatapInputError` naming the line.
-    """
-    for number, raw in enumerate(lines, 1):
-        text = raw.rstrip("\r\n")
-        fields = _SEP_RE.split(text.strip(" \t"))
-        if len(fields) != 5:
-            raise StatapInputError(
-                source, number, f"expected 5 columns, got {len(fields)}: {_clean(text)}"
-            )
-        qid, docno, rel, method, prob = fields
-        if not _INT_RE.match(rel):
-            raise StatapInputError(
-                source, number, f"rel is not an integer: {_clean(rel)}"
-            )
-        if not _INT_RE.match(method) or method.startswith("-"):
-            raise StatapInputError(
-                source,
-                number,
-                f"method is not a non-negative integer: {_clean(method)}",
-            )
-        iprob: float | None = None
-        if prob != "NA":
-            if not _FLOAT_RE.match(prob):
-                raise StatapInputError(
-                    source,
-                    number,
-                    f"inclusion_prob is not a number or NA: {_clean(prob)}",
-                )
-            iprob = float(prob)
-            if not math.isfinite(iprob):
-                raise StatapInputError(source, number, f"inclusion_prob is {prob}")
-        yield PrelsRecord(number, qid, docno, int(rel), int(method), iprob)
-
-
 def prels_load(
     records: Iterable[PrelsRecordLike],
     *,
     source: str = "<prels>",
     sampled_only: bool = False,
 ) -> dict[str, TopicPrels]:
-    """Apply the script's record processing (algorithms.md 2.2) to parsed prels.
+    """Apply the script's record processing (docs/reference/algorithms.md 2.2) to parsed prels.
 
     ``sampled_only`` is the script's ``-f``: method-0 documents are dropped and method-2
     documents keep their given π; by default methods 0 and 2 get ``π = 1``. Records with
@@ -157,7 +113,7 @@ def prels_load(
     seen: dict[str, set[str]] = {}
     current: TopicPrels | None = None
     for rec in records:
-        if rec.rel == SKIP_REL:
+        if rec.rel == PLACEHOLDER_REL:
             continue
         if current is None or current.qid != rec.qid:
             if rec.qid in topics:
@@ -180,9 +136,9 @@ def prels_load(
 def _prels_store(
     topic: TopicPrels, rec: PrelsRecordLike, *, source: str, sampled_only: bool
 ) -> None:
-    """Steps 3-10 of algorithms.md 2.2 for one record of ``topic``."""
+    """Steps 3-10 of docs/reference/algorithms.md 2.2 for one record of ``topic``."""
     iprob = rec.inclusion_prob
-    if iprob is None or iprob < 0 or iprob > 1 or rec.rel <= SKIP_REL:
+    if iprob is None or iprob < 0 or iprob > 1 or rec.rel <= PLACEHOLDER_REL:
         return
     if rec.method in (0, 2):
         topic.umass += 1

@@ -1,6 +1,6 @@
 """statAP sampling of pools: AP-prior weights, the pool distribution, draws.
 
-The normative specification is algorithms.md, section 1. Summary:
+The normative specification is docs/reference/algorithms.md, section 1. Summary:
 
 * AP-prior weight of rank ``r`` in a list of ``Z`` documents:
   ``w_Z(r) = (1 + H(Z) - H(r-1)) / (2Z)`` (sums to 1 over ``r = 1..Z``).
@@ -188,7 +188,7 @@ def draw_statap(
     max_draws: int | None = None,
     stop: Stop = "distinct",
 ) -> StatapDraw:
-    """Draw a statAP sample from ``p`` (algorithms.md 1.3).
+    """Draw a statAP sample from ``p`` (docs/reference/algorithms.md 1.3).
 
     ``stop="distinct"``: draw with replacement until ``n`` distinct documents are held or
     ``max_draws`` (default ``100 * |pool|``) draws are made; ``n >= |pool|`` judges the

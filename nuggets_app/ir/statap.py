@@ -1,6 +1,6 @@
 """statAP estimates exactly as NIST's ``statAP_MQ_eval_v3.pl`` computes them.
 
-Specification: algorithms.md section 2. Judgments come from :mod:`nuggets_app.ir.prels`
+Specification: docs/reference/algorithms.md section 2. Judgments come from :mod:`nuggets_app.ir.prels`
 (``qid -> TopicPrels``); a run is ``qid -> {docno: score}``. Per topic, with
 ``SP(r) = Σ_{relevant, rank<=r} 1/π``:
 
@@ -123,7 +123,7 @@ def _discount(rank: int) -> float:
 
 
 def ndcg_normaliser(n_rel: int, n_high: int) -> float:
-    """IDCG as the script computes it (algorithms.md 2.5, with its quirks)."""
+    """IDCG as the script computes it (docs/reference/algorithms.md 2.5, with its quirks)."""
     total = 0.0
     for rank in range(1, min(n_high, NDCG_CUTOFF) + 1):
         total += _gain(2) / _discount(rank)
@@ -203,7 +203,7 @@ def statap_variance(
     est_r: float,
     n_sampled: int,
 ) -> float:
-    """Variance of statAP (algorithms.md 2.6).
+    """Variance of statAP (docs/reference/algorithms.md 2.6).
 
     ``y_i = (prec_i - statAP)/π_i`` for the relevant documents in the list (``found``:
     ``(π, prec, rank)`` in rank order), ``-statAP/π_i`` for those it missed;

@@ -1,4 +1,4 @@
-"""The text ``statAP_MQ_eval_v3.pl`` prints, byte for byte (algorithms.md 2.8).
+"""The text ``statAP_MQ_eval_v3.pl`` prints, byte for byte (docs/reference/algorithms.md 2.8).
 
 ``-q`` (per topic, long), ``-q -t`` (terse per-topic lines, summary on stderr) and the
 summary-only forms. Numbers follow Perl: ``%f`` for the script's ``sprintf("%3f")``

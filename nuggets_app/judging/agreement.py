@@ -39,21 +39,40 @@ class PairAgreement:
     dice: float
 
     CSV_HEADER = (
-        "qid", "assessor_a", "assessor_b", "common_docs", "percent_agreement", "kappa",
-        "kappa_binary", "nugget_docs", "a_chars", "b_chars", "both_chars",
-        "span_jaccard", "span_dice",
-    )  # fmt: skip
+        "qid",
+        "assessor_a",
+        "assessor_b",
+        "common_docs",
+        "percent_agreement",
+        "kappa",
+        "kappa_binary",
+        "nugget_docs",
+        "a_chars",
+        "b_chars",
+        "both_chars",
+        "span_jaccard",
+        "span_dice",
+    )
 
     def csv_row(self) -> list[str]:
         def fmt(x: float) -> str:
             return "" if math.isnan(x) else f"{x:.4f}"
 
         return [
-            self.qid, self.assessor_a, self.assessor_b, str(self.common),
-            fmt(self.percent), fmt(self.kappa), fmt(self.kappa_binary),
-            str(self.nugget_docs), str(self.a_chars), str(self.b_chars),
-            str(self.both_chars), fmt(self.jaccard), fmt(self.dice),
-        ]  # fmt: skip
+            self.qid,
+            self.assessor_a,
+            self.assessor_b,
+            str(self.common),
+            fmt(self.percent),
+            fmt(self.kappa),
+            fmt(self.kappa_binary),
+            str(self.nugget_docs),
+            str(self.a_chars),
+            str(self.b_chars),
+            str(self.both_chars),
+            fmt(self.jaccard),
+            fmt(self.dice),
+        ]
 
 
 def topic_agreement() -> list[PairAgreement]:
@@ -64,9 +83,14 @@ def topic_agreement() -> list[PairAgreement]:
         lambda: defaultdict(dict)
     )
     rows = Judgment.objects.filter(relevance__isnull=False).values_list(
-        "topic_id", "assessor_id", "document_id", "relevance",
-        "topic__qid", "assessor__username", "topic__collection_id",
-    )  # fmt: skip
+        "topic_id",
+        "assessor_id",
+        "document_id",
+        "relevance",
+        "topic__qid",
+        "assessor__username",
+        "topic__collection_id",
+    )
     qids, names, thresholds = {}, {}, {}
     for topic_id, assessor_id, doc_id, rel, qid, name, collection_id in rows:
         labels[topic_id][assessor_id][doc_id] = rel
@@ -125,9 +149,17 @@ def _pair_agreement(
     overlap = overlap_from_counts(a_chars, b_chars, both)
     kappa_binary = cohen_kappa([x >= cut for x in la], [y >= cut for y in lb])
     return (
-        len(common), percent_agreement(la, lb), cohen_kappa(la, lb), kappa_binary,
-        docs, a_chars, b_chars, both, overlap.jaccard, overlap.dice,
-    )  # fmt: skip
+        len(common),
+        percent_agreement(la, lb),
+        cohen_kappa(la, lb),
+        kappa_binary,
+        docs,
+        a_chars,
+        b_chars,
+        both,
+        overlap.jaccard,
+        overlap.dice,
+    )
 
 
 def _qid_key(qid: str) -> tuple[int, int | str]:

@@ -152,10 +152,21 @@ def _scores(matcher: Any, text: str) -> tuple[dict[int, float], list]:
 # The nugget fields the judging page shows, read as plain rows: building model
 # instances for a topic's hundreds of nuggets cost more than the rest of the page.
 NUGGET_FIELDS = (
-    "id", "document_id", "start", "end", "span_text", "text", "keywords", "grade",
-    "aspect", "version", "client_uuid", "assessor_id", "assessor__username",
+    "id",
+    "document_id",
+    "start",
+    "end",
+    "span_text",
+    "text",
+    "keywords",
+    "grade",
+    "aspect",
+    "version",
+    "client_uuid",
+    "assessor_id",
+    "assessor__username",
     "bank__source_file",
-)  # fmt: skip
+)
 
 
 def _provenance(row: dict) -> str:

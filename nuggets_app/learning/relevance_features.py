@@ -33,7 +33,7 @@ being described):
     documents has the same expectation whether or not ``d`` was judged, which BM25
     with feedback from one document fewer has not.
 ``minspan_mean`` / ``minspan_matched``
-    The min-span matcher's nugget scores of ``d`` (algorithms.md section 4) over the
+    The min-span matcher's nugget scores of ``d`` (docs/reference/algorithms.md section 4) over the
     nuggets not extracted from ``d``: their mean, and the share of them with a
     positive score (0 without matcher scores). Means and shares for the same reason
     as above (a maximum over fewer nuggets is lower).

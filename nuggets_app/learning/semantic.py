@@ -72,10 +72,12 @@ def _pieces(text: str, sentence: Window, max_words: int) -> list[tuple[Window, i
     if len(words) <= max_words:
         return [(sentence, len(words))]
     return [
-        (Window(words[i].start(), words[min(i + max_words, len(words)) - 1].end()),
-         min(max_words, len(words) - i))
+        (
+            Window(words[i].start(), words[min(i + max_words, len(words)) - 1].end()),
+            min(max_words, len(words) - i),
+        )
         for i in range(0, len(words), max_words)
-    ]  # fmt: skip
+    ]
 
 
 def text_windows(text: str, *, max_words: int = DEFAULT_MAX_WORDS) -> list[Window]:

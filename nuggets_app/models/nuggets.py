@@ -130,6 +130,6 @@ class Nugget(models.Model):
 
     def provenance(self) -> str:
         """Who made the nugget: the assessor's user name, or "imported from FILE"."""
-        if self.bank_id is not None:
+        if self.bank is not None:
             return self.bank.provenance()
         return self.assessor.get_username() if self.assessor else ""

@@ -45,14 +45,16 @@ def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
     ).values_list("sample_id", "topic_id", "order", "document_id"):
         if (sample_id, topic_id) in by_key:
             queue[(sample_id, topic_id)].append((order, doc_id))
-    judgments = defaultdict(dict)
+    judgments: dict[tuple[int, int], dict[int, tuple[int | None, float]]] = defaultdict(
+        dict
+    )
     for topic_id, assessor_id, doc_id, rel, secs in Judgment.objects.filter(
         topic_id__in=topic_ids, assessor_id__in=assessor_ids
     ).values_list(
         "topic_id", "assessor_id", "document_id", "relevance", "active_seconds"
     ):
         judgments[(topic_id, assessor_id)][doc_id] = (rel, secs)
-    nugget_counts = defaultdict(int)
+    nugget_counts: dict[tuple[int, int], int] = defaultdict(int)
     for topic_id, assessor_id in Nugget.objects.filter(
         topic_id__in=topic_ids, assessor_id__in=assessor_ids
     ).values_list("topic_id", "assessor_id"):

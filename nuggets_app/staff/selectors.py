@@ -79,7 +79,7 @@ def pool_topic_sizes(pool: Pool, samples: list[Sample]) -> list[TopicSizes]:
         .annotate(size=Count("id"), single=Count("id", filter=Q(num_runs=1)))
         .values_list("topic__qid", "size", "single")
     }
-    per_sample = defaultdict(dict)
+    per_sample: dict[int, dict[str, int]] = defaultdict(dict)
     for sample_id, qid, n in (
         SampleDocument.objects.filter(sample__in=samples)
         .values("sample_id", "topic__qid")

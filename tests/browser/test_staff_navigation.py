@@ -19,9 +19,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from nuggets_app.collection.services import imports
+from nuggets_app.collection.services.aspects import aspect_create
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import chunks, launch, match_job_launch
-from nuggets_app.judging.services.aspects import aspect_create
 from nuggets_app.models import Collection, Nugget, Run, TaskRecord
 from nuggets_app.pooling.services.assignments import assignment_create
 from nuggets_app.pooling.services.pools import pool_build

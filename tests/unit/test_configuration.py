@@ -163,3 +163,25 @@ def test_in_development_a_random_key_is_generated_once(tmp_path):
     assert keys[0] == keys[1]
     assert len(keys[0]) >= 50
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "installed"), [(None, False), ("0", False), ("1", True)]
+)
+def test_the_benchmark_app_is_installed_only_when_asked(value, installed):
+    env = {k: v for k, v in os.environ.items() if k != "BENCHMARKS"}
+    if value is not None:
+        env["BENCHMARKS"] = value
+    code = (
+        "from nuggets_app import settings; "
+        "print('nuggets_app.benchmarks.apps.BenchmarksConfig' in settings.INSTALLED_APPS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == str(installed)

@@ -17,7 +17,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
-OUT=${OUT:-docs/results/adaptive/reports}
+OUT=${OUT:-var/results/adaptive/reports}
 PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 ROUNDS=${ROUNDS:-2}

@@ -1,4 +1,4 @@
-"""Summarise docs/results/adaptive/reports into the tables of docs/results/adaptive.md.
+"""Summarise var/results/adaptive/reports into the tables of docs/results/adaptive.md.
 
 Per collection and arm, means over the seeds present: tau and RMSE of MAP against the
 full qrels (``systems.map.full``), mean 95% interval width and coverage (share of runs
@@ -113,7 +113,7 @@ def verdicts(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    where = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/results/adaptive/reports")
+    where = Path(sys.argv[1] if len(sys.argv) > 1 else "var/results/adaptive/reports")
     main(where)
     print()
     verdicts(where)

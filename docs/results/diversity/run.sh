@@ -13,7 +13,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data/trec-ts-nuggets}
 WORK=${WORK:-var/diversity}
-OUT=${OUT:-docs/results/diversity/results}
+OUT=${OUT:-var/results/diversity/results}
 PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 export DEBUG=1
@@ -44,7 +44,7 @@ for seed in $SEEDS; do
   $PY docs/results/diversity/experiment.py --job "$job" --seed "$seed" \
     --matches "$DATA/doc_matches.jsonl.gz" --runs "$WORK/runs" --out "$OUT/seed$seed.json"
   $PY docs/results/graded/experiment.py --job "$job" --seed "$seed" --qrels "$DATA/qrels.txt" \
-    --runs "$WORK/runs" --out "docs/results/graded/results/ts/seed$seed.json"
+    --runs "$WORK/runs" --out "var/results/graded/results/ts/seed$seed.json"
 done
 $PY docs/results/diversity/summarize.py "$OUT"
-$PY docs/results/graded/summarize.py docs/results/graded/results
+$PY docs/results/graded/summarize.py var/results/graded/results

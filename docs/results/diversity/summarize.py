@@ -1,6 +1,6 @@
 """Tables of docs/results/diversity.md from experiment.py's seed*.json files.
 
-Usage: python docs/results/diversity/summarize.py docs/results/diversity/results
+Usage: python docs/results/diversity/summarize.py var/results/diversity/results
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data/trec-dl19-passage}
 WORK=${WORK:-var/dl19}
-OUT=${OUT:-docs/results/dl19/reports}
+OUT=${OUT:-var/results/dl19/reports}
 PY=${PY:-.venv/bin/python}
 SIZES=${*:-"10 5 20"}
 SEEDS=${SEEDS:-"1 2 3 4 5"}

@@ -1,6 +1,6 @@
 """Tables of the DL19 runs: mean and sd over seeds per pool depth and sample size.
 
-Usage: python docs/results/dl19/summarize.py docs/results/dl19/reports > table.md
+Usage: python docs/results/dl19/summarize.py var/results/dl19/reports > table.md
 """
 
 import json

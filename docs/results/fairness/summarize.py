@@ -1,10 +1,10 @@
 """Summarise the fairness reports: estimators' tau and tau_AP, interval coverage, the
 DL19 run-family table and the model's MAP over the unjudged pooled documents.
 
-Usage: python docs/results/fairness/summarize.py [DIR]   (default: this folder)
+Usage: python docs/results/fairness/summarize.py [DIR]   (default: var/results/fairness)
 Reads DIR/dl19/d<D>-size<P>-seed<S>/report.json,
 DIR/collections/<collection>/size<P>-seed<S>/report.json and the one-shot arms of
-docs/results/adaptive, DIR/<collection>/one<P>-seed<S>/report.json (``simulate`` reports with
+var/results/adaptive, DIR/<collection>/one<P>-seed<S>/report.json (``simulate`` reports with
 the ``estimators`` keys) and prints Markdown tables:
 
 * per collection and sample size: mean ± sd over seeds of tau and tau_AP (against the
@@ -30,6 +30,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+RESULTS = Path(__file__).resolve().parents[3] / "var/results/fairness"
+
 ESTIMATORS = ("sample_only", "statap", "eap", "model_assisted")
 INTERVALS = ("statap", "model_assisted")
 BM25 = ("bm25base_p", "bm25tuned_p", "bm25*_ax_p", "bm25*_prf_p", "bm25*_rm3_p",
@@ -54,7 +56,7 @@ def _reports(root: Path) -> dict[tuple[str, str], list[dict]]:
         if match:
             key = (path.parent.parent.name, match[1])
             found[key].append((int(match[2]), _load(path)))
-    # The layout of docs/results/adaptive (one-shot arms): <collection>/one<P>-seed<S>.
+    # The layout of var/results/adaptive (one-shot arms): <collection>/one<P>-seed<S>.
     for path in sorted(root.glob("*/one*-seed*/report.json")):
         match = re.fullmatch(r"one(\d+)-seed(\d+)", path.parent.name)
         if match:
@@ -317,4 +319,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else RESULTS)

@@ -1,6 +1,6 @@
 """One table over the four evaluate_matcher reports (TS 2013/2014, sentence/document).
 
-Usage: python docs/results/human-nuggets/summarize.py docs/results/human-nuggets
+Usage: python docs/results/human-nuggets/summarize.py var/results/human-nuggets
 """
 
 import json

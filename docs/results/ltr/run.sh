@@ -12,7 +12,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/ltr}
-OUT=${OUT:-docs/results/ltr/results}
+OUT=${OUT:-var/results/ltr/results}
 PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 for c in ${*:-cranfield dl19}; do
@@ -40,10 +40,10 @@ for c in ${*:-cranfield dl19}; do
     $PY manage.py export_ltr --job "$job" --rule p:0.5 --seed "$seed" \
       --out "$WORK/$c/ltr$seed"
     $PY docs/results/graded/experiment.py --job "$job" --seed "$seed" --qrels "$D/qrels.txt" \
-      --runs "$D/runs" --out "docs/results/graded/results/$c/seed$seed.json"
+      --runs "$D/runs" --out "var/results/graded/results/$c/seed$seed.json"
     $PY docs/results/ltr/experiment.py "$WORK/$c/ltr$seed" "$D/qrels.txt" \
       "$OUT/$c/seed$seed.json" --seed "$seed" --rel-level $LEVEL
   done
 done
 $PY docs/results/ltr/summarize.py "$OUT"
-$PY docs/results/graded/summarize.py docs/results/graded/results
+$PY docs/results/graded/summarize.py var/results/graded/results

@@ -2,7 +2,7 @@
 pool move in rank, on the same collection, sample size and truth.
 
 Usage (from the repository root): python docs/results/reusability/floor.py [PATTERN]
-Reads the DL19 reports matching PATTERN under docs/results (default
+Reads the DL19 reports matching PATTERN under var/results (default
 ``fairness/dl19/d100-size10-seed*``: all 37 runs pooled, a 10% statAP sample; the same
 setting is ``adaptive/reports-beale/dl19/one10-seed*``, with the estimator of
 that page) and the full-qrels MAP of every run from a DL19
@@ -17,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3] / "var/results"
 ESTIMATORS = ("sample_only", "statap", "model_assisted")
 
 

@@ -10,7 +10,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/reusability}
-OUT=${OUT:-docs/results/reusability}
+OUT=${OUT:-var/results/reusability}
 PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 MODES=${MODES:-"leave-one-group-out"}

@@ -1,7 +1,8 @@
-"""Tables of docs/results/reusability.md from the reports run.sh copied beside this file.
+"""Tables of docs/results/reusability.md from the reports run.sh copied to
+var/results/reusability.
 
 Usage (from the repository root): python docs/results/reusability/summarize.py [DIR]
-(DIR: the folder holding <collection>/<mode>-seed<S>.json, default this script's).
+(DIR: the folder holding <collection>/<mode>-seed<S>.json, default var/results/reusability).
 Prints Markdown: per collection and mode, every estimator's summary as mean ± sd over
 the seeds (largest rank drop: the largest over the seeds), then per held-out run of
 DL19 the rank errors of sample_only, bpref and the default estimator per seed.
@@ -14,7 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[3] / "var/results/reusability"
 ORDER = ("sample_only", "statap", "bpref", "condensed_ap", "eap", "model_assisted")
 
 
@@ -140,7 +141,9 @@ def calibration(reports: list[dict]) -> list[str]:
 def main() -> int:
     found = _reports(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
     if not found:
-        print("no reports beside this script: run run.sh first", file=sys.stderr)
+        print(
+            "no reports in var/results/reusability: run run.sh first", file=sys.stderr
+        )
         return 1
     for (collection, mode), reports in sorted(found.items()):
         print(f"### {collection}, {mode}\n")

@@ -6,10 +6,10 @@
 set -e
 DATA=${DATA:-../shared/data/trec-dl19-passage}
 WORK=${WORK:-var/semantic/dl19}
-OUT=${OUT:-docs/results/semantic}
+OUT=${OUT:-var/results/semantic}
 PY=${PY:-.venv/bin/python}
 export DATA WORK PY DEPTHS=100 SEEDS="${SEEDS:-1 2 3 4 5}" OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1
 EXTRA=--semantic OUT="$OUT/dl19-semantic/dl19" sh docs/results/dl19/run.sh 10
 EXTRA= OUT="$OUT/dl19-lexical/dl19" sh docs/results/dl19/run.sh 10
-$PY docs/results/fairness/summarize.py "$OUT/dl19-lexical" > "$OUT/dl19-lexical.md"
-$PY docs/results/fairness/summarize.py "$OUT/dl19-semantic" > "$OUT/dl19-semantic.md"
+$PY docs/results/fairness/summarize.py "$OUT/dl19-lexical" > docs/results/semantic/dl19-lexical.md
+$PY docs/results/fairness/summarize.py "$OUT/dl19-semantic" > docs/results/semantic/dl19-semantic.md

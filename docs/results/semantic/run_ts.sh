@@ -10,7 +10,7 @@ set -e
 # The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
 export LAB=1
 TS=${TS:-../shared/data/trec-ts-nuggets}
-OUT=${OUT:-docs/results/semantic}
+OUT=${OUT:-var/results/semantic}
 PY=${PY:-.venv/bin/python}
 export OPENBLAS_NUM_THREADS=1 HF_HUB_OFFLINE=1
 year_run() {

@@ -1,6 +1,6 @@
 """Summarise the semantic evaluation of TREC TS (docs/results/semantic.md).
 
-Usage: python docs/results/semantic/summarize.py [DIR]   (default: this folder)
+Usage: python docs/results/semantic/summarize.py [DIR]   (default: var/results/semantic)
 Reads DIR/ts{13,14}-{sentence,document}/report.json (``evaluate_matcher`` reports
 with the semantic scorings) and prints Markdown: per set, every min-span, semantic
 and combined scoring's pair AP, best F1 (threshold; P, R) and unit AP; the best
@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parents[3] / "var/results/semantic"
 
 SETS = ("ts13-sentence", "ts13-document", "ts14-sentence", "ts14-document")
 RATIO = 1.4
@@ -76,4 +78,4 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else RESULTS)

@@ -8,7 +8,7 @@ set -e
 export LAB=1
 DATA=${DATA:-../shared/data/trec-ts-nuggets}
 WORK=${WORK:-var/ts}
-OUT=${OUT:-docs/results/ts/reports}
+OUT=${OUT:-var/results/ts/reports}
 PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 export DATA_DIR="$WORK" DEBUG=1

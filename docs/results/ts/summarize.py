@@ -1,6 +1,6 @@
 """Simulated vs human nuggets on the TS pseudo-collection: mean ± sd over seeds.
 
-Usage: python docs/results/ts/summarize.py docs/results/ts/reports
+Usage: python docs/results/ts/summarize.py var/results/ts/reports
 """
 
 import json

@@ -19,6 +19,7 @@ from django.core.validators import validate_slug
 from django.db import connection, transaction
 from django.db.models import Q
 
+from nuggets_app.collection.services.aspects import SOURCE_TOPICS_FILE, aspects_merge
 from nuggets_app.importers import (
     ErrorSink,
     ImportFormatError,
@@ -33,7 +34,6 @@ from nuggets_app.importers.errors import report
 from nuggets_app.importers.qrels import detect_kind
 from nuggets_app.importers.textio import ReadStats
 from nuggets_app.ir.spans import span_reanchor
-from nuggets_app.judging.services.aspects import SOURCE_TOPICS_FILE, aspects_merge
 from nuggets_app.models import (
     Collection,
     Document,

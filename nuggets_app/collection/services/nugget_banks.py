@@ -20,6 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
+from nuggets_app.collection.services.aspects import SOURCE_BANK, aspects_merge
 from nuggets_app.collection.services.imports import document_ids
 from nuggets_app.importers.errors import ErrorSink, ImportFormatError, report
 from nuggets_app.importers.nuggets import (
@@ -28,7 +29,6 @@ from nuggets_app.importers.nuggets import (
     detect_format,
     parse_nuggets,
 )
-from nuggets_app.judging.services.aspects import SOURCE_BANK, aspects_merge
 from nuggets_app.models import Collection, Nugget, NuggetBank, Topic
 
 Progress = Callable[[int], None]

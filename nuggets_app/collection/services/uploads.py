@@ -16,7 +16,7 @@ import re
 import shutil
 import stat
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -475,7 +475,7 @@ def _check_nuggets(task, reporter, problems) -> dict:
     }
 
 
-_CHECKS = {
+_CHECKS: dict[str, Callable[..., dict]] = {
     TaskRecord.Kind.DOCUMENTS: _check_documents,
     TaskRecord.Kind.TOPICS: _check_topics,
     TaskRecord.Kind.RUNS: _check_runs,
@@ -562,7 +562,7 @@ def _import_nuggets(task, reporter) -> list:
     ]
 
 
-_IMPORTS = {
+_IMPORTS: dict[str, Callable[..., list]] = {
     TaskRecord.Kind.DOCUMENTS: _import_documents,
     TaskRecord.Kind.TOPICS: _import_topics,
     TaskRecord.Kind.RUNS: _import_runs,

@@ -71,9 +71,13 @@ class _Steps:
 
 # --- Evaluate runs ----------------------------------------------------------------------
 def _runs_versions(
-    *, collection_id: int, qrels: str, sample: int | None, expected: int | None = None,
+    *,
+    collection_id: int,
+    qrels: str,
+    sample: int | None,
+    expected: int | None = None,
     **_: Any,
-):  # fmt: skip
+):
     collection = _collection(collection_id)
     versions = [
         selectors_eval.runs_version(collection),
@@ -89,9 +93,15 @@ def _runs_versions(
 
 @computed(versions=_runs_versions)
 def runs_evaluation(
-    *, collection_id: int, qrels: str, rule: dict[str, Any] | None, measures: list[str],
-    sample: int | None, progress: Progress, expected: int | None = None,
-) -> PageResult:  # fmt: skip
+    *,
+    collection_id: int,
+    qrels: str,
+    rule: dict[str, Any] | None,
+    measures: list[str],
+    sample: int | None,
+    progress: Progress,
+    expected: int | None = None,
+) -> PageResult:
     """Every stored run against a qrels source, statAP with a sample's prels, and the
     expected measures under a job's probabilities of relevance (``expected``)."""
     collection = _collection(collection_id)
@@ -161,9 +171,14 @@ def _compare_versions(*, collection_id: int, qrels_a: str, qrels_b: str, **_: An
 
 @computed(versions=_compare_versions)
 def qrels_comparison(
-    *, collection_id: int, qrels_a: str, qrels_b: str, rule: dict[str, Any] | None,
-    measure: str, progress: Progress,
-) -> PageResult:  # fmt: skip
+    *,
+    collection_id: int,
+    qrels_a: str,
+    qrels_b: str,
+    rule: dict[str, Any] | None,
+    measure: str,
+    progress: Progress,
+) -> PageResult:
     """Every run scored under qrels A and B, and how the rankings agree."""
     collection = _collection(collection_id)
     count = Run.objects.filter(collection=collection).count()
@@ -173,8 +188,11 @@ def qrels_comparison(
     b = selectors_eval.qrels_resolve(collection=collection, key=qrels_b, rule=decision)
     comparison = diagnostics.qrels_compare(
         runs=selectors_eval.collection_runs(collection, progress=steps.phase(count)),
-        qrels_a=a, qrels_b=b, measure=measure, progress=steps.phase(2 * count),
-    )  # fmt: skip
+        qrels_a=a,
+        qrels_b=b,
+        measure=measure,
+        progress=steps.phase(2 * count),
+    )
     summary, moves = comparison.tables()
     return PageResult(
         tables={"comparison_summary": summary, "comparison": moves},
@@ -196,17 +214,26 @@ def _trust_versions(*, collection_id: int, job: int, human: str, **_: Any):
 
 @computed(versions=_trust_versions)
 def trust_diagnostics(
-    *, collection_id: int, job: int, human: str, rule: dict[str, Any] | None, bins: int,
-    length_bins: int, progress: Progress,
-) -> PageResult:  # fmt: skip
+    *,
+    collection_id: int,
+    job: int,
+    human: str,
+    rule: dict[str, Any] | None,
+    bins: int,
+    length_bins: int,
+    progress: Progress,
+) -> PageResult:
     """Matcher MAP, DO/HSA and length bias of a job's inferred qrels."""
     collection = _collection(collection_id)
     progress(0, 1)
     report = diagnostics.trust_report(
-        collection=collection, job=(found := MatchJob.objects.get(pk=job)),
+        collection=collection,
+        job=(found := MatchJob.objects.get(pk=job)),
         rule=_rule(rule) or rule_default(found),
-        human_key=human, bins=bins, length_bins=length_bins,
-    )  # fmt: skip
+        human_key=human,
+        bins=bins,
+        length_bins=length_bins,
+    )
     progress(1, 1)
     return PageResult(
         tables={t.name: t for t in report.tables()},

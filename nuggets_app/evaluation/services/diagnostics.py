@@ -91,9 +91,12 @@ def _mean(values: Iterable[float]) -> float:
 
 # --- evaluation of runs -----------------------------------------------------------------
 def runs_evaluate(
-    *, runs: Mapping[str, Scores], qrels: QrelsDict, measures: Sequence[str] = (),
+    *,
+    runs: Mapping[str, Scores],
+    qrels: QrelsDict,
+    measures: Sequence[str] = (),
     progress: Progress | None = None,
-) -> dict[str, RunEvaluation]:  # fmt: skip
+) -> dict[str, RunEvaluation]:
     """Every run evaluated with ir_measures (default measures when none are given);
     ``progress(runs done, runs)`` after each run."""
     chosen = tuple(measures) or DEFAULT_MEASURES
@@ -130,9 +133,11 @@ def evaluation_tables(results: Mapping[str, RunEvaluation]) -> tuple[Table, Tabl
 
 
 def runs_statap(
-    *, runs: Mapping[str, Scores], prels: Mapping[str, TopicPrels],
+    *,
+    runs: Mapping[str, Scores],
+    prels: Mapping[str, TopicPrels],
     progress: Progress | None = None,
-) -> dict[str, StatapResult]:  # fmt: skip
+) -> dict[str, StatapResult]:
     """statAP of every run against a sample's prels; ``progress`` after each run."""
     out = {}
     for done, (name, scores) in enumerate(runs.items(), 1):
@@ -149,11 +154,31 @@ def statap_table(results: Mapping[str, StatapResult]) -> Table:
         s = result.summary
         low, high = s.ci95
         rows.append(
-            (name, s.stat_map, low, high, s.var_map, s.stat_mrp, s.stat_mpc30,
-             s.stat_mndcg, s.mean_est_r, s.valid_topics)
-        )  # fmt: skip
-    columns = ("run", "statMAP", "ci_low", "ci_high", "VAR_MAP", "statMRP",
-               "statMPC@30", "statMNDCG", "mean_estR", "valid_topics")  # fmt: skip
+            (
+                name,
+                s.stat_map,
+                low,
+                high,
+                s.var_map,
+                s.stat_mrp,
+                s.stat_mpc30,
+                s.stat_mndcg,
+                s.mean_est_r,
+                s.valid_topics,
+            )
+        )
+    columns = (
+        "run",
+        "statMAP",
+        "ci_low",
+        "ci_high",
+        "VAR_MAP",
+        "statMRP",
+        "statMPC@30",
+        "statMNDCG",
+        "mean_estR",
+        "valid_topics",
+    )
     return Table("statap", columns, rows)
 
 
@@ -191,16 +216,22 @@ class QrelsComparison:
         moves = Table(
             "comparison",
             ("run", "score_a", "score_b", "rank_a", "rank_b", "delta"),
-            [(m.run, m.score_a, m.score_b, m.rank_a, m.rank_b, m.delta)
-             for m in r.moves],
-        )  # fmt: skip
+            [
+                (m.run, m.score_a, m.score_b, m.rank_a, m.rank_b, m.delta)
+                for m in r.moves
+            ],
+        )
         return summary, moves
 
 
 def qrels_compare(
-    *, runs: Mapping[str, Scores], qrels_a: QrelsDict, qrels_b: QrelsDict,
-    measure: str = "AP", progress: Progress | None = None,
-) -> QrelsComparison:  # fmt: skip
+    *,
+    runs: Mapping[str, Scores],
+    qrels_a: QrelsDict,
+    qrels_b: QrelsDict,
+    measure: str = "AP",
+    progress: Progress | None = None,
+) -> QrelsComparison:
     """Score every run with ``measure`` (mean over topics) under A and B, and compare;
     ``progress(evaluations done, 2 x runs)`` after each evaluation."""
 
@@ -272,10 +303,14 @@ class HistogramAnalysis:
         """DO/HSA per topic (``all`` = means), and bin counts per topic and pooled."""
         rows = [(t.qid, t.relevant, t.nonrelevant, t.do, t.hsa) for t in self.topics]
         rows.append(
-            ("all", sum(t.relevant for t in self.topics),
-             sum(t.nonrelevant for t in self.topics),
-             _mean(t.do for t in self.topics), _mean(t.hsa for t in self.topics))
-        )  # fmt: skip
+            (
+                "all",
+                sum(t.relevant for t in self.topics),
+                sum(t.nonrelevant for t in self.topics),
+                _mean(t.do for t in self.topics),
+                _mean(t.hsa for t in self.topics),
+            )
+        )
         summary = Table(
             "do_hsa", ("topic", "relevant", "nonrelevant", "DO", "HSA"), rows
         )
@@ -342,29 +377,72 @@ class LengthBias:
 
     def tables(self) -> tuple[Table, Table]:
         """Bins (both qrels, long format) and the tests."""
-        columns = ("qrels", "bin", "documents", "min_length", "max_length", "judged",
-                   "relevant", "judged_share", "relevant_share", "p_rel_given_judged")  # fmt: skip
+        columns = (
+            "qrels",
+            "bin",
+            "documents",
+            "min_length",
+            "max_length",
+            "judged",
+            "relevant",
+            "judged_share",
+            "relevant_share",
+            "p_rel_given_judged",
+        )
         rows = []
         for label, table in (("human", self.human), ("inferred", self.inferred)):
             for b in table or []:
                 rows.append(
-                    (label, b.index, b.documents, b.min_length, b.max_length, b.judged,
-                     b.relevant, b.judged_share, b.relevant_share, b.p_rel_given_judged)
-                )  # fmt: skip
+                    (
+                        label,
+                        b.index,
+                        b.documents,
+                        b.min_length,
+                        b.max_length,
+                        b.judged,
+                        b.relevant,
+                        b.judged_share,
+                        b.relevant_share,
+                        b.p_rel_given_judged,
+                    )
+                )
         tests = Table(
             "length_tests",
-            ("first", "second", "n_first", "n_second", "U", "p_value",
-             "median_first", "median_second"),
-            [(t.first, t.second, t.n_first, t.n_second, t.u, t.p_value,
-              t.median_first, t.median_second) for t in self.tests],
-        )  # fmt: skip
+            (
+                "first",
+                "second",
+                "n_first",
+                "n_second",
+                "U",
+                "p_value",
+                "median_first",
+                "median_second",
+            ),
+            [
+                (
+                    t.first,
+                    t.second,
+                    t.n_first,
+                    t.n_second,
+                    t.u,
+                    t.p_value,
+                    t.median_first,
+                    t.median_second,
+                )
+                for t in self.tests
+            ],
+        )
         return Table("length_bias", columns, rows), tests
 
 
 def length_bias(
-    *, lengths: Mapping[str, int], human: QrelsDict, inferred: QrelsDict | None,
-    bins: int = 10, level: int = 1,
-) -> LengthBias:  # fmt: skip
+    *,
+    lengths: Mapping[str, int],
+    human: QrelsDict,
+    inferred: QrelsDict | None,
+    bins: int = 10,
+    level: int = 1,
+) -> LengthBias:
     """Length-bias tables of human and inferred qrels over the same collection bins."""
     flat_h = selectors_eval.flat_judgments(human)
     flat_i = selectors_eval.flat_judgments(inferred) if inferred is not None else None
@@ -394,9 +472,14 @@ class TrustReport:
 
 
 def trust_report(
-    *, collection: Collection, job: MatchJob, rule: DecisionRule,
-    human_key: str = "human", bins: int = DEFAULT_BINS, length_bins: int = 10,
-) -> TrustReport:  # fmt: skip
+    *,
+    collection: Collection,
+    job: MatchJob,
+    rule: DecisionRule,
+    human_key: str = "human",
+    bins: int = DEFAULT_BINS,
+    length_bins: int = 10,
+) -> TrustReport:
     """Matcher MAP, DO/HSA (held-out labels) and length bias of a job's inferred qrels.
 
     ``human_key`` names the human qrels source (``human`` or ``qrels:<id>``).
@@ -413,9 +496,12 @@ def trust_report(
         scores=selectors_eval.job_scores(job), labels=matcher.labels, bins=bins
     )
     lengths = length_bias(
-        lengths=selectors_eval.document_lengths(collection), human=human,
-        inferred=inferred, bins=length_bins, level=level,
-    )  # fmt: skip
+        lengths=selectors_eval.document_lengths(collection),
+        human=human,
+        inferred=inferred,
+        bins=length_bins,
+        level=level,
+    )
     return TrustReport(matcher, hist, lengths)
 
 

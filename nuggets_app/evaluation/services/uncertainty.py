@@ -56,11 +56,26 @@ def expected_table(
     for move in comparison.moves:
         low, high = statap[move.run].summary.ci95
         rows.append(
-            (move.run, *(results[move.run].mean[m] for m in EXPECTED_MEASURES),
-             move.score_a, low, high, move.rank_a, move.rank_b, move.delta)
-        )  # fmt: skip
-    columns = (*columns, "statMAP", "ci_low", "ci_high", "rank_statMAP", "rank_EAP",
-               "rank_change")  # fmt: skip
+            (
+                move.run,
+                *(results[move.run].mean[m] for m in EXPECTED_MEASURES),
+                move.score_a,
+                low,
+                high,
+                move.rank_a,
+                move.rank_b,
+                move.delta,
+            )
+        )
+    columns = (
+        *columns,
+        "statMAP",
+        "ci_low",
+        "ci_high",
+        "rank_statMAP",
+        "rank_EAP",
+        "rank_change",
+    )
     return Table("expected", columns, rows)
 
 

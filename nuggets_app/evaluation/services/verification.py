@@ -90,9 +90,12 @@ class Stratum:
 
 
 def verification_plan(
-    *, population: Mapping[str, Mapping[str, bool]], relevant: int,
-    nonrelevant: int, seed: int,
-) -> list[Stratum]:  # fmt: skip
+    *,
+    population: Mapping[str, Mapping[str, bool]],
+    relevant: int,
+    nonrelevant: int,
+    seed: int,
+) -> list[Stratum]:
     """Draw per topic ``relevant`` inferred-relevant and ``nonrelevant`` inferred
     non-relevant docnos from ``population`` (``qid -> {docno: inferred relevant}``).
 
@@ -164,10 +167,17 @@ def _job_pool(job: MatchJob):
 
 
 def verification_queue_create(
-    *, job: MatchJob, rule: DecisionRule, relevant: int, nonrelevant: int,
-    seed: int, assessors: Sequence[Any], name: str = "", overlap: int = 1,
+    *,
+    job: MatchJob,
+    rule: DecisionRule,
+    relevant: int,
+    nonrelevant: int,
+    seed: int,
+    assessors: Sequence[Any],
+    name: str = "",
+    overlap: int = 1,
     uncertain: int = 0,
-) -> Sample:  # fmt: skip
+) -> Sample:
     """Draw the verification sample of ``job`` under ``rule`` and assign it.
 
     Drawing again under the same name with the same job, rule, sizes and seed returns
@@ -178,8 +188,12 @@ def verification_queue_create(
         raise VerificationError(f"job {job.pk} is {job.status}, not done")
     pool = _job_pool(job)
     name = name or f"verify-job{job.pk}-seed{seed}"
-    params = {"job": job.pk, "rule": rule.as_dict(), "relevant": relevant,
-              "nonrelevant": nonrelevant}  # fmt: skip
+    params = {
+        "job": job.pk,
+        "rule": rule.as_dict(),
+        "relevant": relevant,
+        "nonrelevant": nonrelevant,
+    }
     if uncertain:
         params["uncertain"] = uncertain
     with transaction.atomic():
@@ -210,10 +224,14 @@ def _sample_create(job, rule, pool, name, seed, params) -> Sample:
         )
     near = _near_half(population, p_of, params.get("uncertain", 0))
     strata = verification_plan(
-        population={q: {d: r for d, r in docs.items() if d not in near.get(q, {})}
-                    for q, docs in population.items()},
-        relevant=params["relevant"], nonrelevant=params["nonrelevant"], seed=seed,
-    )  # fmt: skip
+        population={
+            q: {d: r for d, r in docs.items() if d not in near.get(q, {})}
+            for q, docs in population.items()
+        },
+        relevant=params["relevant"],
+        nonrelevant=params["nonrelevant"],
+        seed=seed,
+    )
     strata += [
         Stratum(q, UNCERTAIN, len(docs), tuple(sorted(docs)))
         for q, docs in near.items()
@@ -222,9 +240,12 @@ def _sample_create(job, rule, pool, name, seed, params) -> Sample:
     if not any(s.drawn for s in strata):
         raise VerificationError(f"job {job.pk} has no unjudged pool document to verify")
     sample = Sample.objects.create(
-        pool=pool, name=name, method=Sample.Method.VERIFICATION, seed=seed,
+        pool=pool,
+        name=name,
+        method=Sample.Method.VERIFICATION,
+        seed=seed,
         size=params["relevant"] + params["nonrelevant"],
-    )  # fmt: skip
+    )
     topics = dict(job.topics.values_list("qid", "pk"))
     doc_ids = dict(
         MatchResult.objects.filter(job=job).values_list(
@@ -238,10 +259,11 @@ def _sample_create(job, rule, pool, name, seed, params) -> Sample:
         drawn = []
         for s in mine:
             record["strata"][s.label] = {
-                "population": s.population, "drawn": list(s.drawn),
+                "population": s.population,
+                "drawn": list(s.drawn),
                 "fraction": s.fraction,
                 "inferred": {d: population[qid][d] for d in s.drawn},
-            }  # fmt: skip
+            }
             if p_of:
                 record["strata"][s.label]["p"] = {d: p_of[qid][d] for d in s.drawn}
             drawn += [(d, s.fraction) for d in s.drawn]
@@ -250,10 +272,15 @@ def _sample_create(job, rule, pool, name, seed, params) -> Sample:
         record["pool_size"] = sum(s.population for s in mine)
         sample.draws[qid] = record
         rows += [
-            SampleDocument(sample=sample, topic_id=topics[qid], document_id=doc_ids[d],
-                           inclusion_prob=f, order=i)
+            SampleDocument(
+                sample=sample,
+                topic_id=topics[qid],
+                document_id=doc_ids[d],
+                inclusion_prob=f,
+                order=i,
+            )
             for i, (d, f) in enumerate(drawn, 1)
-        ]  # fmt: skip
+        ]
     SampleDocument.objects.bulk_create(rows)
     sample.save(update_fields=["draws"])
     return sample
@@ -410,14 +437,33 @@ class VerificationReport:
 
     def table(self) -> Table:
         """One row per stratum, then per label over all topics, then overall."""
-        columns = ("topic", "inferred", "population", "drawn", "fraction", "judged",
-                   "agree", "agreement", "ci_low", "ci_high")  # fmt: skip
+        columns = (
+            "topic",
+            "inferred",
+            "population",
+            "drawn",
+            "fraction",
+            "judged",
+            "agree",
+            "agreement",
+            "ci_low",
+            "ci_high",
+        )
         rows = [
-            (a.group, a.label, a.population, a.drawn,
-             a.drawn / a.population if a.population else 0.0, a.judged, a.agree,
-             a.estimate, a.ci_low, a.ci_high)
+            (
+                a.group,
+                a.label,
+                a.population,
+                a.drawn,
+                a.drawn / a.population if a.population else 0.0,
+                a.judged,
+                a.agree,
+                a.estimate,
+                a.ci_low,
+                a.ci_high,
+            )
             for a in self.rows
-        ]  # fmt: skip
+        ]
         return Table("verification", columns, rows)
 
     def calibration_table(self) -> Table:
@@ -433,11 +479,13 @@ class VerificationReport:
         summary = [a for a in self.rows if a.group == "all"]
         return plots.interval_plot(
             [f"inferred {a.label}" if a.label != "all" else "overall" for a in summary],
-            [a.estimate for a in summary], [a.ci_low for a in summary],
-            [a.ci_high for a in summary], xlabel="agreement with the assessors",
+            [a.estimate for a in summary],
+            [a.ci_low for a in summary],
+            [a.ci_high for a in summary],
+            xlabel="agreement with the assessors",
             title=f"Verification sample {self.sample.name}: 95% Wilson intervals",
             fmt=fmt,
-        )  # fmt: skip
+        )
 
 
 def verification_report(*, sample: Sample) -> VerificationReport:
@@ -472,8 +520,11 @@ def verification_report(*, sample: Sample) -> VerificationReport:
                     held.setdefault(label, []).append(
                         (float(info["p"][d]), int(grade >= level))
                     )
-            strata.append(StratumResult(qid, label, info["population"],
-                                        len(info["drawn"]), judged, agree))  # fmt: skip
+            strata.append(
+                StratumResult(
+                    qid, label, info["population"], len(info["drawn"]), judged, agree
+                )
+            )
     rows = [agreement_estimate(s.qid, s.label, [s]) for s in strata]
     labels = [
         *STRATA,
@@ -498,8 +549,13 @@ def _calibration(
     out = []
     for label, pairs in groups:
         n = len(pairs)
-        out.append((
-            label, n, sum(p for p, _ in pairs) / n, sum(y for _, y in pairs) / n,
-            sum((p - y) ** 2 for p, y in pairs) / n,
-        ))  # fmt: skip
+        out.append(
+            (
+                label,
+                n,
+                sum(p for p, _ in pairs) / n,
+                sum(y for _, y in pairs) / n,
+                sum((p - y) ** 2 for p, y in pairs) / n,
+            )
+        )
     return out

@@ -23,7 +23,15 @@ from nuggets_app.inference.services.evidence import evidence_scores_without
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
+from nuggets_app.learning.thresholds import (
+    SPEC_EXPECTED_F1,
+    SPEC_PAPER,
+    SPEC_PROBABILITY,
+    SPEC_TOP,
+    FitError,
+    rule_fit_thresholds,
+    rule_spec_split,
+)
 from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult, Topic
 
 # --- packed evidence -------------------------------------------------------------------
@@ -104,25 +112,81 @@ class DecisionRule:
         return f"paper rule: score >= {self.threshold:g}{extra}"
 
 
-RULE_SPECS = "p:X, expected-f1, top:N or paper:X"
+RULE_SPECS = (
+    f"{SPEC_PROBABILITY}:X, {SPEC_EXPECTED_F1}, {SPEC_TOP}:N or {SPEC_PAPER[0]}:X"
+)
 
 
 def rule_from_spec(text: str) -> DecisionRule:
     """A rule from its command-line spelling: ``p:X`` (p >= X), ``expected-f1``,
     ``top:N`` and ``paper:X`` (min-span score >= X; ``threshold:X`` too)."""
-    kind, _, value = text.strip().partition(":")
+    kind, value = rule_spec_split(text.strip())
     try:
-        if kind == "p":
+        if kind == SPEC_PROBABILITY:
             return DecisionRule(kind="probability", threshold=float(value or 0.5))
-        if kind == "expected-f1" and not value:
+        if kind == SPEC_EXPECTED_F1 and not value:
             return DecisionRule(kind="expected_f1")
-        if kind == "top":
+        if kind == SPEC_TOP:
             return DecisionRule(kind="top_n", n=int(value))
-        if kind in ("paper", "threshold"):
+        if kind in SPEC_PAPER:
             return DecisionRule(kind="threshold", threshold=float(value or 0.5))
     except ValueError as exc:
         raise ValueError(f"rule {text!r}: {exc}") from None
     raise ValueError(f"rule {text!r}: expected {RULE_SPECS}")
+
+
+# --- the rule's spellings: forms and command-line options ---------------------------
+# Every form and command builds its rule fields from these, and its rule through
+# rule_from_values / rule_from_options, so a rule reads the same everywhere.
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_TOP_N = 100
+# The form's choice that stands for each job's default rule (:func:`rule_default`).
+DEFAULT_KIND = "default"
+DEFAULT_CHOICE = (
+    DEFAULT_KIND,
+    "The job's default (p >= 0.5 with a fitted model, else the paper rule at 0.5)",
+)
+# (kind, label) in the order a form lists them.
+RULE_CHOICES = (
+    ("threshold", "Paper rule: score >= threshold"),
+    ("probability", "Model: p >= threshold"),
+    ("expected_f1", "Model: best expected F1"),
+    ("top_n", "Top N per topic"),
+)
+# The command-line options of a rule, mutually exclusive: (flag, argparse keywords).
+RULE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--threshold", {"type": float, "help": "inferred relevant: score >= X"}),
+    ("--top-n", {"type": int, "help": "inferred relevant: N best per topic"}),
+    ("--rule", {"metavar": "SPEC", "help": f"decision rule: {RULE_SPECS}"}),
+)
+
+
+def rule_from_values(
+    kind: str, *, threshold: float | None = None, n: int | None = None
+) -> DecisionRule:
+    """A rule from a form's fields (threshold 0.5 and N 100 when left empty)."""
+    if kind == "top_n":
+        return DecisionRule(kind="top_n", n=n or DEFAULT_TOP_N)
+    if kind == "expected_f1":
+        return DecisionRule(kind="expected_f1")
+    return DecisionRule(
+        kind=kind, threshold=DEFAULT_THRESHOLD if threshold is None else threshold
+    )
+
+
+def rule_from_options(
+    *,
+    rule: str | None = None,
+    top_n: int | None = None,
+    threshold: float | None = None,
+) -> DecisionRule:
+    """The rule of the command-line options of :data:`RULE_OPTIONS`: ``--rule SPEC``,
+    ``--top-n N`` or ``--threshold T`` (the paper rule at 0.5 when none is given)."""
+    if rule:
+        return rule_from_spec(rule)
+    if top_n is not None:
+        return DecisionRule(kind="top_n", n=top_n)
+    return DecisionRule(threshold=threshold or DEFAULT_THRESHOLD)
 
 
 def job_has_model(job: MatchJob) -> bool:

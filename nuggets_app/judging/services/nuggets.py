@@ -180,9 +180,13 @@ def nugget_save(
         document=document, start=start, end=end, span_text=span_text
     )
     replayed, duplicate = _earlier(
-        client_uuid=client_uuid, assessor=assessor, topic=topic, document=document,
-        start=start, end=end,
-    )  # fmt: skip
+        client_uuid=client_uuid,
+        assessor=assessor,
+        topic=topic,
+        document=document,
+        start=start,
+        end=end,
+    )
     if replayed is not None:
         return _replayed(replayed, assessor), False
     fields = {

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 from django.db.models import Model, QuerySet
+
+from nuggets_app.evaluation.services.inputs import InputError
+from nuggets_app.inference.services.rules import (
+    RULE_OPTIONS,
+    DecisionRule,
+    rule_default,
+    rule_from_options,
+)
 
 M = TypeVar("M", bound=Model)
 
@@ -22,3 +33,59 @@ def only_one(objects: QuerySet[M], *, unknown: str, several: str) -> M:
     if len(found) > 1:
         raise CommandError(several)
     return found[0]
+
+
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """Bad input of the evaluation commands (a file line, a missing object) as a
+    CommandError with the same message."""
+    try:
+        yield
+    except InputError as error:
+        raise CommandError(str(error)) from None
+
+
+def add_run_names_argument(parser: CommandParser) -> None:
+    """``--run NAME ...`` (``run_names``): stored runs read in database mode."""
+    parser.add_argument(
+        "--run",
+        dest="run_names",
+        nargs="+",
+        metavar="NAME",
+        help="database mode: stored runs (default: all runs of the collection)",
+    )
+
+
+def add_rule_arguments(
+    parser: CommandParser, **help_extra: str
+) -> argparse._MutuallyExclusiveGroup:
+    """The decision rule's options (``RULE_OPTIONS`` of the rules service), mutually
+    exclusive; ``help_extra`` appends to an option's help by its destination name.
+    Returns the group, for a command that adds a way of its own to give a rule."""
+    group = parser.add_mutually_exclusive_group()
+    for flag, keywords in RULE_OPTIONS:
+        options: dict[str, Any] = dict(keywords)
+        extra = help_extra.get(flag.lstrip("-").replace("-", "_"))
+        if extra:
+            options["help"] = f"{options['help']} {extra}"
+        group.add_argument(flag, **options)
+    return group
+
+
+def rule_of_options(
+    options: dict[str, Any], job: MatchJob | None = None
+) -> DecisionRule:
+    """The rule given by :func:`add_rule_arguments`' options, a bad spelling as a
+    CommandError; without one, ``job``'s default rule (the one default of every
+    page and export: p >= 0.5 with a fitted model, else the paper rule at 0.5)."""
+    given = any(options.get(k) is not None for k in ("rule", "top_n", "threshold"))
+    if job is not None and not given:
+        return rule_default(job)
+    try:
+        return rule_from_options(
+            rule=options.get("rule"),
+            top_n=options.get("top_n"),
+            threshold=options.get("threshold"),
+        )
+    except ValueError as error:
+        raise CommandError(str(error)) from None

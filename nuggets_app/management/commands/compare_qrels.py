@@ -25,14 +25,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.evaluation.services.estimates import FLAG_NOTE
-from nuggets_app.ir.bias_check import bias_check
-from nuggets_app.ir.expected import run_expected
-from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.ir.ranking import RankingComparison, ranking_compare
-from nuggets_app.ir.statap import statap_evaluate
-from nuggets_app.management.commands.evaluate import (
+from nuggets_app.evaluation.services.inputs import (
     NamedRun,
-    add_run_names_argument,
     db_runs,
     find_qrels,
     format_value,
@@ -41,6 +35,15 @@ from nuggets_app.management.commands.evaluate import (
     read_prels_file,
     read_qrels_file,
     read_run_file,
+)
+from nuggets_app.ir.bias_check import bias_check
+from nuggets_app.ir.expected import run_expected
+from nuggets_app.ir.measures import run_evaluate
+from nuggets_app.ir.ranking import RankingComparison, ranking_compare
+from nuggets_app.ir.statap import statap_evaluate
+from nuggets_app.management.commands._base import (
+    add_run_names_argument,
+    input_errors,
 )
 
 Judgments = dict[str, dict[str, int]]
@@ -101,6 +104,10 @@ class Command(BaseCommand):
         parser.add_argument("--plot", metavar="FILE.png", help="write a scatter plot")
 
     def handle(self, *args, **options) -> None:
+        with input_errors():
+            self._handle(options)
+
+    def _handle(self, options) -> None:
         if options["prels"] or options["expected"] or options["job"] is not None:
             self._uncertainty(options)
             return
@@ -144,8 +151,10 @@ class Command(BaseCommand):
         scores_a = {
             r.name: statap_evaluate(prels, r.scores).summary.stat_map for r in runs
         }
-        scores_b = {r.name: run_expected(probs, r.scores, measures=["EAP"]).mean["EAP"]
-                    for r in runs}  # fmt: skip
+        scores_b = {
+            r.name: run_expected(probs, r.scores, measures=["EAP"]).mean["EAP"]
+            for r in runs
+        }
         comparison = ranking_compare(scores_a, scores_b)
         checks = bias_check(prels, probs, {r.name: r.scores for r in runs})
         self._write(
@@ -154,8 +163,9 @@ class Command(BaseCommand):
         self.stderr.write(f"# bias_flag: {FLAG_NOTE}")
         if options["plot"]:
             title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
-            plot_scatter(options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b,
-                         title)  # fmt: skip
+            plot_scatter(
+                options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b, title
+            )
 
     @staticmethod
     def _score(qrels: Judgments, run: NamedRun, measure: str) -> float:

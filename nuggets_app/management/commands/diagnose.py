@@ -21,33 +21,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import SourceError
 from nuggets_app.evaluation.services.diagnostics import trust_report, trust_report_write
-from nuggets_app.inference.services.rules import (
-    RULE_SPECS,
-    DecisionRule,
-    rule_from_spec,
+from nuggets_app.management.commands._base import (
+    add_rule_arguments,
+    rule_of_options,
 )
 from nuggets_app.models import Collection, MatchJob, Qrels
-
-
-def rule_from_options(options) -> DecisionRule:
-    """``--rule SPEC``, ``--top-n N`` or ``--threshold T`` (default 0.5) as a
-    decision rule."""
-    try:
-        if options.get("rule"):
-            return rule_from_spec(options["rule"])
-        if options.get("top_n") is not None:
-            return DecisionRule(kind="top_n", n=options["top_n"])
-        return DecisionRule(threshold=options.get("threshold") or 0.5)
-    except ValueError as error:
-        raise CommandError(str(error)) from None
-
-
-def add_rule_arguments(parser: CommandParser) -> None:
-    """The decision-rule options shared with ``verification_queue``."""
-    rule = parser.add_mutually_exclusive_group()
-    rule.add_argument("--threshold", type=float, help="inferred relevant: score >= T")
-    rule.add_argument("--top-n", type=int, help="inferred relevant: top N per topic")
-    rule.add_argument("--rule", metavar="SPEC", help=f"decision rule: {RULE_SPECS}")
 
 
 class Command(BaseCommand):
@@ -81,9 +59,13 @@ class Command(BaseCommand):
             raise CommandError("--bins and --length-bins must be at least 1")
         try:
             report = trust_report(
-                collection=collection, job=job, rule=rule_from_options(options),
-                human_key=key, bins=options["bins"], length_bins=options["length_bins"],
-            )  # fmt: skip
+                collection=collection,
+                job=job,
+                rule=rule_of_options(options, job),
+                human_key=key,
+                bins=options["bins"],
+                length_bins=options["length_bins"],
+            )
         except SourceError as error:
             raise CommandError(str(error)) from None
         for path in trust_report_write(report, Path(options["out"])):

@@ -19,26 +19,19 @@ each block adds ``pooled``, ``docs_retrieved``, ``docs_pooled``, ``docs_unpooled
 Database mode: ``evaluate --collection NAME --qrels-name NAME [--run NAME ...]`` (prels
 stored in the database give the statAP measures, subtopic qrels the diversity measures). Output: ``measure<TAB>topic<TAB>value``
 lines per run, ``all`` for the mean, and ``run<TAB>NAME`` before each run's block when
-there are several. The readers here are shared with ``statap`` and ``compare_qrels``; stored qrels and runs
-are read through ``selectors_eval``, as the evaluation pages read them.
+there are several. The inputs are read by ``services.inputs``, shared with ``statap``,
+``compare_qrels`` and ``evaluate_passages``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import (
-    SourceError,
-    job_probability_qrels,
     sample_prels,
     stored_qrels,
     stored_subtopic_qrels,
 )
-from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
@@ -50,204 +43,39 @@ from nuggets_app.evaluation.services.estimates import (
     job_sample_estimates,
     topics_without_relevant,
 )
+from nuggets_app.evaluation.services.inputs import (
+    NamedRun,
+    db_prels,
+    db_runs,
+    find_qrels,
+    format_rows,
+    job_expected,
+    read_expected_file,
+    read_prels_file,
+    read_qrels_file,
+    read_run_file,
+    read_subtopic_qrels_file,
+)
 from nuggets_app.evaluation.services.new_runs import (
-    NEW_RUN_COUNTS,
     NEW_RUN_NOTE,
     NOT_IN_COLLECTION_RULE,
+    NewRunsEvaluation,
     new_run_rows,
     new_runs_wait,
 )
-from nuggets_app.importers.errors import ImportFormatError
-from nuggets_app.importers.qrels import PLACEHOLDER_REL, parse_qrels
-from nuggets_app.importers.runs import parse_run
-from nuggets_app.inference.services.exports import ExportError
-from nuggets_app.inference.services.graded import job_expected_gains
-from nuggets_app.ir.diversity import (
-    DiversityError,
-    diversity_evaluate,
-    subtopic_qrels_parse,
-)
+from nuggets_app.ir.diversity import DiversityError, diversity_evaluate
 from nuggets_app.ir.expected import EXPECTED_MEASURES, run_expected
 from nuggets_app.ir.measures import DEFAULT_MEASURES, run_evaluate
-from nuggets_app.ir.prels import (
-    PrelsRecord,
-    StatapInputError,
-    TopicPrels,
-    prels_load,
-    run_scores,
-)
+from nuggets_app.ir.prels import TopicPrels
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
-from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
-
-INTEGER_MEASURES = frozenset(
-    {"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet", "ma_topics", "bias_flag"}
-    | set(NEW_RUN_COUNTS)
+from nuggets_app.management.commands._base import (
+    add_run_names_argument,
+    input_errors,
 )
-
-RunScores = dict[str, dict[str, float]]
-
-
-@dataclass(frozen=True)
-class NamedRun:
-    """A run's name (its tag, or its name in the database) and its scores."""
-
-    name: str
-    scores: RunScores
-
-
-def input_errors(action):
-    """Run ``action()``, turning bad input into a ``FILE:LINE: problem`` CommandError."""
-    try:
-        return action()
-    except (ImportFormatError, StatapInputError) as error:
-        raise CommandError(str(error)) from None
-    except OSError as error:
-        raise CommandError(f"{error.filename}: {error.strerror}") from None
-
-
-def read_run_file(path: str, *, contiguous: bool = False) -> NamedRun:
-    """A TREC run file; ``contiguous`` also rejects topics split over several blocks."""
-
-    def read() -> NamedRun:
-        lines = list(parse_run(path))
-        if contiguous:
-            scores = run_scores(
-                ((x.line, x.qid, x.docno, x.score) for x in lines), source=path
-            )
-        else:
-            scores = {}
-            for x in lines:
-                scores.setdefault(x.qid, {})[x.docno] = x.score
-        return NamedRun(lines[0].tag, scores)
-
-    return input_errors(read)
-
-
-def read_qrels_file(path: str) -> dict[str, dict[str, int]]:
-    """TREC qrels (or prels, relevance only; placeholder rows dropped)."""
-
-    def read() -> dict[str, dict[str, int]]:
-        qrels: dict[str, dict[str, int]] = {}
-        for record in parse_qrels(path, kind="auto"):
-            if record.rel != PLACEHOLDER_REL:
-                qrels.setdefault(record.qid, {})[record.docno] = record.rel
-        return qrels
-
-    return input_errors(read)
-
-
-def read_expected_file(path: str) -> dict[str, dict[str, float]]:
-    """Probabilistic qrels (``qid docno rel p pi source``) as ``qid -> {docno: p}``."""
-
-    def read() -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for record in parse_qrels(path, kind="prob"):
-            out.setdefault(record.qid, {})[record.docno] = float(
-                record.probability or 0.0
-            )
-        return out
-
-    return input_errors(read)
-
+from nuggets_app.models import MatchJob, Qrels
 
 # Expected nDCG at the usual cut-off and over (nearly) the whole ranking.
 GRADED_EXPECTED_MEASURES = ("EnDCG@10", "EnDCG@100")
-
-
-def job_expected(
-    job_id: int, *, graded: bool = False
-) -> tuple[MatchJob, dict[str, dict[str, float]]]:
-    """A job and its probabilistic qrels (its model's p, human judgments overriding),
-    or with ``graded`` its expected gains (the ordinal model's expected grades)."""
-    job = MatchJob.objects.select_related("collection").filter(pk=job_id).first()
-    if job is None:
-        raise CommandError(f"no matching job {job_id}")
-    try:
-        if graded:
-            return job, job_expected_gains(job)
-        return job, job_probability_qrels(job)
-    except ExportError as error:
-        raise CommandError(str(error)) from None
-    except SourceError as error:
-        raise CommandError(
-            f"{error} (fit it: manage.py match --fit {job_id})"
-        ) from None
-
-
-def read_prels_file(path: str, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
-    """prels for statAP (``sampled_only`` is the NIST script's ``-f``)."""
-    return input_errors(
-        lambda: prels_load(
-            parse_qrels(path, kind="prels"), source=path, sampled_only=sampled_only
-        )
-    )
-
-
-def find_qrels(collection: str, name: str) -> Qrels:
-    """The stored qrels of that name in that collection."""
-    try:
-        return Qrels.objects.get(collection__name=collection, name=name)
-    except Qrels.DoesNotExist:
-        raise CommandError(f"no qrels {name!r} in collection {collection!r}") from None
-
-
-def db_prels(qrels: Qrels, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
-    """Stored prels loaded for statAP, topics kept contiguous."""
-    rows = (
-        QrelsEntry.objects.filter(qrels=qrels)
-        .order_by("topic__qid", "id")
-        .values_list(
-            "topic__qid", "document__docno", "relevance", "method", "inclusion_prob"
-        )
-    )
-    records = (
-        PrelsRecord(number, qid, docno, rel, method, prob)
-        for number, (qid, docno, rel, method, prob) in enumerate(rows.iterator(), 1)
-    )
-    source = f"{qrels.collection.name}/{qrels.name}"
-    return input_errors(
-        lambda: prels_load(records, source=source, sampled_only=sampled_only)
-    )
-
-
-def add_run_names_argument(parser: CommandParser) -> None:
-    """``--run NAME ...`` (``run_names``), the stored runs :func:`db_runs` reads."""
-    parser.add_argument(
-        "--run",
-        dest="run_names",
-        nargs="+",
-        metavar="NAME",
-        help="database mode: stored runs (default: all runs of the collection)",
-    )
-
-
-def db_runs(collection: str, names: Iterable[str] | None) -> list[NamedRun]:
-    """Stored runs by name (all runs of the collection when ``names`` is None)."""
-    runs = Run.objects.filter(collection__name=collection).order_by("name")
-    if names is not None:
-        wanted = list(names)
-        runs = runs.filter(name__in=wanted)
-        missing = sorted(set(wanted) - set(runs.values_list("name", flat=True)))
-        if missing:
-            raise CommandError(
-                f"no run {', '.join(missing)} in collection {collection!r}"
-            )
-    return [NamedRun(run.name, stored_run_scores(run)) for run in runs]
-
-
-def format_value(measure: str, value: float) -> str:
-    """Full precision (``repr``), ``NaN`` for undefined, integers for counts."""
-    if math.isnan(value):
-        return "NaN"
-    if measure in INTEGER_MEASURES:
-        return str(int(value))
-    return repr(float(value))
-
-
-def format_rows(rows: Iterable[tuple[str, str, float]]) -> Iterator[str]:
-    """``measure<TAB>topic<TAB>value`` lines."""
-    for measure, topic, value in rows:
-        yield f"{measure}\t{topic}\t{format_value(measure, value)}"
 
 
 class Command(BaseCommand):
@@ -313,6 +141,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        with input_errors():
+            self._handle(options)
+
+    def _handle(self, options) -> None:
         if options["subtopic_qrels"]:
             self._diversity(options)
             return
@@ -352,16 +184,9 @@ class Command(BaseCommand):
                 raise CommandError("database mode takes no files (use --run NAME ...)")
             runs = db_runs(stored.collection.name, options["run_names"])
         else:
-            path = options["subtopic_qrels"]
             if not options["runs"]:
                 raise CommandError("give at least one RUN file")
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    qrels = subtopic_qrels_parse(fh, source=path)
-            except OSError as exc:
-                raise CommandError(f"{path}: cannot read ({exc.strerror})") from exc
-            except DiversityError as exc:
-                raise CommandError(str(exc)) from exc
+            qrels = read_subtopic_qrels_file(options["subtopic_qrels"])
             runs = [read_run_file(p) for p in options["runs"]]
         for run in runs:
             if len(runs) > 1:
@@ -407,7 +232,7 @@ class Command(BaseCommand):
         else:
             probs = read_expected_file(options["expected"])
         self._files = bool(options["runs"])
-        self._documents = None
+        self._documents: NewRunsEvaluation | None = None
         if options["runs"]:
             runs = [read_run_file(p) for p in options["runs"]]
         elif collection is not None:
@@ -491,11 +316,11 @@ class Command(BaseCommand):
                 raise CommandError("database mode takes no files (use --run NAME ...)")
             if not options["qrels_name"]:
                 raise CommandError("--collection needs --qrels-name")
-            qrels = find_qrels(options["collection"], options["qrels_name"])
+            stored = find_qrels(options["collection"], options["qrels_name"])
             runs = db_runs(options["collection"], options["run_names"])
-            if qrels.kind == Qrels.Kind.PRELS:
-                return runs, {}, db_prels(qrels)
-            return runs, stored_qrels(qrels), None
+            if stored.kind == Qrels.Kind.PRELS:
+                return runs, {}, db_prels(stored)
+            return runs, stored_qrels(stored), None
         if bool(options["qrels"]) == bool(options["prels"]):
             raise CommandError("give exactly one of --qrels FILE and --prels FILE")
         if not options["runs"]:

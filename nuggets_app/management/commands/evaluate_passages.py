@@ -24,128 +24,50 @@ relevant text (sums for the character counts).
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import qrels_resolve
+from nuggets_app.evaluation.services.inputs import format_value, input_errors
+from nuggets_app.importers.passages import (
+    Judged,
+    PassageRun,
+    passage_qrels_lines,
+    read_doc_lengths,
+    read_passage_qrels,
+    read_passage_run,
+)
+from nuggets_app.importers.qrels import parse_qrels
 from nuggets_app.inference.services.exports import passages_export
 from nuggets_app.ir.passages import (
     DEFAULT_N,
     Passage,
-    Span,
     articles_from_passages,
     hard_measures,
     inex_measures,
 )
 from nuggets_app.ir.prels import topic_key
-from nuggets_app.management.commands.evaluate import format_value
+from nuggets_app.ir.spans import Span
+from nuggets_app.management.commands._base import input_errors as command_errors
 from nuggets_app.models import Collection, Topic
 
 GP_RANKS = (5, 10, 25, 50)
-MEASURES = ("relevant_chars", "retrieved_chars", "char_P@min(N,R)", "char_Rprec",
-            "char_bpref@R", "char_bpref@min(N,R)", "char_AP", "AgP", "AgP'",
-            *(f"gP@{r}" for r in GP_RANKS))  # fmt: skip
+MEASURES = (
+    "relevant_chars",
+    "retrieved_chars",
+    "char_P@min(N,R)",
+    "char_Rprec",
+    "char_bpref@R",
+    "char_bpref@min(N,R)",
+    "char_AP",
+    "AgP",
+    "AgP'",
+    *(f"gP@{r}" for r in GP_RANKS),
+)
 SUMMED = frozenset({"relevant_chars", "retrieved_chars"})
-Judged = dict[str, dict[str, list[Span]]]
-
-
-@dataclass(frozen=True)
-class PassageRun:
-    name: str
-    passages: dict[str, list[Passage]]
-
-
-def _open(path: str):
-    opener = gzip.open if path.endswith(".gz") else open
-    try:
-        return opener(path, "rt", encoding="utf-8")
-    except OSError as error:
-        raise CommandError(f"{path}: {error.strerror}") from None
-
-
-def _records(path: str, columns: int, what: str) -> Iterator[tuple[int, list[str]]]:
-    with _open(path) as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != columns:
-                raise CommandError(
-                    f"{path}:{number}: {what} needs {columns} columns, got {len(fields)}"
-                )
-            yield number, fields
-
-
-def _span(path: str, number: int, fields: list[str], lengths: dict[str, int]) -> Span:
-    _qid, docno, start, length = fields[:4]
-    if not (start.isdigit() and length.isdigit()):
-        raise CommandError(f"{path}:{number}: start and length must be integers >= 0")
-    if docno not in lengths:
-        raise CommandError(f"{path}:{number}: unknown document {docno}")
-    begin, end = int(start), int(start) + int(length)
-    if end > lengths[docno]:
-        raise CommandError(
-            f"{path}:{number}: span {begin}+{length} ends past the end of document "
-            f"{docno} ({lengths[docno]} characters)"
-        )
-    return (begin, end)
-
-
-def read_passage_qrels(path: str, lengths: dict[str, int]) -> Judged:
-    """``qid -> {docno: relevant spans}``; zero-length lines mark judged documents."""
-    judged: Judged = {}
-    for number, fields in _records(path, 4, "a passage qrels line"):
-        span = _span(path, number, fields, lengths)
-        spans = judged.setdefault(fields[0], {}).setdefault(fields[1], [])
-        if span[1] > span[0]:
-            spans.append(span)
-    return judged
-
-
-def read_passage_run(path: str, lengths: dict[str, int]) -> PassageRun:
-    """A passage run, each topic's passages by score descending, then rank."""
-    rows: dict[str, list[tuple[float, int, int, Passage]]] = {}
-    tag = Path(path).name
-    for number, fields in _records(path, 7, "a passage run line"):
-        begin, end = _span(path, number, fields, lengths)
-        try:
-            rank, score = int(fields[4]), float(fields[5])
-        except ValueError:
-            raise CommandError(
-                f"{path}:{number}: rank or score is not a number"
-            ) from None
-        if not math.isfinite(score):
-            raise CommandError(f"{path}:{number}: score is {fields[5]}")
-        tag = fields[6]
-        passage = Passage(fields[1], begin, end - begin)
-        rows.setdefault(fields[0], []).append((-score, rank, number, passage))
-    return PassageRun(tag, {q: [p for *_, p in sorted(r)] for q, r in rows.items()})
-
-
-def read_doc_lengths(path: str) -> dict[str, int]:
-    """``docno -> length in characters`` from JSONL (``text`` or ``length``)."""
-    lengths: dict[str, int] = {}
-    with _open(path) as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                docno = str(row["docno"])
-                size = int(row["length"]) if "length" in row else len(row["text"])
-            except (ValueError, KeyError, TypeError) as error:
-                raise CommandError(
-                    f"{path}:{number}: expected JSON with docno and text or length "
-                    f"({error})"
-                ) from None
-            lengths[docno] = size
-    return lengths
 
 
 def topic_values(
@@ -154,9 +76,18 @@ def topic_values(
     """Every measure of one topic."""
     hard = hard_measures(passages, judged, n=n)
     inex = inex_measures(articles_from_passages(passages), judged, beta=beta)
-    values = [hard.relevant, hard.retrieved, hard.p_at_min_n_r, hard.r_precision,
-              hard.bpref_at_r, hard.bpref_at_min_n_r, hard.char_ap, inex.agp,
-              inex.agp_prime, *(inex.gp_at(r) for r in GP_RANKS)]  # fmt: skip
+    values = [
+        hard.relevant,
+        hard.retrieved,
+        hard.p_at_min_n_r,
+        hard.r_precision,
+        hard.bpref_at_r,
+        hard.bpref_at_min_n_r,
+        hard.char_ap,
+        inex.agp,
+        inex.agp_prime,
+        *(inex.gp_at(r) for r in GP_RANKS),
+    ]
     return dict(zip(MEASURES, (float(v) for v in values), strict=True))
 
 
@@ -202,10 +133,14 @@ class Command(BaseCommand):
         parser.add_argument("--beta", type=float, default=1.0, help="beta of F")
 
     def handle(self, *args, **options) -> None:
-        lengths, judged = self._inputs(options)
-        if options["n"] < 1 or options["beta"] <= 0:
-            raise CommandError("--n must be >= 1 and --beta > 0")
-        runs = [read_passage_run(path, lengths) for path in options["runs"]]
+        with command_errors():
+            lengths, judged = self._inputs(options)
+            if options["n"] < 1 or options["beta"] <= 0:
+                raise CommandError("--n must be >= 1 and --beta > 0")
+            runs = [
+                input_errors(partial(read_passage_run, path, lengths))
+                for path in options["runs"]
+            ]
         for run in runs:
             if len(runs) > 1:
                 self.stdout.write(f"run\t{run.name}")
@@ -222,20 +157,23 @@ class Command(BaseCommand):
                 raise CommandError(f"no collection {options['collection']!r}")
             lengths = dict(collection.documents.values_list("docno", "length_chars"))
         elif options["docs"]:
-            lengths = read_doc_lengths(options["docs"])
+            lengths = input_errors(lambda: read_doc_lengths(options["docs"]))
         else:
             raise CommandError(
                 "give --docs FILE or --collection NAME (document lengths)"
             )
         if options["passage_qrels"]:
-            judged = read_passage_qrels(options["passage_qrels"], lengths)
+            judged = input_errors(
+                lambda: read_passage_qrels(options["passage_qrels"], lengths)
+            )
         elif collection is not None:
             judged = self._from_nuggets(collection, options["topics"], lengths)
         else:
             raise CommandError("give --passage-qrels FILE, or --collection NAME")
         if options["qrels"]:
-            for _, fields in _records(options["qrels"], 4, "a qrels line"):
-                judged.setdefault(fields[0], {}).setdefault(fields[2], [])
+            records = input_errors(lambda: list(parse_qrels(options["qrels"], "qrels")))
+            for record in records:
+                judged.setdefault(record.qid, {}).setdefault(record.docno, [])
         if options["topics"]:
             judged = {q: d for q, d in judged.items() if q in set(options["topics"])}
         if not judged:
@@ -251,11 +189,13 @@ class Command(BaseCommand):
         for qid, docs in qrels_resolve(collection=collection, key="human").items():
             for docno in docs:
                 judged.setdefault(qid, {}).setdefault(docno, [])
-        source = f"{collection.name} nuggets"
-        for number, line in enumerate(
-            passages_export(collection=collection, topics=topics).lines, 1
-        ):
-            fields = line.split()
-            span = _span(source, number, fields, lengths)
-            judged.setdefault(fields[0], {}).setdefault(fields[1], []).append(span)
+        lines = passages_export(collection=collection, topics=topics).lines
+        spans = input_errors(
+            lambda: passage_qrels_lines(
+                lines, lengths, source=f"{collection.name} nuggets"
+            )
+        )
+        for qid, spans_by_doc in spans.items():
+            for docno, found in spans_by_doc.items():
+                judged.setdefault(qid, {}).setdefault(docno, []).extend(found)
         return judged

@@ -21,7 +21,6 @@ from nuggets_app.inference.services.exports import (
 )
 from nuggets_app.inference.services.graded import GRADED_SOURCES, graded_export
 from nuggets_app.inference.services.rules import (
-    RULE_SPECS,
     DecisionRule,
     rule_default,
     rule_estimate,
@@ -29,7 +28,7 @@ from nuggets_app.inference.services.rules import (
     rule_from_spec,
 )
 from nuggets_app.learning.thresholds import fit_spec_parse
-from nuggets_app.management.commands._base import only_one
+from nuggets_app.management.commands._base import add_rule_arguments, only_one
 from nuggets_app.models import Collection, MatchJob, Sample
 
 KINDS = (
@@ -85,18 +84,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--job", type=int, help="matching job (inferred, merged, scores)"
         )
-        rule = parser.add_mutually_exclusive_group()
-        rule.add_argument(
-            "--threshold", type=float, help="inferred relevant: score >= X"
-        )
-        rule.add_argument(
-            "--top-n", type=int, help="inferred relevant: N best per topic"
-        )
-        rule.add_argument(
-            "--rule",
-            metavar="SPEC",
-            help=f"decision rule: {RULE_SPECS} (default for a job with a fitted "
-            "model: p:0.5)",
+        rule = add_rule_arguments(
+            parser, rule="(default for a job with a fitted model: p:0.5)"
         )
         rule.add_argument(
             "--fit",

@@ -212,9 +212,11 @@ class Command(BaseCommand):
         if not options["wait"]:
             return
         bar = tqdm(
-            total=progress.wanted, unit="doc", desc=f"job {job.pk} new documents",
+            total=progress.wanted,
+            unit="doc",
+            desc=f"job {job.pk} new documents",
             disable=options["verbosity"] == 0,
-        )  # fmt: skip
+        )
         while not progress.done:
             time.sleep(1)
             progress = new_documents_progress(job=job)

@@ -9,15 +9,18 @@ statnDCG, estR, statAP_var, statAP_ci_low, statAP_ci_high; ``all`` for the means
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nuggets_app.ir.statap import statap_evaluate, statap_rows
-from nuggets_app.ir.statap_nist import nist_report
-from nuggets_app.management.commands.evaluate import (
+from nuggets_app.evaluation.services.inputs import (
     format_rows,
     read_prels_file,
     read_run_file,
 )
+from nuggets_app.ir.statap import statap_evaluate, statap_rows
+from nuggets_app.ir.statap_nist import nist_report
+from nuggets_app.management.commands._base import input_errors
 
 
 class Command(BaseCommand):
@@ -71,9 +74,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if options["terse"] and not options["nist_output"]:
             raise CommandError("--terse only applies to --nist-output")
-        prels = read_prels_file(options["prels"], sampled_only=options["sampled_only"])
-        runs = [read_run_file(path, contiguous=True) for path in options["runs"]]
-        only = options["only"] or "all"
+        with input_errors():
+            prels = read_prels_file(
+                options["prels"], sampled_only=options["sampled_only"]
+            )
+            runs = [read_run_file(path, contiguous=True) for path in options["runs"]]
+        only: Literal["all", "neu", "mixed"] = options["only"] or "all"
         results = [
             statap_evaluate(prels, r.scores, only=only, name=r.name) for r in runs
         ]

@@ -22,9 +22,9 @@ from nuggets_app.evaluation.services.verification import (
     verification_queue_create,
     verification_report,
 )
-from nuggets_app.management.commands.diagnose import (
+from nuggets_app.management.commands._base import (
     add_rule_arguments,
-    rule_from_options,
+    rule_of_options,
 )
 from nuggets_app.models import MatchJob, Sample
 from nuggets_app.pooling.services.assignments import AssignmentError
@@ -69,11 +69,16 @@ class Command(BaseCommand):
             raise CommandError(f"no user {', '.join(missing)}")
         by_name = {u.username: u for u in users}
         sample = verification_queue_create(
-            job=job, rule=rule_from_options(options), relevant=options["relevant"],
-            nonrelevant=options["nonrelevant"], seed=options["seed"],
-            assessors=[by_name[n] for n in options["assessor"]], name=options["name"],
-            overlap=options["overlap"], uncertain=options["uncertain"],
-        )  # fmt: skip
+            job=job,
+            rule=rule_of_options(options, job),
+            relevant=options["relevant"],
+            nonrelevant=options["nonrelevant"],
+            seed=options["seed"],
+            assessors=[by_name[n] for n in options["assessor"]],
+            name=options["name"],
+            overlap=options["overlap"],
+            uncertain=options["uncertain"],
+        )
         for qid, record in sample.draws.items():
             for label, info in record["strata"].items():
                 self.stdout.write(

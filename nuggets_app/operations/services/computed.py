@@ -64,8 +64,12 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         """Status and progress as JSON (for the pages' progress polling)."""
-        return {"status": self.status, "done": self.done, "total": self.total,
-                "error": self.error}  # fmt: skip
+        return {
+            "status": self.status,
+            "done": self.done,
+            "total": self.total,
+            "error": self.error,
+        }
 
 
 class Computation(Generic[T]):
@@ -105,13 +109,21 @@ class Computation(Generic[T]):
         return _outcome(state, key)
 
 
+# Every computation by name, registered when its module is imported. The product's
+# computations are imported by nuggets_app.tasks (an import the contracts see), so a
+# worker has them from its start.
+COMPUTATIONS: dict[str, Computation[Any]] = {}
+
+
 def computed(
     *, versions: Callable[..., list]
 ) -> Callable[[Callable[..., T]], Computation[T]]:
     """Decorator: keep the function's results per parameters and input ``versions``."""
 
     def wrap(fn: Callable[..., T]) -> Computation[T]:
-        return Computation(fn, versions)
+        computation = Computation(fn, versions)
+        COMPUTATIONS[computation.name] = computation
+        return computation
 
     return wrap
 
@@ -119,10 +131,15 @@ def computed(
 def computed_run(*, name: str, params: dict[str, Any], key: str) -> dict[str, Any]:
     """Run the computation ``name`` (``module:function``) and keep its outcome at
     ``key`` (the Celery task's body)."""
-    module, _, attribute = name.partition(":")
-    computation = getattr(import_module(module), attribute, None)
-    if not isinstance(computation, Computation):
-        raise LookupError(f"{name} is not a kept computation")
+    computation = COMPUTATIONS.get(name)
+    if computation is None:
+        # A computation outside the modules nuggets_app.tasks imports (a test's):
+        # importing its module registers it.
+        module, _, attribute = name.partition(":")
+        found = getattr(import_module(module), attribute, None)
+        if not isinstance(found, Computation):
+            raise LookupError(f"{name} is not a kept computation")
+        computation = found
     last = [0.0]
 
     def progress(done: int, total: int) -> None:
@@ -172,6 +189,10 @@ def _keep_seconds() -> int:
 
 def _outcome(state: dict[str, Any], key: str) -> Outcome:
     return Outcome(
-        status=state["status"], value=state.get("value"), done=state.get("done", 0),
-        total=state.get("total", 0), error=state.get("error", ""), key=key,
-    )  # fmt: skip
+        status=state["status"],
+        value=state.get("value"),
+        done=state.get("done", 0),
+        total=state.get("total", 0),
+        error=state.get("error", ""),
+        key=key,
+    )

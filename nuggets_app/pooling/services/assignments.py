@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from nuggets_app.models import Assignment, Sample, SampleDocument, Topic
@@ -64,7 +64,7 @@ def assignment_plan(
 def assignment_create(
     *,
     sample: Sample,
-    assessors: Sequence[AbstractBaseUser],
+    assessors: Sequence[Any],
     topics: Sequence[Topic] | None = None,
     overlap: int = 1,
 ) -> list[Assignment]:
@@ -97,7 +97,7 @@ def assignment_create(
 
 
 def assignment_reassign(
-    *, assignments: Sequence[Assignment], assessor: AbstractBaseUser
+    *, assignments: Sequence[Assignment], assessor: Any
 ) -> list[Assignment]:
     """Give unfinished ``assignments`` to ``assessor`` instead of their current one.
 

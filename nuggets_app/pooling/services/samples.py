@@ -136,7 +136,7 @@ def sample_draw(
     per_run_quota: bool = False,
     progress: Progress | None = None,
 ) -> Sample:
-    """Draw ``size`` distinct documents per topic of ``pool`` (algorithms.md 1.3).
+    """Draw ``size`` distinct documents per topic of ``pool`` (docs/reference/algorithms.md 1.3).
 
     Stores every sampled document with its inclusion probability and its queue order
     (order of first draw; best rank first for ``depth``). Drawing again under the same

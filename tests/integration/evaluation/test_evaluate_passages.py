@@ -1,4 +1,4 @@
-"""manage.py evaluate_passages: the worked examples of algorithms.md 5.1 and 5.2, bad
+"""manage.py evaluate_passages: the worked examples of docs/reference/algorithms.md 5.1 and 5.2, bad
 input, and passage qrels taken from nugget spans in the database."""
 
 import io

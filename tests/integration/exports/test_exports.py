@@ -143,7 +143,7 @@ def test_scores_file_has_every_result_with_exact_scores(world, job):
 
 
 def test_prels_round_trip_with_inclusion_probabilities(world, tmp_path):
-    # Inclusion probabilities of algorithms.md 1.5 (K = 3).
+    # Inclusion probabilities of docs/reference/algorithms.md 1.5 (K = 3).
     probs = [0.719613822235819, 0.3419699492277922, 0.7060124955877192]
     sample = Sample.objects.create(
         pool=world.pool, name="statap", method="statap", size=3, seed=7

@@ -16,10 +16,11 @@ from django.core.management.base import CommandError
 
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.evaluation.selectors import stored_qrels, stored_subtopic_qrels
+from nuggets_app.importers.qrels import parse_qrels_text, subtopic_qrels_read
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.inference.services.matching import match_job_launch
-from nuggets_app.ir.diversity import subtopic_qrels_lines, subtopic_qrels_parse
+from nuggets_app.ir.diversity import subtopic_qrels_lines
 from nuggets_app.models import Judgment, MatchResult, Nugget, Qrels
 from tests.integration.jobs.world import cranfield_world, run_inline
 
@@ -139,7 +140,9 @@ def test_file_reads_back_and_evaluate_matches_ir_measures(world, job, tmp_path):
         stderr=io.StringIO(),
     )
     assert (tmp_path / "subtopics.qrels.provenance.json").exists()
-    parsed = subtopic_qrels_parse(path.read_text().splitlines())
+    parsed = subtopic_qrels_read(
+        parse_qrels_text(path.read_text().splitlines(), "subtopics")
+    )
     export = subtopics_export(collection=world.collection, job=job)
     assert sorted(
         f"{q} {s} {d} {g}"
@@ -210,7 +213,9 @@ def test_exported_subtopic_qrels_round_trip_through_the_importer(world, job, tmp
     assert again.lines == exported
     # Read as ad hoc qrels, a document has its best grade over the subtopics.
     best: dict[str, dict[str, int]] = {}
-    for qid, subtopics in subtopic_qrels_parse(exported).items():
+    for qid, subtopics in subtopic_qrels_read(
+        parse_qrels_text(exported, "subtopics")
+    ).items():
         for docs in subtopics.values():
             for docno, grade in docs.items():
                 topic = best.setdefault(qid, {})

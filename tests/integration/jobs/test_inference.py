@@ -107,7 +107,7 @@ def _scored_topic(scores_rel, scores_nonrel, unjudged=()):
 
 
 def test_histograms_match_the_specification_example():
-    # algorithms.md section 6: R and NR scores over 16, four bins.
+    # docs/reference/algorithms.md section 6: R and NR scores over 16, four bins.
     rel = [16, 15, 13, 12, 9, 10, 5]
     nonrel = [0, 1, 2, 5, 6, 9, 10, 11, 14]
     job, topic = _scored_topic([s / 16 for s in rel], [s / 16 for s in nonrel], [0.99])

@@ -1,6 +1,6 @@
 """pool_build and pool_summary on PostgreSQL: the specification vectors and Cranfield.
 
-Expected values come from algorithms.md 1.5, or are computed here from the run files
+Expected values come from docs/reference/algorithms.md 1.5, or are computed here from the run files
 themselves (set unions, exact fractions), independently of the code under test.
 """
 
@@ -26,7 +26,7 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-9
-# algorithms.md 1.5: run1 = a b c d, run2 = c a e.
+# docs/reference/algorithms.md 1.5: run1 = a b c d, run2 = c a e.
 SPEC_P = {"a": 199 / 576, "b": 25 / 192, "c": 193 / 576, "d": 5 / 64, "e": 1 / 9}
 
 
@@ -196,7 +196,7 @@ def load_cranfield(shared_data: Path, qids: list[str]) -> tuple[Collection, list
 
 
 def exact_prior(per_run: dict[str, list[str]], docno: str) -> Fraction:
-    """p(d) from exact fractions, straight from algorithms.md 1.1-1.2."""
+    """p(d) from exact fractions, straight from docs/reference/algorithms.md 1.1-1.2."""
     total = Fraction(0)
     for ranking in per_run.values():
         size = len(ranking)

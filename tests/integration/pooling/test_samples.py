@@ -1,6 +1,6 @@
 """sample_draw, sample_extend and sample_inclusion on PostgreSQL.
 
-Expected values come from algorithms.md 1.5 (p and pi), from the pi formula applied to
+Expected values come from docs/reference/algorithms.md 1.5 (p and pi), from the pi formula applied to
 the stored K, from the run files, or from the binomial law.
 """
 
@@ -68,7 +68,7 @@ def stored_orders(sample: Sample) -> dict[str, list[int]]:
 
 
 def pi(prob: float, draws: int) -> float:
-    """algorithms.md 1.3."""
+    """docs/reference/algorithms.md 1.3."""
     return 1 - (1 - prob) ** draws
 
 

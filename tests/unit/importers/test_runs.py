@@ -55,7 +55,7 @@ def test_rank_by_score_orders_by_score_then_docno_descending():
 
 def test_rank_by_score_agrees_with_trec_eval_ordering_vector(shared_data):
     # trec_eval orders a topic's documents by score, ties by docno descending
-    # (algorithms.md section 0); results.test has ties, so check the rule directly.
+    # (docs/reference/algorithms.md section 0); results.test has ties, so check the rule directly.
     lines = list(parse_run(shared_data / "trec_eval-tests" / "results.test"))
     ranked = rank_by_score(lines)
     for before, after in itertools.pairwise(ranked):

@@ -8,11 +8,12 @@ import math
 import ir_measures
 import pytest
 
+from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.qrels import parse_qrels_text, subtopic_qrels_read
 from nuggets_app.ir.diversity import (
     DiversityError,
     diversity_evaluate,
     subtopic_qrels_lines,
-    subtopic_qrels_parse,
 )
 
 # Topic 7: document a covers subtopic 1, b covers 2, c covers both; d covers nothing.
@@ -24,7 +25,11 @@ QRELS = {
 RUN = {"7": {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}, "12": {"y": 2.0, "x": 1.0}}
 
 
-def test_lines_round_trip_through_the_parser():
+def subtopic_qrels_parse(lines, source="<qrels>"):
+    return subtopic_qrels_read(parse_qrels_text(lines, "subtopics", source=source))
+
+
+def test_lines_round_trip_through_the_importers_parser():
     lines = subtopic_qrels_lines(QRELS)
     assert lines[0] == "7 1 a 1"
     assert lines[-1] == "12 1 x 1"
@@ -34,15 +39,19 @@ def test_lines_round_trip_through_the_parser():
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("7 1 a", "expected 'qid subtopic docno rel'"),
-        ("7 1 a yes", "relevance 'yes' is not an integer"),
-        ("7 1 a 1", "given twice"),
+        ("7 1 a", "wrong number of columns for subtopics"),
+        ("7 1 a yes", "relevance"),
+        ("7 1 a 2", "conflicting judgments for qid '7', subtopic '1', docno 'a'"),
     ],
 )
 def test_bad_lines_name_source_line_and_problem(line, message):
-    with pytest.raises(DiversityError, match=message) as info:
+    with pytest.raises(ImportFormatError, match=message) as info:
         subtopic_qrels_parse(["7 1 a 1", line], source="q.txt")
     assert "q.txt:2" in str(info.value)
+
+
+def test_a_repeated_identical_line_is_read_once():
+    assert subtopic_qrels_parse(["7 1 a 1", "7 1 a 1"]) == {"7": {"1": {"a": 1}}}
 
 
 def test_measures_by_hand_and_against_ir_measures():

@@ -1,4 +1,4 @@
-"""DO and HSA (Krstovski et al.) against the worked example of algorithms.md 6."""
+"""DO and HSA (Krstovski et al.) against the worked example of docs/reference/algorithms.md 6."""
 
 import math
 

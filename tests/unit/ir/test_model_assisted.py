@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nuggets_app.importers.qrels import parse_qrels
 from nuggets_app.ir.model_assisted import (
     GradeModel,
     model_assisted_evaluate,
@@ -27,7 +28,6 @@ from nuggets_app.ir.prels import (
     PrelsRecord,
     TopicPrels,
     prels_load,
-    prels_parse,
     run_scores,
 )
 from nuggets_app.ir.sampling import (
@@ -40,7 +40,7 @@ from nuggets_app.ir.statap import statap_evaluate
 DATA = Path(__file__).resolve().parents[2] / "data"
 EXACT = 1e-12
 
-# The pool of algorithms.md 1.5: run1 = a b c d, run2 = c a e.
+# The pool of docs/reference/algorithms.md 1.5: run1 = a b c d, run2 = c a e.
 RUNS = {"run1": ["a", "b", "c", "d"], "run2": ["c", "a", "e"]}
 TRUTH = {"a": 1, "b": 0, "c": 1, "d": 1, "e": 0}
 MODELS = {
@@ -216,8 +216,7 @@ def test_a_good_model_shrinks_the_variance_and_the_estimate_of_it_is_poissons():
 
 
 def tiny_inputs():
-    with (DATA / "ir" / "tiny.prels").open() as handle:
-        prels = prels_load(prels_parse(handle))
+    prels = prels_load(parse_qrels(DATA / "ir" / "tiny.prels", "prels"))
     entries = []
     for number, text in enumerate((DATA / "ir" / "tiny.run").read_text().split("\n")):
         if text:
@@ -229,7 +228,7 @@ def tiny_inputs():
 def test_a_zero_model_gives_the_reference_scripts_test_vector():
     prels, run = tiny_inputs()
     result = model_assisted_evaluate(prels, {}, {"tiny": run})["tiny"]
-    # algorithms.md 2.10: the output of statAP_MQ_eval_v3.pl on tiny.prels/tiny.run.
+    # docs/reference/algorithms.md 2.10: the output of statAP_MQ_eval_v3.pl on tiny.prels/tiny.run.
     assert result["AP"].n_topics == 2
     assert result["AP"].estimate == pytest.approx(0.764666666666667, abs=1e-14)
     assert result["Rprec"].estimate == pytest.approx(0.756666666666667, abs=1e-14)

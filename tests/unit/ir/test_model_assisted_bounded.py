@@ -38,7 +38,7 @@ def test_bounded_statap_clips_the_reference_vectors_topic_above_one():
     prels, run = tiny_inputs()
     plain = model_assisted_evaluate(prels, {}, {"tiny": run})["tiny"]["AP"]
     bounded = model_assisted_evaluate(prels, {}, {"tiny": run}, bounded=True)["tiny"]
-    # algorithms.md 2.10: statAP 0.446 and 1.0833 on the two topics.
+    # docs/reference/algorithms.md 2.10: statAP 0.446 and 1.0833 on the two topics.
     assert [t.estimate for t in plain.topics] == pytest.approx([0.446, 1.0833333333])
     assert [t.estimate for t in bounded["AP"].topics] == pytest.approx([0.446, 1.0])
     assert bounded["AP"].estimate == pytest.approx((0.446 + 1.0) / 2)

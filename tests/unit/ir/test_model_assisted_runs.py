@@ -122,7 +122,7 @@ def test_the_default_estimator_is_model_assisted():
 
 
 def test_the_worked_example_of_the_explanation_page():
-    """docs/explanation/model-assisted.md: the pool of algorithms.md 1.5, K = 3,
+    """docs/explanation/model-assisted.md: the pool of docs/reference/algorithms.md 1.5, K = 3,
     sample {a, c, d}, the model p below; every number on the page, to 1e-6."""
     q = pool_distribution(RUNS)
     pi = inclusion_probabilities(q, 3)

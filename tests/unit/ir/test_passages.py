@@ -1,4 +1,4 @@
-"""HARD and INEX character measures: worked examples of algorithms.md 5 and properties."""
+"""HARD and INEX character measures: worked examples of docs/reference/algorithms.md 5 and properties."""
 
 import math
 

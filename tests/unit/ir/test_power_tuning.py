@@ -1,6 +1,6 @@
 """Power tuning of the default estimator: each topic's λ against a brute-force search,
 the tuned estimator as the plain one on λ p, and its exact bias and error on the tiny
-pool of algorithms.md 1.5 (docs/explanation/model-assisted.md, "Power tuning")."""
+pool of docs/reference/algorithms.md 1.5 (docs/explanation/model-assisted.md, "Power tuning")."""
 
 from __future__ import annotations
 

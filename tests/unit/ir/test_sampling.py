@@ -1,4 +1,4 @@
-"""statAP sampling (algorithms.md section 1): test vectors and statistical checks.
+"""statAP sampling (docs/reference/algorithms.md section 1): test vectors and statistical checks.
 
 Expected values come from the specification's section 1.5, from exact fractions
 computed here by brute force, or from the binomial law; never from the code under test.
@@ -29,7 +29,7 @@ from nuggets_app.ir.sampling import (
 
 TOL = 1e-9
 RUNS = {"run1": ["a", "b", "c", "d"], "run2": ["c", "a", "e"]}
-# algorithms.md 1.5: p(d), pi with K=3, pi with K=5.
+# docs/reference/algorithms.md 1.5: p(d), pi with K=3, pi with K=5.
 VECTORS = {
     "a": (199 / 576, 0.719613822235819, 0.8798858053040447),
     "b": (25 / 192, 0.3419699492277922, 0.5021755619035888),
@@ -248,7 +248,7 @@ def test_empirical_inclusion_matches_pi_on_a_larger_pool():
 def test_distinct_stopping_matches_the_exact_design_probabilities(n):
     """Stopping at n distinct: empirical frequencies match the exact brute-force pi.
 
-    The stored pi = 1 - (1 - p)^K ignores the stopping rule (algorithms.md 1.3). A
+    The stored pi = 1 - (1 - p)^K ignores the stopping rule (docs/reference/algorithms.md 1.3). A
     coupling bound holds: the sample lies between the first K_min and the first K_max
     draws, so the exact pi lies between 1 - (1-p)^K_min and 1 - (1-p)^K_max over the
     observed range of K. The approximation itself is only that loose, by design.

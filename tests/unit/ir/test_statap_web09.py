@@ -17,7 +17,8 @@ import subprocess
 import ir_measures
 import pytest
 
-from nuggets_app.ir.prels import PrelsRecord, prels_load, prels_parse
+from nuggets_app.importers.qrels import parse_qrels
+from nuggets_app.ir.prels import PrelsRecord, prels_load
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.ir.statap_nist import nist_report
 
@@ -29,8 +30,7 @@ def records():
     from tests.conftest import SHARED_DATA
 
     path = SHARED_DATA / PRELS
-    with gzip.open(path, "rt") as handle:
-        return list(prels_parse(handle, source=str(path)))
+    return list(parse_qrels(path, "prels"))
 
 
 def generated_run(records, seed: int) -> dict[str, dict[str, float]]:

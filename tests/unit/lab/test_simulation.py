@@ -128,7 +128,7 @@ def test_real_documents_get_exact_offsets_with_the_matcher_pipeline(shared_data)
 
 
 def test_average_precision_matches_the_specification_vector():
-    # algorithms.md 3.4: relevant d1 d4 d6; run d1 d2 d3 d7 d4 d5 -> AP 0.4666666666666666
+    # docs/reference/algorithms.md 3.4: relevant d1 d4 d6; run d1 d2 d3 d7 d4 d5 -> AP 0.4666666666666666
     ranking = ["d1", "d2", "d3", "d7", "d4", "d5"]
     assert sim.average_precision(ranking, {"d1", "d4", "d6"}) == pytest.approx(
         0.4666666666666666, abs=1e-12

@@ -1,4 +1,4 @@
-"""The worked examples and edge cases of algorithms.md section 4.4 (lambda 0.5, k 3)."""
+"""The worked examples and edge cases of docs/reference/algorithms.md section 4.4 (lambda 0.5, k 3)."""
 
 import pytest
 

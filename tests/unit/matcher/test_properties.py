@@ -1,4 +1,4 @@
-"""Property tests against a brute-force reference of algorithms.md section 4.
+"""Property tests against a brute-force reference of docs/reference/algorithms.md section 4.
 
 The reference scans every window of the document for every shingle, straight
 from the definitions; the matcher under test must agree to 1e-9, pick the same

@@ -119,8 +119,9 @@ class Command(BaseCommand):
         downloads += [(f"{url}plot/{f}.svg", f"SVG {f}") for f in result.figures]
         for download, label in downloads:
             first = _get(client, download, page.query)
-            again = statistics.median(_get(client, download, page.query)
-                                      for _ in range(3))  # fmt: skip
+            again = statistics.median(
+                _get(client, download, page.query) for _ in range(3)
+            )
             self.stdout.write(
                 f"{'':12s} {label}: first {first * 1000:.0f} ms, "
                 f"next {again * 1000:.1f} ms (kept)"
@@ -159,26 +160,55 @@ def _pages(collection: Collection, qrels: Qrels, world: DashboardWorld) -> list[
     job = world.job.pk
     return [
         # Without a sample or expected measures (a blank field would take the first).
-        Page("runs", {**base, "qrels": f"qrels:{qrels.pk}", "sample": "",
-                      "expected": ""},
-             dashboards.runs_evaluation,
-             {"qrels": f"qrels:{qrels.pk}", "rule": rule, "sample": None,
-              "expected": None, "measures": measures},
-             downloads=("evaluation_topics",)),
-        Page("compare", {**base, "qrels_a": f"qrels:{qrels.pk}", "qrels_b": "human",
-                         "measure": "AP"},
-             dashboards.qrels_comparison,
-             {"qrels_a": f"qrels:{qrels.pk}", "qrels_b": "human", "rule": rule,
-              "measure": "AP"}, downloads=()),
-        Page("trust", {**base, "job": str(job), "human": "human", "bins": "10",
-                       "length_bins": "10"},
-             dashboards.trust_diagnostics,
-             {"job": job, "human": "human", "rule": rule, "bins": 10,
-              "length_bins": 10}),
-        Page("verification", {"sample": str(world.verification.pk)},
-             dashboards.verification_agreement,
-             {"sample": world.verification.pk}),
-    ]  # fmt: skip
+        Page(
+            "runs",
+            {**base, "qrels": f"qrels:{qrels.pk}", "sample": "", "expected": ""},
+            dashboards.runs_evaluation,
+            {
+                "qrels": f"qrels:{qrels.pk}",
+                "rule": rule,
+                "sample": None,
+                "expected": None,
+                "measures": measures,
+            },
+            downloads=("evaluation_topics",),
+        ),
+        Page(
+            "compare",
+            {
+                **base,
+                "qrels_a": f"qrels:{qrels.pk}",
+                "qrels_b": "human",
+                "measure": "AP",
+            },
+            dashboards.qrels_comparison,
+            {
+                "qrels_a": f"qrels:{qrels.pk}",
+                "qrels_b": "human",
+                "rule": rule,
+                "measure": "AP",
+            },
+            downloads=(),
+        ),
+        Page(
+            "trust",
+            {
+                **base,
+                "job": str(job),
+                "human": "human",
+                "bins": "10",
+                "length_bins": "10",
+            },
+            dashboards.trust_diagnostics,
+            {"job": job, "human": "human", "rule": rule, "bins": 10, "length_bins": 10},
+        ),
+        Page(
+            "verification",
+            {"sample": str(world.verification.pk)},
+            dashboards.verification_agreement,
+            {"sample": world.verification.pk},
+        ),
+    ]
 
 
 def _get(client: Client, url: str, query: dict) -> float:

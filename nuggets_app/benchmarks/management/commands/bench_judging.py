@@ -168,9 +168,18 @@ def cpu_model() -> str:
 
 def _bench_texts(docs_path: str, count: int) -> list[tuple[str, str]]:
     # By default the first Cranfield documents of the repository's own test data.
-    path = Path(docs_path) if docs_path else (
-        settings.BASE_DIR / "tests" / "data" / "public" / "cranfield" / "docs.jsonl.gz"
-    )  # fmt: skip
+    path = (
+        Path(docs_path)
+        if docs_path
+        else (
+            settings.BASE_DIR
+            / "tests"
+            / "data"
+            / "public"
+            / "cranfield"
+            / "docs.jsonl.gz"
+        )
+    )
     if path.exists():
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt") as fh:
@@ -407,20 +416,32 @@ def assessor_step(
     )
     if grade:
         steps.append(
-            ("nugget_save", "POST", base + "nuggets",
-             {"start": 41 * (session.round % 3), "end": 41 * (session.round % 3) + 40,
-              "text": "wing flow boundary layer",
-              "client_uuid": str(uuid.uuid4())})
-        )  # fmt: skip
+            (
+                "nugget_save",
+                "POST",
+                base + "nuggets",
+                {
+                    "start": 41 * (session.round % 3),
+                    "end": 41 * (session.round % 3) + 40,
+                    "text": "wing flow boundary layer",
+                    "client_uuid": str(uuid.uuid4()),
+                },
+            )
+        )
     for kind, method, url, data in steps:
         status, payload, ms = session.call(method, url, data)
         results[kind if status in (200, 201) else "failure"].append(ms)
         if kind == "nugget_save" and status in (200, 201):
             nugget = json.loads(payload)
             status, _, ms = session.call(
-                "POST", f"/nuggets/{nugget['id']}/edit",
-                {"version": nugget["version"], "text": "wing flow edited", "keywords": "[]"},
-            )  # fmt: skip
+                "POST",
+                f"/nuggets/{nugget['id']}/edit",
+                {
+                    "version": nugget["version"],
+                    "text": "wing flow edited",
+                    "keywords": "[]",
+                },
+            )
             results["nugget_edit" if status == 200 else "failure"].append(ms)
             if client == "inplace":
                 status, _, ms = session.call("GET", base + "data")

@@ -148,8 +148,17 @@ class Command(BaseCommand):
             for t in range(options["topics"]):
                 topic = Topic.objects.create(collection=collection, qid=str(t + 1))
                 topics.append(topic)
-                self._topic_docs(rng, vocab, weights, collection, pool, topic, user, per_topic,
-                                 options)  # fmt: skip
+                self._topic_docs(
+                    rng,
+                    vocab,
+                    weights,
+                    collection,
+                    pool,
+                    topic,
+                    user,
+                    per_topic,
+                    options,
+                )
         return collection, topics, pool
 
     def _topic_docs(
@@ -164,13 +173,25 @@ class Command(BaseCommand):
         for i, row in enumerate(words):
             sentences = [" ".join(row[j : j + 15]) for j in range(0, len(row), 15)]
             text = " . ".join(sentences) + " ."
-            docs.append(Document(collection=collection, docno=f"T{topic.qid}-D{i:05d}",
-                                 text=text, length_words=len(row), length_chars=len(text)))  # fmt: skip
+            docs.append(
+                Document(
+                    collection=collection,
+                    docno=f"T{topic.qid}-D{i:05d}",
+                    text=text,
+                    length_words=len(row),
+                    length_chars=len(text),
+                )
+            )
         Document.objects.bulk_create(docs, batch_size=5000)
         PoolDocument.objects.bulk_create(
-            [PoolDocument(pool=pool, topic=topic, document=d, best_rank=i + 1, num_runs=1)
-             for i, d in enumerate(docs)], batch_size=5000,
-        )  # fmt: skip
+            [
+                PoolDocument(
+                    pool=pool, topic=topic, document=d, best_rank=i + 1, num_runs=1
+                )
+                for i, d in enumerate(docs)
+            ],
+            batch_size=5000,
+        )
         nuggets = []
         for d in rng.choice(
             len(docs), options["nuggets"], replace=len(docs) < options["nuggets"]
@@ -181,9 +202,18 @@ class Command(BaseCommand):
             for _ in range(sentence):
                 start = doc.text.index(" . ", start) + 3
             end = doc.text.index(" .", start)
-            nuggets.append(Nugget(topic=topic, assessor=user, document=doc, start=start,
-                                  end=end, span_text=doc.text[start:end],
-                                  text=doc.text[start:end], grade=1))  # fmt: skip
+            nuggets.append(
+                Nugget(
+                    topic=topic,
+                    assessor=user,
+                    document=doc,
+                    start=start,
+                    end=end,
+                    span_text=doc.text[start:end],
+                    text=doc.text[start:end],
+                    grade=1,
+                )
+            )
         Nugget.objects.bulk_create(nuggets)
 
     def _run(self, collection, topics, pool, workers: int) -> tuple[MatchJob, float]:
@@ -249,11 +279,23 @@ class Command(BaseCommand):
             for order, i in enumerate(rng.choice(len(rows), n, replace=False), 1):
                 doc_id, score = rows[int(i)]
                 relevant = (score > cut) != (rng.random() < 0.1)
-                judgments.append(Judgment(topic_id=topic_id, document_id=doc_id,
-                                          assessor=user, relevance=int(relevant)))  # fmt: skip
-                drawn.append(SampleDocument(sample=sample, topic_id=topic_id,
-                                            document_id=doc_id, order=order,
-                                            inclusion_prob=n / len(rows)))  # fmt: skip
+                judgments.append(
+                    Judgment(
+                        topic_id=topic_id,
+                        document_id=doc_id,
+                        assessor=user,
+                        relevance=int(relevant),
+                    )
+                )
+                drawn.append(
+                    SampleDocument(
+                        sample=sample,
+                        topic_id=topic_id,
+                        document_id=doc_id,
+                        order=order,
+                        inclusion_prob=n / len(rows),
+                    )
+                )
             sample.size = max(sample.size, n)
         Judgment.objects.bulk_create(judgments, batch_size=5000)
         SampleDocument.objects.bulk_create(drawn, batch_size=5000)
@@ -343,10 +385,21 @@ def _cpu_baseline(topic: Topic) -> dict[int, float]:
 def _start_worker(concurrency: int) -> subprocess.Popen:
     celery = Path(sys.executable).with_name("celery")
     log = Path(settings.DATA_DIR) / f"bench-worker-{concurrency}.log"
-    cmd = [str(celery), "-A", "nuggets_app", "worker", "--pool=prefork",
-           f"--concurrency={concurrency}", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE,
-           "-n", f"bench-{uuid.uuid4().hex[:6]}@%h", "--loglevel=WARNING",
-           "--without-gossip", "--without-mingle"]  # fmt: skip
+    cmd = [
+        str(celery),
+        "-A",
+        "nuggets_app",
+        "worker",
+        "--pool=prefork",
+        f"--concurrency={concurrency}",
+        "-Q",
+        settings.CELERY_TASK_DEFAULT_QUEUE,
+        "-n",
+        f"bench-{uuid.uuid4().hex[:6]}@%h",
+        "--loglevel=WARNING",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     proc = subprocess.Popen(
         cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True
     )

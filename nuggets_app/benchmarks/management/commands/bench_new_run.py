@@ -71,9 +71,11 @@ class Command(BaseCommand):
         parser.add_argument("--repeat", type=int, default=3, help="warm evaluations")
 
     def handle(self, *args, **opts) -> None:
-        data = Path(opts["data"]) if opts["data"] else (
-            Path(settings.BASE_DIR).parent / "shared" / "data" / "cranfield"
-        )  # fmt: skip
+        data = (
+            Path(opts["data"])
+            if opts["data"]
+            else (Path(settings.BASE_DIR).parent / "shared" / "data" / "cranfield")
+        )
         collection = self._collection(data)
         job, sample = self._world(collection, data, opts)
         new = self._new_run(job, collection, opts["per_topic"])
@@ -86,9 +88,12 @@ class Command(BaseCommand):
         UnpooledScore.objects.filter(job=job).delete()
         started = time.perf_counter()
         found = new_runs_evaluate(
-            job=job, sample=sample, new_runs={NEW: new}, pooled_runs={},
+            job=job,
+            sample=sample,
+            new_runs={NEW: new},
+            pooled_runs={},
             inline_max=10**9,
-        )  # fmt: skip
+        )
         cold = time.perf_counter() - started
         counts = found.documents[NEW]
         warm = []
@@ -156,9 +161,12 @@ class Command(BaseCommand):
             "building the pool, sample, judgments, nuggets and job (once) ..."
         )
         config = SimulationConfig(
-            depth=opts["depth"], sample_size=0, sample_fraction=0.1, seed=1,
+            depth=opts["depth"],
+            sample_size=0,
+            sample_fraction=0.1,
+            seed=1,
             extraction=ExtractionOptions(),
-        )  # fmt: skip
+        )
         runs = list(Run.objects.filter(collection=collection).exclude(name=HELD_OUT))
         pool, sample = _pool_and_sample(collection, runs, config)
         truth = qrels_read(data / "qrels.txt")

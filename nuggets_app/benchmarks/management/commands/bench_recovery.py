@@ -205,11 +205,19 @@ def _start_worker(concurrency: int, logs: Path, wait: bool = True) -> subprocess
     tag = uuid.uuid4().hex[:6]
     log = logs / f"worker-{tag}.log"
     proc = _start(
-        ["worker", "--pool=prefork", f"--concurrency={concurrency}",
-         "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"recovery-{tag}@%h",
-         "--without-gossip", "--without-mingle"],
+        [
+            "worker",
+            "--pool=prefork",
+            f"--concurrency={concurrency}",
+            "-Q",
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+            "-n",
+            f"recovery-{tag}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ],
         log,
-    )  # fmt: skip
+    )
     proc.log = log  # type: ignore[attr-defined]
     deadline = time.monotonic() + 120
     while wait and b" ready." not in log.read_bytes():

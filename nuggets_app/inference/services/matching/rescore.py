@@ -57,10 +57,15 @@ def match_job_rescore(*, job: MatchJob, lam: float) -> RescoreSummary:
         changed = _scores_write(job, {key: col[dirty] for key, col in new.items()})
         # Each scoring is numbered and dated, so an evaluation or export can say which
         # one it used (the scores themselves are replaced).
-        history = [*(job.rescorings or []), {
-            "lam": lam, "previous_lam": job.lam, "changed": changed,
-            "at": timezone.now().astimezone(UTC).isoformat(timespec="seconds"),
-        }]  # fmt: skip
+        history = [
+            *(job.rescorings or []),
+            {
+                "lam": lam,
+                "previous_lam": job.lam,
+                "changed": changed,
+                "at": timezone.now().astimezone(UTC).isoformat(timespec="seconds"),
+            },
+        ]
         MatchJob.objects.filter(pk=job.pk).update(lam=lam, rescorings=history)
     job.lam = lam
     job.rescorings = history

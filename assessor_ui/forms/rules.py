@@ -1,0 +1,35 @@
+"""The fields of a decision rule, built from its one definition in
+:mod:`nuggets_app.inference.services.rules` (kinds, labels, defaults), which the
+command-line options are built from too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from nuggets_app.inference.services.rules import (
+    DEFAULT_CHOICE,
+    DEFAULT_KIND,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOP_N,
+    RULE_CHOICES,
+)
+
+
+class RuleKindFields(forms.Form):
+    """A rule's kind, its threshold and its N; with ``required=False`` the threshold
+    and N may be left empty (the definition's defaults then apply)."""
+
+    kind = forms.ChoiceField(
+        choices=(DEFAULT_CHOICE, *RULE_CHOICES), initial=DEFAULT_KIND, label="Rule"
+    )
+    threshold = forms.FloatField(
+        min_value=0.0, max_value=1.0, initial=DEFAULT_THRESHOLD
+    )
+    n = forms.IntegerField(min_value=1, initial=DEFAULT_TOP_N, label="N")
+
+    def __init__(self, *args: Any, required: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["threshold"].required = required
+        self.fields["n"].required = required

@@ -1,0 +1,227 @@
+"""Forms of the staff pages: collections, uploads, pools, samples, assignments."""
+
+from __future__ import annotations
+
+import re
+from typing import cast
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from nuggets_app.importers.documents import FORMATS as DOC_FORMATS
+from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
+from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
+from nuggets_app.models import Collection, Run, Sample
+from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)]
+
+
+class CollectionForm(forms.ModelForm):
+    class Meta:
+        model = Collection
+        fields = ["name", "description"]
+        help_texts = {"name": "letters, digits, - and _ (a slug)"}
+        widgets = {"description": forms.Textarea(attrs={"rows": 1})}
+
+
+class RelevanceLevelForm(forms.Form):
+    level = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Relevant at grade >=",
+        help_text="TREC DL uses 2; empty: the smallest positive grade",
+    )
+
+
+class DocumentsUploadForm(forms.Form):
+    file = forms.FileField(
+        help_text="TREC SGML, JSONL, or a zip of .txt/.html files; .gz accepted"
+    )
+    fmt = forms.ChoiceField(
+        label="Format",
+        choices=[(f, f) for f in DOC_FORMATS if f != "dir"] + [("zip", "zip")],
+        initial="auto",
+    )
+
+
+class TopicsUploadForm(forms.Form):
+    file = forms.FileField(help_text="TREC topics, TREC XML or JSONL; .gz accepted")
+    fmt = forms.ChoiceField(
+        label="Format", choices=[(f, f) for f in TOPIC_FORMATS], initial="auto"
+    )
+
+
+class RunsUploadForm(forms.Form):
+    # The metaclass moves declared fields into base_fields, so the form's own
+    # ``files`` (the request's uploads) is not shadowed at run time.
+    files = MultipleFileField(  # type: ignore[assignment]
+        label="Run files",
+        help_text="one or more TREC run files (qid Q0 docno rank score tag); .gz "
+        "accepted; the run name is the tag column",
+    )
+
+
+class QrelsUploadForm(forms.Form):
+    file = forms.FileField(
+        help_text="qrels (qid iter docno rel), prels, or subtopic (diversity) qrels "
+        "(qid subtopic docno rel); .gz accepted"
+    )
+    name = forms.SlugField(max_length=200, help_text="name of these judgments")
+    kind = forms.ChoiceField(
+        choices=[
+            ("auto", "auto"),
+            ("qrels", "qrels"),
+            ("prels", "prels"),
+            ("subtopics", "subtopics (diversity)"),
+        ],
+        initial="auto",
+        help_text="auto reads 4 columns as plain qrels: choose subtopics for "
+        "diversity qrels",
+    )
+
+
+class NuggetsUploadForm(forms.Form):
+    file = forms.FileField(
+        help_text="nugget bank: JSONL, TREC QA nuggets, RAG or TREC TS; .gz accepted"
+    )
+    fmt = forms.ChoiceField(
+        label="Format", choices=[(f, f) for f in NUGGET_FORMATS], initial="auto"
+    )
+    name = forms.SlugField(
+        max_length=200, required=False, help_text="bank name; empty: the file name"
+    )
+    create_topics = forms.BooleanField(
+        required=False, help_text="make a topic of every qid the collection lacks"
+    )
+
+
+UPLOAD_FORMS = {
+    "documents": DocumentsUploadForm,
+    "topics": TopicsUploadForm,
+    "runs": RunsUploadForm,
+    "qrels": QrelsUploadForm,
+    "nuggets": NuggetsUploadForm,
+}
+
+
+class PoolForm(forms.Form):
+    name = forms.SlugField(max_length=200)
+    depth = forms.IntegerField(min_value=1, max_value=100000, initial=100)
+    all_runs = forms.BooleanField(
+        required=False, initial=True, label="All runs of the collection"
+    )
+    runs = forms.ModelMultipleChoiceField(
+        Run.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="the subset to pool (with 'All runs' unticked)",
+    )
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(forms.ModelChoiceField, self.fields["runs"]).queryset = Run.objects.filter(
+            collection=collection
+        )
+
+    def clean(self):
+        super().clean()
+        data = self.cleaned_data
+        if not data.get("all_runs") and not data.get("runs"):
+            raise forms.ValidationError("choose some runs, or tick 'All runs'")
+        return data
+
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*")
+
+
+class SampleForm(forms.Form):
+    name = forms.SlugField(max_length=200)
+    method = forms.ChoiceField(
+        choices=[
+            (m, label) for m, label in Sample.Method.choices if m in DRAWABLE_METHODS
+        ],
+        initial=Sample.Method.STATAP,
+    )
+    size = forms.CharField(
+        max_length=20,
+        help_text="documents per topic, or P% of the mean pool size per topic",
+    )
+    seed = forms.IntegerField(initial=1)
+    per_run_quota = forms.BooleanField(required=False, label="Per-run quota (statAP)")
+    rounds = forms.IntegerField(
+        min_value=1,
+        max_value=10,
+        initial=1,
+        required=False,
+        help_text="judge in this many rounds (the size is the total budget per topic): "
+        "round 1 by statAP's design, later ones guided by the relevance model",
+    )
+
+    def clean_rounds(self) -> int:
+        return self.cleaned_data["rounds"] or 1
+
+    def clean_size(self) -> tuple[int | None, float | None]:
+        match = _SIZE.fullmatch(self.cleaned_data["size"])
+        if not match:
+            raise forms.ValidationError("a whole number, or a percentage such as 10%")
+        number, percent = match.groups()
+        if percent:
+            value = float(number)
+            if not 0 < value <= 100:
+                raise forms.ValidationError("a percentage between 0 and 100")
+            return None, value
+        if "." in number or int(number) < 1:
+            raise forms.ValidationError("a whole number of at least 1")
+        return int(number), None
+
+
+class ExtendForm(forms.Form):
+    extra = forms.IntegerField(min_value=1, max_value=100000, label="Extra per topic")
+
+
+def _assessors():
+    return get_user_model().objects.filter(is_active=True).order_by("username")
+
+
+class AssignForm(forms.Form):
+    assessors = forms.ModelMultipleChoiceField(
+        _assessors(), widget=forms.CheckboxSelectMultiple
+    )
+    overlap = forms.IntegerField(
+        min_value=1, initial=1, help_text="assessors per topic (k)"
+    )
+    topics = forms.CharField(
+        required=False, help_text="qids separated by spaces; empty: every sampled topic"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(forms.ModelChoiceField, self.fields["assessors"]).queryset = _assessors()
+
+
+class ReassignForm(forms.Form):
+    source = forms.ModelChoiceField(_assessors(), label="Unfinished work of")
+    target = forms.ModelChoiceField(_assessors(), label="goes to")
+    topics = forms.CharField(
+        required=False, help_text="qids separated by spaces; empty: all unfinished"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(forms.ModelChoiceField, self.fields["source"]).queryset = _assessors()
+        cast(forms.ModelChoiceField, self.fields["target"]).queryset = _assessors()
