@@ -47,7 +47,9 @@ def nuggets_extract_simulated(
         d.docno: d
         for d in Document.objects.filter(collection=collection, docno__in=wanted)
     }
-    rows, counts, with_keywords = [], {}, 0
+    rows: list[Nugget] = []
+    counts: dict[str, int] = {}
+    with_keywords = 0
     for qid, labels in sorted(human.items()):
         relevant = {
             d: docs[d].text for d, g in labels.items() if g >= config.relevance_level
@@ -124,7 +126,8 @@ def nuggets_extract_human(
     for nugget in source.iterator(chunk_size=2000):
         qid = nugget.topic.qid
         key = (qid, nugget.source_id or nugget.text)
-        if (qid, nugget.document.docno) not in relevant or key in seen:
+        document = nugget.document
+        if document is None or (qid, document.docno) not in relevant or key in seen:
             continue
         seen.add(key)
         counts[qid] = counts.get(qid, 0) + 1
@@ -133,7 +136,7 @@ def nuggets_extract_human(
             Nugget(
                 topic=nugget.topic,
                 assessor=assessor,
-                document=nugget.document,
+                document=document,
                 start=nugget.start,
                 end=nugget.end,
                 span_text=nugget.span_text,

@@ -17,6 +17,7 @@ from nuggets_app.inference.services.rules import (
     rule_default,
     rule_from_options,
 )
+from nuggets_app.models import MatchJob
 
 M = TypeVar("M", bound=Model)
 
