@@ -38,7 +38,9 @@ TEMPLATE = "assessor_ui/jobs/new_runs.html"
 
 
 def _samples(job: MatchJob) -> list[Sample]:
-    pool_id = job.pool_id or (job.sample.pool_id if job.sample_id else None)
+    pool_id = job.pool_id or (job.sample.pool_id if job.sample is not None else None)
+    if pool_id is None:
+        return []
     return list(
         Sample.objects.filter(pool_id=pool_id)
         .exclude(method=Sample.Method.VERIFICATION)

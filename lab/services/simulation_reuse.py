@@ -190,7 +190,8 @@ def _scores(
 def _later_p(job: MatchJob) -> Scores:
     """{qid: {docno: p}}: the full fit's p of the documents scored for the job after
     it ran (the held-out runs' unpooled documents), beside the pool."""
-    columns = later_columns(job=job, on_model=True, topics=list(job.topics.all()))
+    topics = list(job.topics.values_list("pk", flat=True))
+    columns = later_columns(job=job, on_model=True, topics=topics)
     qids = dict(job.topics.values_list("pk", "qid"))
     ids = {d for docs, _ in columns.values() for d in docs.tolist()}
     docnos = dict(Document.objects.filter(pk__in=ids).values_list("pk", "docno"))

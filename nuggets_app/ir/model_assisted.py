@@ -62,7 +62,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from nuggets_app.ir.prels import TopicPrels, ranking_order, topic_key
 
@@ -74,7 +74,7 @@ NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
 # The options of the default estimator as the application reports it.
-REPORTED = {"bounded": True, "beale": True}
+REPORTED: dict[str, Any] = {"bounded": True, "beale": True}
 
 Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score

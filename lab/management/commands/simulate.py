@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.maths.simulation import ExtractionOptions
 from lab.services.report_json import json_safe
-from lab.services.simulation import simulation_run
+from lab.services.simulation import SimulationData, simulation_run
 from lab.services.simulation_config import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
@@ -21,7 +21,7 @@ from lab.services.simulation_reuse import (
     config_dict,
     reusability_run,
 )
-from lab.services.simulation_rounds import rounds_run
+from lab.services.simulation_rounds import RoundsData, rounds_run
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.ir.reusability import groups_parse
@@ -212,6 +212,7 @@ class Command(BaseCommand):
                 "config": config,
                 "progress": lambda message: self.stderr.write(message),
             }
+            data: SimulationData
             if options["rounds"] > 1:
                 data = rounds_run(
                     rounds=options["rounds"], design=options["round_design"], **common
@@ -223,7 +224,7 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(str(error)) from error
         report = report_build(data)
-        if options["rounds"] > 1:
+        if isinstance(data, RoundsData):
             report["rounds"] = data.rounds
         summary = {key: report[key] for key in SUMMARY_KEYS}
         summary["tau"] = report["tau"]

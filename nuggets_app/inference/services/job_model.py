@@ -28,7 +28,7 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.db import transaction
@@ -279,7 +279,7 @@ def job_features(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         )
     parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for topic_id, blob in blobs:
-        parts.setdefault(topic_id, []).append(features_unpack(bytes(blob)))
+        parts.setdefault(topic_id, []).append(features_unpack(bytes(cast(bytes, blob))))
     return {
         topic_id: (
             np.concatenate([ids for ids, _ in pieces]),
@@ -432,7 +432,7 @@ def fit_data(job: MatchJob, sample: Sample | None = None) -> FitData:
 def judgments_digest(data: FitData) -> list[list[int]]:
     """``[[topic id, document id, label], ...]`` of the judged documents the fit saw
     (so a page can say which judgments changed since)."""
-    out = []
+    out: list[list[int]] = []
     for topic_id in sorted(data.labels):
         ids = data.features[topic_id][0]
         y = data.labels[topic_id]
@@ -525,16 +525,16 @@ def judgments_changed(job: MatchJob) -> list[dict[str, str]]:
     threshold = job.relevant_threshold
     now = {k: int(g >= threshold) for k, g in human_grades(topics).items()}
     words = {1: "relevant", 0: "non-relevant"}
-    changes = []
+    changes: list[tuple[tuple[int, int], str]] = []
     for key in sorted(set(before) | set(now)):
         old, new = before.get(key), now.get(key)
         if old == new:
             continue
-        if old is None:
+        if old is None and new is not None:
             change = f"judged {words[new]}"
-        elif new is None:
+        elif new is None and old is not None:
             change = f"judgment removed (was {words[old]})"
-        else:
+        elif old is not None and new is not None:
             change = f"{words[old]} -> {words[new]}"
         changes.append((key, change))
     qids = dict(Topic.objects.filter(pk__in=topics).values_list("pk", "qid"))

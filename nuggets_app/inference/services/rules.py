@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -510,7 +510,7 @@ def _source_scores(
     for topic_id, blob in chunks.iterator(chunk_size=100):
         excluded = by_topic[topic_id]
         for doc_id, score in evidence_scores_without(
-            bytes(blob), job.lam, excluded
+            bytes(cast(bytes, blob)), job.lam, excluded
         ).items():
             out[(topic_id, doc_id)] = score
     return out
