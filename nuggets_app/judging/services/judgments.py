@@ -177,9 +177,14 @@ def judgment_state(*, assessor_id: int, topic_id: int, document_id: int) -> dict
     }
 
 
+def judgment_lock(judgment_id: int) -> Judgment:
+    """The judgment row, locked until the end of the transaction."""
+    return Judgment.objects.select_for_update().get(pk=judgment_id)
+
+
 def judgment_set(
     *,
-    judgment_id: int,
+    row: Judgment,
     actor: Any,
     relevance: int | None,
     version: int | None = None,
@@ -190,15 +195,17 @@ def judgment_set(
     """Set the relevance of an existing judgment row and record the change; returns
     ``(row, conflict)``. ``conflict`` is True (and nothing written) when ``version``
     is given and the row is at another one. Setting the grade it already has writes
-    nothing. Call it inside a transaction: the row is locked until its end."""
-    row = Judgment.objects.select_for_update().get(pk=judgment_id)
+    nothing. Call it inside a transaction, with ``row`` read locked (``judgment_lock``,
+    or the upsert that locks the row it writes)."""
     if version is not None and row.version != version:
         return row, True
     if row.relevance == relevance and row.version > 0:
         return row, False
     before = judgment_snapshot(row) if row.version > 0 else None
     row.relevance, row.version = relevance, row.version + 1
-    row.save(update_fields=["relevance", "version", "updated_at"])
+    Judgment.objects.filter(pk=row.pk).update(
+        relevance=relevance, version=row.version, updated_at=timezone.now()
+    )
     change_record(
         kind=WorkChange.JUDGMENT, object_id=row.pk, topic_id=row.topic_id,
         document_id=row.document_id, owner_id=row.assessor_id, actor=actor,
@@ -250,7 +257,7 @@ def judgment_record(
     with transaction.atomic():
         row = _upsert(assessor=assessor, topic=topic, document=document, delta=delta)
         judgment, conflict = judgment_set(
-            judgment_id=row.pk,
+            row=row,
             actor=assessor,
             relevance=relevance,
             version=version,
@@ -296,7 +303,7 @@ def judgment_correct(
         )
     with transaction.atomic():
         judgment, _ = judgment_set(
-            judgment_id=existing.pk, actor=actor, relevance=relevance, note=note
+            row=judgment_lock(existing.pk), actor=actor, relevance=relevance, note=note
         )
     return judgment
 

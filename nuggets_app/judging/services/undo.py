@@ -20,7 +20,11 @@ from nuggets_app.judging.services.changes import (
     judgment_snapshot,
     nugget_snapshot,
 )
-from nuggets_app.judging.services.judgments import JudgingError, judgment_set
+from nuggets_app.judging.services.judgments import (
+    JudgingError,
+    judgment_lock,
+    judgment_set,
+)
 from nuggets_app.judging.services.nuggets import _embed_later, nugget_change_record
 from nuggets_app.models import Nugget, WorkChange
 
@@ -78,7 +82,10 @@ def change_undo(
 def _judgment_back(change: WorkChange, actor: Any) -> WorkChange:
     relevance = change.before["relevance"] if change.before else None
     judgment, _ = judgment_set(
-        judgment_id=change.object_id, actor=actor, relevance=relevance, undo_of=change
+        row=judgment_lock(change.object_id),
+        actor=actor,
+        relevance=relevance,
+        undo_of=change,
     )
     undo = WorkChange.objects.filter(undo_of=change).first()
     if undo is None:  # the grade is already what undo restores: kept as a no-op
