@@ -53,6 +53,7 @@ KEYMAP = [
     {"keys": ["e"], "action": "edit-last", "label": "Edit the last nugget"},
     {"keys": ["t"], "action": "terms", "label": "Highlight the topic terms"},
     {"keys": ["o"], "action": "original", "label": "Switch to the original (sanitized) HTML"},
+    {"keys": ["z"], "action": "undo", "label": "Undo the last change of this document"},
     {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
     {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
 ]  # fmt: skip

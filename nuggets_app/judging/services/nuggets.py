@@ -104,8 +104,7 @@ def nugget_span_check(
 ) -> tuple[int, int]:
     """The span ``[start, end)`` trimmed of whitespace at both ends. ``JudgingError``
     when it is outside the text or too short to be information, ``SpanMismatch`` (422)
-    when ``span_text`` differs from the text. The assessor API and the admin form both
-    check spans with it."""
+    when ``span_text`` differs from the text."""
     if not 0 <= start < end <= len(document.text):
         raise JudgingError(
             f"span [{start}, {end}) is not inside the text (0..{len(document.text)})",
