@@ -30,6 +30,9 @@ def livez(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
+# An unreachable database is 503 (retry), not 500 (a bug): see the view.
+handler500 = "assessor_ui.views.errors.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
