@@ -219,7 +219,7 @@ def nugget_save(
         if existing is None:
             raise
         return _replayed(existing, assessor), False
-    _embed_later(nugget.pk)
+    nugget_embed_later(nugget.pk)
     return nugget, True
 
 
@@ -240,7 +240,7 @@ def nugget_change_record(
     )  # fmt: skip
 
 
-def _embed_later(nugget_id: int) -> None:
+def nugget_embed_later(nugget_id: int) -> None:
     """With the semantic extra, a worker embeds the saved text after the commit.
     Robust: a broker error is logged, never the assessor's (the nugget is saved, and
     is embedded the first time something needs its vector)."""
@@ -304,7 +304,7 @@ def nugget_update(
         setattr(nugget, name, value)
     nugget.version, nugget.updated_at = version + 1, now
     nugget.assessor = assessor  # the owner, checked above: no query for provenance
-    _embed_later(nugget.pk)
+    nugget_embed_later(nugget.pk)
     return nugget
 
 

@@ -25,7 +25,10 @@ from nuggets_app.judging.services.judgments import (
     judgment_lock,
     judgment_set,
 )
-from nuggets_app.judging.services.nuggets import _embed_later, nugget_change_record
+from nuggets_app.judging.services.nuggets import (
+    nugget_change_record,
+    nugget_embed_later,
+)
 from nuggets_app.models import Nugget, WorkChange
 
 # The nugget fields an edit may change (and an undo restores).
@@ -119,6 +122,7 @@ def _nugget_back(change: WorkChange, actor: Any) -> WorkChange:
         if row is not None:
             raise NothingToUndo("the deleted nugget is back already")
         fields = {k: v for k, v in before.items() if k != "client_uuid"}
+        fields["version"] = before["version"] + 1
         row = Nugget.objects.create(
             pk=change.object_id,
             topic_id=change.topic_id,
@@ -127,8 +131,6 @@ def _nugget_back(change: WorkChange, actor: Any) -> WorkChange:
             client_uuid=uuid.UUID(before["client_uuid"]),
             **fields,
         )
-        row.version = before["version"] + 1
-        row.save(update_fields=["version"])
         undo = nugget_change_record(
             row, actor=actor, before=None, after=nugget_snapshot(row), undo_of=change
         )
@@ -146,5 +148,5 @@ def _nugget_back(change: WorkChange, actor: Any) -> WorkChange:
             after=nugget_snapshot(row),
             undo_of=change,
         )
-    _embed_later(row.pk)
+    nugget_embed_later(row.pk)
     return undo
