@@ -1,11 +1,31 @@
-"""Django admin: every model visible and editable by staff."""
+"""Django admin: every model visible to staff; human work and statistical rows only
+visible.
 
-from django import forms
+Judgments, nuggets and their history, assignments, samples and their inclusion
+probabilities, pool rows, match results and chunks, and qrels are written by the
+services alone, which check each change and keep derived data in step (a nugget's
+version and embedding, a design's inclusion probabilities). Staff correct them with
+``manage.py correct_judgment`` and the staff pages, which use the same services and
+leave history.
+"""
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from nuggets_app import models as m
-from nuggets_app.judging.services.judgments import JudgingError
-from nuggets_app.judging.services.nuggets import nugget_span_check
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, never added, changed or deleted here: one write path per kind of row."""
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
 
 
 @admin.register(m.Collection)
@@ -59,20 +79,20 @@ class PoolAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.PoolDocument)
-class PoolDocumentAdmin(admin.ModelAdmin):
+class PoolDocumentAdmin(ReadOnlyAdmin):
     list_display = ["pool", "topic", "document", "best_rank", "num_runs", "prior"]
     list_filter = ["pool"]
     raw_id_fields = ["pool", "topic", "document"]
 
 
 @admin.register(m.Sample)
-class SampleAdmin(admin.ModelAdmin):
+class SampleAdmin(ReadOnlyAdmin):
     list_display = ["name", "pool", "method", "size", "seed", "created_at"]
     list_filter = ["method"]
 
 
 @admin.register(m.SampleDocument)
-class SampleDocumentAdmin(admin.ModelAdmin):
+class SampleDocumentAdmin(ReadOnlyAdmin):
     list_display = [
         "sample",
         "topic",
@@ -87,68 +107,29 @@ class SampleDocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ReadOnlyAdmin):
     list_display = ["sample", "topic", "assessor", "created_at"]
     list_filter = ["sample", "assessor"]
     raw_id_fields = ["topic"]
 
 
 @admin.register(m.Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ReadOnlyAdmin):
     list_display = [
         "topic",
         "document",
         "assessor",
         "relevance",
         "active_seconds",
+        "version",
         "updated_at",
     ]
     list_filter = ["assessor", "relevance"]
     raw_id_fields = ["topic", "document"]
 
 
-class NuggetAdminForm(forms.ModelForm):
-    """Offsets checked as the assessor API checks them: inside the document's text,
-    and ``span_text`` equal to the text at ``[start, end)``."""
-
-    class Meta:
-        model = m.Nugget
-        fields = [
-            "topic",
-            "assessor",
-            "document",
-            "start",
-            "end",
-            "span_text",
-            "text",
-            "keywords",
-            "grade",
-            "aspect",
-            "version",
-        ]
-
-    def clean(self) -> dict:
-        super().clean()
-        data = self.cleaned_data
-        document, start, end = (data.get(n) for n in ("document", "start", "end"))
-        if document is None or start is None or end is None:
-            return data  # the field errors say what is missing
-        try:
-            nugget_span_check(
-                document=document,
-                start=start,
-                end=end,
-                span_text=data.get("span_text", ""),
-            )
-        except JudgingError as error:
-            field = error.field if error.field in self.fields else None
-            self.add_error(field, error.message)
-        return data
-
-
 @admin.register(m.Nugget)
-class NuggetAdmin(admin.ModelAdmin):
-    form = NuggetAdminForm
+class NuggetAdmin(ReadOnlyAdmin):
     list_display = [
         "text",
         "topic",
@@ -173,13 +154,13 @@ class NuggetBankAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Qrels)
-class QrelsAdmin(admin.ModelAdmin):
+class QrelsAdmin(ReadOnlyAdmin):
     list_display = ["name", "collection", "kind", "created_at"]
     list_filter = ["collection", "kind"]
 
 
 @admin.register(m.QrelsEntry)
-class QrelsEntryAdmin(admin.ModelAdmin):
+class QrelsEntryAdmin(ReadOnlyAdmin):
     list_display = [
         "qrels",
         "topic",
@@ -210,14 +191,14 @@ class MatchJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.MatchChunk)
-class MatchChunkAdmin(admin.ModelAdmin):
+class MatchChunkAdmin(ReadOnlyAdmin):
     list_display = ["job", "topic", "index", "status", "attempts", "heartbeat_at"]
     list_filter = ["status"]
     raw_id_fields = ["job", "topic"]
 
 
 @admin.register(m.MatchResult)
-class MatchResultAdmin(admin.ModelAdmin):
+class MatchResultAdmin(ReadOnlyAdmin):
     list_display = ["job", "topic", "document", "score", "nugget"]
     list_filter = ["job"]
     raw_id_fields = ["job", "topic", "document", "nugget"]
@@ -228,3 +209,10 @@ class TaskRecordAdmin(admin.ModelAdmin):
     list_display = ["pk", "kind", "status", "label", "collection", "started_by"]
     list_filter = ["kind", "status", "collection"]
     search_fields = ["label"]
+
+
+@admin.register(m.WorkChange)
+class WorkChangeAdmin(ReadOnlyAdmin):
+    list_display = ["at", "kind", "object_id", "owner", "actor", "undone", "note"]
+    list_filter = ["kind", "owner", "actor"]
+    raw_id_fields = ["topic", "document"]

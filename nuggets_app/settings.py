@@ -111,6 +111,10 @@ if _database_url:
             conn_health_checks=True,
         )
     }
+    if "postgresql" in DATABASES["default"]["ENGINE"]:
+        # A database that does not answer is an error within seconds (503 from
+        # /healthz and the judging saves, which the page retries), never a hang.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 else:
     DATABASES = {
         "default": {

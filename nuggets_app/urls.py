@@ -6,6 +6,9 @@ from django.urls import include, path
 
 from nuggets_app.operations.views import healthz, livez
 
+# An unreachable database is 503 (retry), not 500 (a bug): see the view.
+handler500 = "assessor_ui.views.errors.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),

@@ -54,6 +54,10 @@ class JudgmentForm(forms.Form):
 
     relevance = forms.IntegerField(required=False, min_value=-10, max_value=100)
     seconds = SecondsField()
+    # The judgment's version the page last saw (absent: no check, the grade is set).
+    version = forms.IntegerField(required=False, min_value=0)
+    # The page's id of this save: a retry of it is stored once.
+    client_uuid = forms.UUIDField(required=False)
 
 
 class TimeForm(forms.Form):

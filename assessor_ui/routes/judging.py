@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assessor_ui.views import agreement, assessor, judge, nuggets
+from assessor_ui.views import agreement, assessor, history, judge, nuggets
 
 urlpatterns = [
     path("assess/", assessor.assessor_home, name="assessor-home"),
@@ -23,6 +23,16 @@ urlpatterns = [
         "assess/<int:assignment_id>/<int:position>/time",
         judge.time_save,
         name="time-save",
+    ),
+    path(
+        "assess/<int:assignment_id>/<int:position>/history",
+        history.work_history,
+        name="work-history",
+    ),
+    path(
+        "assess/<int:assignment_id>/<int:position>/undo",
+        history.work_undo,
+        name="work-undo",
     ),
     path(
         "assess/<int:assignment_id>/<int:position>/nuggets",

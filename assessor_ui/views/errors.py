@@ -1,20 +1,31 @@
 """Error pages in the site's layout, each with a title, what happened and a way back.
 
-Django renders ``400.html``, ``403.html``, ``404.html`` and ``500.html`` itself (the
-500 page without a request context, so it needs no database); these views cover the
-rest: a refused download (409), a failed CSRF check and a django-axes lockout.
+Django renders ``400.html``, ``403.html`` and ``404.html`` itself; ``server_error``
+renders ``500.html`` without a request context (it needs no database), or answers 503
+when the error was the database being unreachable. These views cover the rest: a
+refused download (409), a failed CSRF check and a django-axes lockout.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from http import HTTPStatus
 from typing import Any
 
 from axes.helpers import get_cool_off, get_failure_limit
-from django.http import HttpRequest, HttpResponse
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.views import defaults
+
+# Seconds a client is asked to wait before retrying while the database is away.
+RETRY_AFTER = 5
+DATABASE_AWAY = (
+    "The database is unavailable for a moment: nothing was saved by this request. "
+    "Your page retries by itself."
+)
 
 
 def error_page(
@@ -75,4 +86,21 @@ def lockout(
         ),
         back=reverse("login"),
         back_label="Back to the log-in page",
+    )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: an unreachable database (PostgreSQL stopped, restarting, or the
+    network to it down) is 503 with ``Retry-After``, as JSON for the judging page's
+    saves (which retry it) and as plain text otherwise; any other error is the usual
+    500 page. Nothing here touches the database."""
+    error = sys.exc_info()[1]
+    if not isinstance(error, OperationalError | InterfaceError):
+        return defaults.server_error(request)
+    headers = {"Retry-After": str(RETRY_AFTER)}
+    if "application/json" in request.headers.get("Accept", ""):
+        body = {"error": DATABASE_AWAY, "field": None}
+        return JsonResponse(body, status=503, headers=headers)
+    return HttpResponse(
+        DATABASE_AWAY, status=503, content_type="text/plain", headers=headers
     )

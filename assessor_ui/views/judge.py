@@ -31,6 +31,7 @@ from nuggets_app.inference.services.embeddings import semantic_on, stored_neares
 from nuggets_app.judging import selectors
 from nuggets_app.judging.services.judgments import (
     JudgingError,
+    JudgmentConflict,
     judgment_record,
     judgment_time_add,
 )
@@ -67,6 +68,11 @@ KEYMAP = [
         "keys": ["o"],
         "action": "original",
         "label": "Switch to the original (sanitized) HTML",
+    },
+    {
+        "keys": ["z"],
+        "action": "undo",
+        "label": "Undo the last change of this document",
     },
     {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
     {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
@@ -241,6 +247,8 @@ def _page_urls(assignment_id: int) -> dict[str, str]:
         "preview": reverse("nugget-preview", args=[assignment_id]),
         "aspects": reverse("aspect-create", args=[assignment_id]),
         "csrf": reverse("csrf-refresh"),
+        "history": reverse("work-history", args=mark),
+        "undo": reverse("work-undo", args=mark),
         "login": reverse("login"),
         "home": reverse("assessor-home"),
         "mark": str(POSITION_MARK),
@@ -256,6 +264,7 @@ def _document_state(page: selectors.JudgePage) -> dict[str, Any]:
         "docno": document.docno,
         "title": document.title,
         "relevance": page.relevance,
+        "version": page.version,
         "scores": {str(k): v for k, v in page.scores.items()},
         "terms": selectors.topic_term_spans(
             topic=page.assignment.topic, text=document.text
@@ -270,7 +279,11 @@ def _document_state(page: selectors.JudgePage) -> dict[str, Any]:
 def judgment_save(
     request: HttpRequest, assignment_id: int, position: int
 ) -> HttpResponse:
-    """Record a relevance grade (empty = skipped) plus active time since last report."""
+    """Record a relevance grade (empty = skipped) plus active time since last report.
+
+    With ``version`` (the one the page last saw) a grade changed since is a 409
+    carrying the stored one (``current``: relevance, version, by, at); with
+    ``client_uuid`` a retried save is stored once."""
     assignment = access.own_assignment_for(request.user, assignment_id)
     item = access.queue_item_for(assignment, position, text=False)
     form = JudgmentForm(request.POST)
@@ -284,11 +297,20 @@ def judgment_save(
             relevance=form.cleaned_data["relevance"],
             active_seconds_delta=form.cleaned_data["seconds"],
             slot=(assignment, item),
+            version=form.cleaned_data["version"],
+            client_uuid=form.cleaned_data["client_uuid"],
         )
+    except JudgmentConflict as exc:
+        body = {"error": exc.message, "field": "version", "current": exc.current}
+        return JsonResponse(body, status=409)
     except JudgingError as exc:
         return json_error(exc)
     return JsonResponse(
-        {"relevance": judgment.relevance, "active_seconds": judgment.active_seconds}
+        {
+            "relevance": judgment.relevance,
+            "active_seconds": judgment.active_seconds,
+            "version": judgment.version,
+        }
     )
 
 

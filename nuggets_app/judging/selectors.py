@@ -251,6 +251,8 @@ class JudgePage:
     judged_positions: set[int]
     relevance: int | None
     active_seconds: float
+    # The judgment's version (0: never graded): the page sends it back with a grade.
+    version: int
     # The topic's nuggets as the page's JavaScript sees them (``nugget_row``), each
     # with its matcher score in this document.
     topic_nuggets: list[dict]
@@ -299,18 +301,26 @@ def judge_page(
             sample_id=assignment.sample_id, topic_id=assignment.topic_id
         )
         .annotate(mine=mine)
-        .values_list("order", "document_id", "mine__relevance", "mine__active_seconds")
+        .values_list(
+            "order",
+            "document_id",
+            "mine__relevance",
+            "mine__active_seconds",
+            "mine__version",
+        )
     )
-    queue = [(order, doc_id) for order, doc_id, _, _ in rows]
-    judged: dict[int, tuple[int | None, float]] = {
-        doc_id: (rel, secs or 0.0) for _, doc_id, rel, secs in rows if secs is not None
+    queue = [(order, doc_id) for order, doc_id, *_ in rows]
+    judged: dict[int, tuple[int | None, float, int]] = {
+        doc_id: (rel, secs or 0.0, version)
+        for _, doc_id, rel, secs, version in rows
+        if secs is not None
     }
     rows = topic_nugget_rows(viewer=viewer, topic_id=assignment.topic_id)
     scores, spans = _scores(_matchers.get(rows), document.text)
     # Highlights in the text are the nuggets extracted from this very document.
     doc_id, viewer_id = document.pk, viewer.pk
     own = [(r["id"], r["start"], r["end"]) for r in rows if r["document_id"] == doc_id]
-    relevance, seconds = judged.get(document.pk, (None, 0.0))
+    relevance, seconds, version = judged.get(document.pk, (None, 0.0, 0))
     return JudgePage(
         assignment=assignment,
         item=item,
@@ -319,6 +329,7 @@ def judge_page(
         judged_positions={o for o, d in queue if judged.get(d, (None,))[0] is not None},
         relevance=relevance,
         active_seconds=seconds,
+        version=version,
         topic_nuggets=[
             nugget_row(
                 r, viewer_id, scores.get(r["id"]), full=r["document_id"] == doc_id

@@ -2,6 +2,7 @@
 
 from .collections import Collection, Document
 from .embeddings import EmbeddingJob, NuggetEmbedding, UnitEmbedding
+from .history import WorkChange
 from .judgments import Assignment, Judgment
 from .matching import JobInference, MatchChunk, MatchJob, MatchResult
 from .nuggets import Nugget, NuggetBank
@@ -39,4 +40,5 @@ __all__ = [
     "Topic",
     "UnitEmbedding",
     "UnpooledScore",
+    "WorkChange",
 ]

@@ -46,6 +46,9 @@ class Judgment(models.Model):
     )
     # Idle-aware time on task, accumulated by the judging page.
     active_seconds = models.FloatField(default=0.0)
+    # How many times the relevance was set (0: only time recorded so far); a save
+    # based on an older version is a conflict, never a silent overwrite.
+    version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

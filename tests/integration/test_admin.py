@@ -1,16 +1,20 @@
-"""The Django admin: nugget offsets are checked as the assessor API checks them, and
-model names read as English."""
-
-import json
+"""The Django admin shows human work and statistical rows but never writes them (the
+services are their one write path), and model names read as English."""
 
 import pytest
+from django.contrib import admin
 from django.urls import reverse
 
-from nuggets_app.models import Nugget
+from nuggets_app import models as m
 from tests import factories as f
 from tests.integration.judging_world import build_world
 
 pytestmark = pytest.mark.django_db
+
+READ_ONLY = [
+    m.Judgment, m.Nugget, m.WorkChange, m.Assignment, m.Sample, m.SampleDocument,
+    m.PoolDocument, m.MatchResult, m.MatchChunk, m.Qrels, m.QrelsEntry,
+]  # fmt: skip
 
 
 @pytest.fixture
@@ -18,61 +22,56 @@ def world(shared_data, assessor, other_assessor):
     return build_world(shared_data, assessor, other_assessor)
 
 
-def _form(nugget: Nugget, **changes) -> dict:
-    data = {
-        "topic": nugget.topic_id, "assessor": nugget.assessor_id,
-        "document": nugget.document_id, "start": nugget.start, "end": nugget.end,
-        "span_text": nugget.span_text, "text": nugget.text,
-        "keywords": json.dumps(nugget.keywords), "grade": nugget.grade or "",
-        "aspect": nugget.aspect, "version": nugget.version,
-    }  # fmt: skip
-    data.update(changes)
-    return data
+def _url(model, view: str, *args) -> str:
+    meta = model._meta
+    return reverse(f"admin:{meta.app_label}_{meta.model_name}_{view}", args=args)
 
 
-def _nugget(world, assessor) -> Nugget:
-    doc = world.docs["184"]
-    end = doc.text.index(" .") + 2
-    return f.NuggetFactory(
-        topic=world.topic, document=doc, assessor=assessor, start=0, end=end
-    )
+@pytest.mark.parametrize("model", READ_ONLY, ids=lambda model: model.__name__)
+def test_the_admin_refuses_to_add_change_or_delete_a_read_only_model(
+    model, staff_client, rf, staff
+):
+    assert staff_client.get(_url(model, "add")).status_code == 403
+    assert staff_client.get(_url(model, "changelist")).status_code == 200
+    request = rf.get("/")
+    request.user = staff
+    model_admin = admin.site._registry[model]
+    assert not model_admin.has_add_permission(request)
+    assert not model_admin.has_change_permission(request)
+    assert not model_admin.has_delete_permission(request)
 
 
-def test_the_admin_refuses_an_end_that_no_longer_matches_the_span(
+def test_a_posted_judgment_nugget_or_inclusion_probability_edit_changes_nothing(
     world, assessor, staff_client
 ):
-    nugget = _nugget(world, assessor)
-    url = reverse("admin:nuggets_app_nugget_change", args=[nugget.pk])
-    response = staff_client.post(url, _form(nugget, end=nugget.end + 11))
-    assert response.status_code == 200  # the form again, with the error
-    assert "differs from the document at [0, " in response.text
-    nugget.refresh_from_db()
-    assert nugget.document.text[nugget.start : nugget.end] == nugget.span_text
-    outside = staff_client.post(url, _form(nugget, end=len(nugget.document.text) + 5))
-    assert "is not inside the text" in outside.text
-
-    # The assessor API says the same about the same span (422).
-    staff_client.force_login(assessor)  # the same test client, now as the assessor
-    api = staff_client.post(
-        reverse("nugget-create", args=[world.assignment.pk, world.position("184")]),
-        {
-            "start": 0, "end": nugget.end + 11, "span_text": nugget.span_text,
-            "text": "x", "client_uuid": "6f1c2b1e-8a56-4a53-9c1c-8b8d3a5f0e11",
-        },
-    )  # fmt: skip
-    assert api.status_code == 422
-
-
-def test_the_admin_saves_a_span_that_matches(world, assessor, staff_client):
-    nugget = _nugget(world, assessor)
-    text = nugget.document.text
-    url = reverse("admin:nuggets_app_nugget_change", args=[nugget.pk])
-    response = staff_client.post(
-        url, _form(nugget, start=1, span_text=text[1 : nugget.end])
+    judgment = f.JudgmentFactory(
+        topic=world.topic, document=world.docs["184"], assessor=assessor, relevance=1
     )
-    assert response.status_code == 302
+    nugget = f.NuggetFactory(
+        topic=world.topic, document=world.docs["184"], assessor=assessor
+    )
+    item = world.assignment.sample.documents.first()
+    prob = item.inclusion_prob
+    posts = [
+        (m.Judgment, judgment.pk, {"relevance": 7}),
+        (m.Nugget, nugget.pk, {"text": "edited in the admin"}),
+        (m.SampleDocument, item.pk, {"inclusion_prob": 0.001}),
+    ]
+    for model, pk, data in posts:
+        # The change page is a view-only page, and a posted form is refused.
+        page = staff_client.get(_url(model, "change", pk))
+        assert page.status_code == 200
+        assert "Save" not in page.text
+        assert staff_client.post(_url(model, "change", pk), data).status_code == 403
+        assert (
+            staff_client.post(_url(model, "delete", pk), {"post": "yes"}).status_code
+            == 403
+        )
+    judgment.refresh_from_db()
     nugget.refresh_from_db()
-    assert (nugget.start, nugget.span_text) == (1, text[1 : nugget.end])
+    item.refresh_from_db()
+    assert (judgment.relevance, nugget.version, item.inclusion_prob) == (1, 1, prob)
+    assert nugget.text != "edited in the admin"
 
 
 def test_the_admin_index_says_run_entries(staff_client):

@@ -1,18 +1,31 @@
 """Recording relevance judgments and time on task.
 
 Every write checks that the assessor was assigned the topic and that the document is in
-that assignment's sample, and is one atomic statement. A judgment row is unique per
-(topic, document, assessor), so concurrent saves from two tabs converge on one row.
+that assignment's sample. A judgment row is unique per (topic, document, assessor), so
+concurrent saves from two tabs converge on one row. Its ``version`` counts the times its
+relevance was set: a save carrying the version it was based on is refused with a
+``JudgmentConflict`` when another tab (or staff) changed the grade since, and a save
+carrying a ``client_uuid`` is stored once however often it is retried. Every change of
+the relevance is kept in the history (``changes``).
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from nuggets_app.models import Assignment, Document, Judgment, SampleDocument, Topic
+from nuggets_app.judging.services.changes import change_record, judgment_snapshot
+from nuggets_app.models import (
+    Assignment,
+    Document,
+    Judgment,
+    SampleDocument,
+    Topic,
+    WorkChange,
+)
 from nuggets_app.operations import queue
 
 # One heartbeat or save never adds more than this much time on task: a client that was
@@ -36,6 +49,17 @@ class NotAssigned(JudgingError):
     """The assessor has no assignment covering this topic and document."""
 
     status = 404
+
+
+class JudgmentConflict(JudgingError):
+    """The grade changed since the client read it; ``current`` is the server's
+    (``judgment_state``: relevance, version, who changed it and when)."""
+
+    status = 409
+
+    def __init__(self, message: str, *, current: dict) -> None:
+        super().__init__(message, field="version")
+        self.current = current
 
 
 # An assignment and one of its queue items, both read in this request (the judging
@@ -91,34 +115,28 @@ def _delta_check(seconds: float) -> float:
 
 
 def _upsert(
-    *,
-    assessor: Any,
-    topic: Topic,
-    document: Document,
-    delta: float,
-    relevance: int | None = None,
-    set_relevance: bool = False,
+    *, assessor: Any, topic: Topic, document: Document, delta: float
 ) -> Judgment:
-    """Add ``delta`` seconds to the judgment row (and set its relevance), creating the
-    row when there is none: one ``INSERT ... ON CONFLICT DO UPDATE`` statement, atomic
-    and race-free through the unique constraint (two tabs saving at once converge on
-    one row). It replaced an update, a savepoint, an insert and a re-read: the
-    judging page saves a judgment for every document, so round trips count."""
+    """Add ``delta`` seconds to the judgment row, creating the row (no relevance,
+    version 0) when there is none: one ``INSERT ... ON CONFLICT DO UPDATE``
+    statement, atomic and race-free through the unique constraint (two tabs saving
+    at once converge on one row). The judging page saves time for every document, so
+    round trips count."""
     table = connection.ops.quote_name(Judgment._meta.db_table)
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
-    relevance_set = "relevance = EXCLUDED.relevance, " if set_relevance else ""
     sql = (
         f"INSERT INTO {table} (topic_id, document_id, assessor_id, relevance, "
-        "active_seconds, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+        "active_seconds, version, created_at, updated_at) "
+        "VALUES (%s, %s, %s, NULL, %s, 0, %s, %s) "
         f"ON CONFLICT (topic_id, document_id, assessor_id) DO UPDATE SET "
-        f"{relevance_set}active_seconds = {table}.active_seconds + "
-        "EXCLUDED.active_seconds, updated_at = EXCLUDED.updated_at "
-        "RETURNING id, relevance, active_seconds"
+        f"active_seconds = {table}.active_seconds + EXCLUDED.active_seconds, "
+        "updated_at = EXCLUDED.updated_at "
+        "RETURNING id, relevance, active_seconds, version"
     )
-    params = [topic.pk, document.pk, assessor.pk, relevance, delta, stamp, stamp]
+    params = [topic.pk, document.pk, assessor.pk, delta, stamp, stamp]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        pk, stored_relevance, seconds = cursor.fetchone()
+        pk, stored_relevance, seconds, version = cursor.fetchone()
     return Judgment(
         pk=pk,
         topic=topic,
@@ -126,7 +144,88 @@ def _upsert(
         assessor=assessor,
         relevance=stored_relevance,
         active_seconds=float(seconds),
+        version=version,
     )
+
+
+def judgment_state(*, assessor_id: int, topic_id: int, document_id: int) -> dict:
+    """The stored grade of (topic, document) by the assessor: ``relevance``,
+    ``version`` (0 when never set), and the last change's author (``by``) and time
+    (``at``, ISO 8601), both None when there is none."""
+    row = (
+        Judgment.objects.filter(
+            topic_id=topic_id, document_id=document_id, assessor_id=assessor_id
+        )
+        .values("relevance", "version")
+        .first()
+    ) or {"relevance": None, "version": 0}
+    last = (
+        WorkChange.objects.filter(
+            kind=WorkChange.JUDGMENT,
+            owner_id=assessor_id,
+            topic_id=topic_id,
+            document_id=document_id,
+        )
+        .select_related("actor")
+        .order_by("-id")
+        .first()
+    )
+    return {
+        **row,
+        "by": last.actor.get_username() if last else None,
+        "at": last.at.isoformat() if last else None,
+    }
+
+
+def judgment_lock(judgment_id: int) -> Judgment:
+    """The judgment row, locked until the end of the transaction."""
+    return Judgment.objects.select_for_update().get(pk=judgment_id)
+
+
+def judgment_set(
+    *,
+    row: Judgment,
+    actor: Any,
+    relevance: int | None,
+    version: int | None = None,
+    client_uuid: uuid.UUID | None = None,
+    undo_of: WorkChange | None = None,
+    note: str = "",
+) -> tuple[Judgment, bool]:
+    """Set the relevance of an existing judgment row and record the change; returns
+    ``(row, conflict)``. ``conflict`` is True (and nothing written) when ``version``
+    is given and the row is at another one. Setting the grade it already has writes
+    nothing. Call it inside a transaction, with ``row`` read locked (``judgment_lock``,
+    or the upsert that locks the row it writes)."""
+    if version is not None and row.version != version:
+        return row, True
+    if row.relevance == relevance and row.version > 0:
+        return row, False
+    before = judgment_snapshot(row) if row.version > 0 else None
+    row.relevance, row.version = relevance, row.version + 1
+    Judgment.objects.filter(pk=row.pk).update(
+        relevance=relevance, version=row.version, updated_at=timezone.now()
+    )
+    change_record(
+        kind=WorkChange.JUDGMENT, object_id=row.pk, topic_id=row.topic_id,
+        document_id=row.document_id, owner_id=row.assessor_id, actor=actor,
+        before=before, after=judgment_snapshot(row), client_uuid=client_uuid,
+        undo_of=undo_of, note=note,
+    )  # fmt: skip
+    return row, False
+
+
+def _replayed(client_uuid: uuid.UUID | None, assessor: Any) -> Judgment | None:
+    """The judgment a retried save already changed (its ``client_uuid`` is in the
+    history), or None."""
+    if client_uuid is None:
+        return None
+    change = WorkChange.objects.filter(client_uuid=client_uuid).first()
+    if change is None:
+        return None
+    if change.owner_id != assessor.pk or change.kind != WorkChange.JUDGMENT:
+        raise NotAssigned("client_uuid belongs to another change")
+    return Judgment.objects.get(pk=change.object_id)
 
 
 def judgment_record(
@@ -137,28 +236,74 @@ def judgment_record(
     relevance: int | None,
     active_seconds_delta: float = 0,
     slot: Slot | None = None,
+    version: int | None = None,
+    client_uuid: uuid.UUID | None = None,
 ) -> Judgment:
     """Set the assessor's relevance for (topic, document) and add time on task.
 
-    ``relevance=None`` records the document as seen but skipped. Raises
-    ``NotAssigned`` (not the assessor's work) or ``JudgingError`` (bad grade or time).
+    ``relevance=None`` records the document as seen but skipped. ``version``, when
+    given, is the version the client last saw: another one raises
+    ``JudgmentConflict`` (the time is still added; the grade is not). A save whose
+    ``client_uuid`` already changed the judgment is a retry: the row is returned as
+    stored and nothing is added twice. Raises ``NotAssigned`` (not the assessor's
+    work) or ``JudgingError`` (bad grade or time).
     """
     grade_check(topic=topic, value=relevance, field="relevance")
     delta = _delta_check(active_seconds_delta)
     assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
-    judgment = _upsert(
-        assessor=assessor,
-        topic=topic,
-        document=document,
-        delta=delta,
-        relevance=relevance,
-        set_relevance=True,
-    )
+    replayed = _replayed(client_uuid, assessor)
+    if replayed is not None:
+        return replayed
+    with transaction.atomic():
+        row = _upsert(assessor=assessor, topic=topic, document=document, delta=delta)
+        judgment, conflict = judgment_set(
+            row=row,
+            actor=assessor,
+            relevance=relevance,
+            version=version,
+            client_uuid=client_uuid,
+        )
+    if conflict:
+        current = judgment_state(
+            assessor_id=assessor.pk, topic_id=topic.pk, document_id=document.pk
+        )
+        raise JudgmentConflict(
+            f"the judgment is at version {current['version']}, not {version}",
+            current=current,
+        )
     if slot is not None and relevance is not None and slot[1].var_weight is not None:
         # A sample in rounds (only those record var_weight): the next round may be due.
         sample_id = slot[1].sample_id
         transaction.on_commit(
             lambda: queue.task_enqueue(queue.ROUNDS_ADVANCE, sample_id)
+        )
+    return judgment
+
+
+def judgment_correct(
+    *,
+    actor: Any,
+    assessor: Any,
+    topic: Topic,
+    document: Document,
+    relevance: int | None,
+    note: str = "",
+) -> Judgment:
+    """Staff correct the grade of an assessor's existing judgment (no time added).
+    The change is kept in the history with ``actor`` as its author and ``note`` as
+    its reason; the assessor's open page meets it as a newer version."""
+    grade_check(topic=topic, value=relevance, field="relevance")
+    existing = Judgment.objects.filter(
+        topic=topic, document=document, assessor=assessor
+    ).first()
+    if existing is None:
+        raise JudgingError(
+            f"{assessor} has no judgment of document {document.docno} "
+            f"for topic {topic.qid}"
+        )
+    with transaction.atomic():
+        judgment, _ = judgment_set(
+            row=judgment_lock(existing.pk), actor=actor, relevance=relevance, note=note
         )
     return judgment
 

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from nuggets_app.judging.services.changes import change_record, nugget_snapshot
 from nuggets_app.judging.services.judgments import (
     JudgingError,
     NotAssigned,
@@ -30,7 +31,7 @@ from nuggets_app.judging.services.judgments import (
     grade_check,
 )
 from nuggets_app.learning.embeddings import semantic_available
-from nuggets_app.models import Document, Nugget, Topic
+from nuggets_app.models import Document, Nugget, Topic, WorkChange
 from nuggets_app.operations import queue
 
 MAX_TEXT_CHARS = 5000
@@ -103,8 +104,7 @@ def nugget_span_check(
 ) -> tuple[int, int]:
     """The span ``[start, end)`` trimmed of whitespace at both ends. ``JudgingError``
     when it is outside the text or too short to be information, ``SpanMismatch`` (422)
-    when ``span_text`` differs from the text. The assessor API and the admin form both
-    check spans with it."""
+    when ``span_text`` differs from the text."""
     if not 0 <= start < end <= len(document.text):
         raise JudgingError(
             f"span [{start}, {end}) is not inside the text (0..{len(document.text)})",
@@ -203,28 +203,48 @@ def nugget_save(
             field="span_text",
         )
     try:
-        # One statement, atomic by itself: the checks above are reads.
-        nugget = Nugget.objects.create(
-            topic=topic,
-            document=document,
-            assessor=assessor,
-            start=start,
-            end=end,
-            span_text=document.text[start:end],
-            client_uuid=client_uuid,
-            **fields,
-        )
+        with transaction.atomic():
+            nugget = Nugget.objects.create(
+                topic=topic,
+                document=document,
+                assessor=assessor,
+                start=start,
+                end=end,
+                span_text=document.text[start:end],
+                client_uuid=client_uuid,
+                **fields,
+            )
+            nugget_change_record(
+                nugget, actor=assessor, before=None, after=nugget_snapshot(nugget)
+            )
     except IntegrityError:
         # The same client_uuid won a race in another request: that row is the answer.
         existing = Nugget.objects.filter(client_uuid=client_uuid).first()
         if existing is None:
             raise
         return _replayed(existing, assessor), False
-    _embed_later(nugget.pk)
+    nugget_embed_later(nugget.pk)
     return nugget, True
 
 
-def _embed_later(nugget_id: int) -> None:
+def nugget_change_record(
+    nugget: Nugget,
+    *,
+    actor: Any,
+    before: dict | None,
+    after: dict | None,
+    undo_of: WorkChange | None = None,
+) -> WorkChange:
+    """Keep a change of an assessor's nugget in the history (inside its transaction);
+    ``after`` is None for a deleted nugget, ``before`` None for a new one."""
+    return change_record(
+        kind=WorkChange.NUGGET, object_id=nugget.pk, topic_id=nugget.topic_id,
+        document_id=nugget.document_id, owner_id=nugget.assessor_id, actor=actor,
+        before=before, after=after, undo_of=undo_of,
+    )  # fmt: skip
+
+
+def nugget_embed_later(nugget_id: int) -> None:
     """With the semantic extra, a worker embeds the saved text after the commit.
     Robust: a broker error is logged, never the assessor's (the nugget is saved, and
     is embedded the first time something needs its vector)."""
@@ -266,9 +286,16 @@ def nugget_update(
     }
     grade_check(topic=nugget.topic, value=grade, field="grade")
     now = timezone.now()
-    changed = Nugget.objects.filter(pk=nugget.pk, version=version).update(
-        **fields, version=F("version") + 1, updated_at=now
-    )
+    before = nugget_snapshot(nugget) or {}
+    with transaction.atomic():
+        changed = Nugget.objects.filter(pk=nugget.pk, version=version).update(
+            **fields, version=F("version") + 1, updated_at=now
+        )
+        if changed:
+            # The row was exactly the nugget read at ``version``: no need to read it.
+            before["version"] = version
+            after = {**before, **fields, "version": version + 1}
+            nugget_change_record(nugget, actor=assessor, before=before, after=after)
     if not changed:
         current = Nugget.objects.get(pk=nugget.pk)
         raise NuggetConflict(
@@ -281,7 +308,7 @@ def nugget_update(
         setattr(nugget, name, value)
     nugget.version, nugget.updated_at = version + 1, now
     nugget.assessor = assessor  # the owner, checked above: no query for provenance
-    _embed_later(nugget.pk)
+    nugget_embed_later(nugget.pk)
     return nugget
 
 
@@ -293,7 +320,11 @@ def nugget_delete(*, assessor: Any, nugget: Nugget, version: int | None = None) 
         qs = Nugget.objects.filter(pk=nugget.pk)
         if version is not None:
             qs = qs.filter(version=version)
+        current = qs.select_for_update().first()
         deleted, _ = qs.delete()
+        if deleted and current is not None:
+            before = nugget_snapshot(current)
+            nugget_change_record(current, actor=assessor, before=before, after=None)
         if not deleted:
             current = Nugget.objects.filter(pk=nugget.pk).first()
             if current is not None:

@@ -120,7 +120,7 @@ def test_a_judgment_and_heartbeats_are_saved(world, assessor_client, assessor):
     response = assessor_client.post(
         reverse("judgment-save", args=[a, pos]), {"relevance": 2, "seconds": "7.5"}
     )
-    assert response.json() == {"relevance": 2, "active_seconds": 7.5}
+    assert response.json() == {"relevance": 2, "active_seconds": 7.5, "version": 1}
     response = assessor_client.post(
         reverse("time-save", args=[a, pos]), {"seconds": "2.5"}
     )
@@ -309,14 +309,15 @@ def test_saves_run_a_fixed_small_number_of_queries(
 ):
     a, pos = world.assignment.pk, world.position("29")
     # The session comes from the cache; then user, assignment, queue item (without
-    # the text) and one upsert that creates the row. The assignment and queue item
-    # just read prove the assignment: it is not asked again.
-    with django_assert_num_queries(4):
+    # the text), one upsert that creates (and locks) the row, the grade's update and
+    # its history, in a transaction (a savepoint and its release inside the test's).
+    # The assignment and queue item just read prove the assignment: not asked again.
+    with django_assert_num_queries(8):
         response = assessor_client.post(
             reverse("judgment-save", args=[a, pos]), {"relevance": 1, "seconds": 2}
         )
     assert response.status_code == 200
-    assert response.json() == {"relevance": 1, "active_seconds": 2.0}
+    assert response.json() == {"relevance": 1, "active_seconds": 2.0, "version": 1}
     # An existing row: the same upsert adds the time and answers the new total.
     with django_assert_num_queries(4):
         response = assessor_client.post(

@@ -99,12 +99,14 @@ def test_edit_then_conflict_from_a_stale_tab(world, assessor_client):
 def test_nugget_saves_run_few_queries_and_answer_what_is_stored(
     world, assessor, assessor_client, django_assert_num_queries
 ):
-    # User, assignment, queue item, one read for a replay or a duplicate span, insert.
-    with django_assert_num_queries(5):
+    # User, assignment, queue item, one read for a replay or a duplicate span, insert
+    # and its history in a transaction (a savepoint and its release inside the test's).
+    with django_assert_num_queries(8):
         created = _create(assessor_client, world).json()
     url = reverse("nugget-edit", args=[created["id"]])
-    # User, the nugget, the conditional update; the answer is not read back.
-    with django_assert_num_queries(3):
+    # User, the nugget, the conditional update and its history (in a savepoint); the
+    # answer is not read back.
+    with django_assert_num_queries(6):
         edited = assessor_client.post(
             url, {"version": 1, "text": "model similarity", "keywords": '["model"]'}
         ).json()

@@ -4,7 +4,10 @@
 // history entry, and saves go through the autosave queue without holding the move up.
 
 import { DocumentCache } from "./doc_cache.js";
+import { WorkHistory } from "./history.js";
+import { JudgmentSync } from "./judgment_sync.js";
 import { bindKeymap } from "./keymap.js";
+import { guardLeaving } from "./leaving.js";
 import { Saver } from "./net.js";
 import { NuggetPanel } from "./nuggets.js";
 import {
@@ -42,7 +45,9 @@ const timer = new ActiveTimer(config.idleSeconds);
 let current = config.doc;
 const panel = new NuggetPanel({ config, saver, root, status, urlFor, onChange: () => nuggetsChanged() });
 panel.reset(current.document, current.position, JSON.parse(document.getElementById("judge-nuggets").textContent));
-saver.unresolved = () => panel.conflicts.size;
+const sync = new JudgmentSync({ config, saver, status, urlFor, shown: () => current, onTheirs: (position, state) => takeGrade(position, state) });
+saver.unresolved = () => panel.conflicts.size + sync.conflicts.size;
+const workHistory = new WorkHistory({ config, saver, status, urlFor, sync, onUndone: (position, body) => undone(position, body) });
 
 function neighbours(position) {
   const i = positions.indexOf(position);
@@ -70,9 +75,8 @@ function judge(value) {
   current.relevance = value === null ? null : Number(value);
   if (current.relevance !== null) judged.add(position);
   showRelevance();
-  const payload = { relevance: current.relevance === null ? "" : String(current.relevance), seconds: String(timer.take()) };
-  saver.post(urlFor("judgment", position), payload).then(({ status: code, body }) => {
-    if (code !== 200) status("error", body.error || `Judgment not saved (${code})`);
+  sync.save(position, current.relevance, timer.take()).then(() => {
+    if (position === current.position) workHistory.refresh(position);
   });
 }
 
@@ -144,6 +148,7 @@ function show(doc) {
   if (termsBox.checked) highlightTerms(root, current.terms, true);
   window.scrollTo(0, 0);
   document.body.dataset.position = String(doc.position);
+  shownAgain(doc);
   document.dispatchEvent(new CustomEvent("judge:shown", { detail: { position: doc.position } }));
 }
 
@@ -221,6 +226,47 @@ function redraw(segments) {
   panel.reflash();
 }
 
+// --- Versions, history and undo (judgment_sync.js, history.js) ---------------------
+// A document shown: the newest version this page knows of its grade, then the stored
+// grade and the history from the server.
+function shownAgain(doc) {
+  current.version = sync.seen(doc.position, doc.version ?? 0);
+  workHistory.refresh(doc.position);
+}
+
+// The stored grade replaces the page's (taken from another tab, or an undo).
+function takeGrade(position, state) {
+  if (state.relevance === null) judged.delete(position);
+  else judged.add(position);
+  if (position !== current.position) return;
+  current.relevance = state.relevance;
+  current.version = state.version;
+  showRelevance();
+}
+
+// Undo: a delete still in its few seconds is taken back here; any other change of
+// this document on the server.
+function undoLast() {
+  if (config.readonly) return;
+  if (panel.deletes.size > 0) panel.undoDelete();
+  else workHistory.undo();
+}
+
+function undone(position, body) {
+  const { kind, object } = body.undone;
+  if (kind === "judgment") {
+    sync.versions.set(position, body.judgment.version);
+    takeGrade(position, body.judgment);
+    return;
+  }
+  // The nugget as the server now has it: dropped here and listed again by the refresh.
+  panel.gone.delete(object);
+  panel.nuggets.delete(object);
+  const li = document.querySelector(`#doc-nuggets [data-id="${object}"]`);
+  if (li) li.remove();
+  nuggetsChanged();
+}
+
 function goHome() {
   flushTime();
   saver.idle().then(() => window.location.assign(config.urls.home));
@@ -291,6 +337,7 @@ bindKeymap(config.keymap, {
   terms: () => toggleTerms(),
   original: () => toggleOriginal(),
   help: () => toggleHelp(),
+  undo: () => undoLast(),
   escape: () => {
     toggleHelp(false);
     window.getSelection().removeAllRanges();
@@ -332,6 +379,7 @@ window.addEventListener("popstate", (event) => {
 
 // Heartbeats while working; a beacon when the tab is hidden or closed.
 if (!config.readonly) {
+  guardLeaving({ saver, panel, sync });
   setInterval(flushTime, 30000);
   const farewell = () => {
     const seconds = timer.take();
@@ -343,6 +391,7 @@ if (!config.readonly) {
   window.addEventListener("pagehide", farewell);
 }
 showRelevance();
+shownAgain(current);
 document.body.dataset.position = String(current.position);
 document.body.dataset.ready = "1";
 // The first neighbours are fetched once the page has settled.

@@ -1,5 +1,6 @@
 // Autosave transport: ordered POSTs with retry and backoff, the CSRF token read from the
 // cookie at send time (a login in another tab rotates it), 401 -> ask for a new login.
+// Requests are keep-alive: one started as the page goes away still reaches the server.
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,6 +25,8 @@ export class Saver {
     this.onStatus = onStatus || (() => {});
     this.chain = Promise.resolve();
     this.pending = 0;
+    // Requests on the wire now (the others wait in the queue or for a retry).
+    this.sending = 0;
     // How many changes wait for the assessor (an edit conflict): while any does, the
     // page never says everything is saved.
     this.unresolved = () => 0;
@@ -39,7 +42,7 @@ export class Saver {
     return run.finally(() => {
       this.pending -= 1;
       if (this.pending > 0) return;
-      if (this.unresolved() > 0) this.onStatus("conflict", "Not saved: a nugget changed in another tab. Keep yours or take theirs.");
+      if (this.unresolved() > 0) this.onStatus("conflict", "Not saved: changed in another tab. Keep yours or take theirs.");
       else this.onStatus("saved", "All changes saved");
     });
   }
@@ -48,21 +51,31 @@ export class Saver {
     return this.chain;
   }
 
+  // Saves that would be lost if the page went away now: queued behind another, or
+  // waiting for a retry (one on the wire is keep-alive and outlives the page).
+  stuck() {
+    return this.pending > this.sending;
+  }
+
   async attempt(url, data) {
     let delay = 500;
     let csrfRetries = 0;
     for (;;) {
       const payload = typeof data === "function" ? data() : data;
       let response = null;
+      this.sending += 1;
       try {
         response = await fetch(url, {
           method: "POST",
           credentials: "same-origin",
+          keepalive: true,
           headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
           body: new URLSearchParams(payload),
         });
       } catch (err) {
         response = null;
+      } finally {
+        this.sending -= 1;
       }
       if (response && response.status === 403 && csrfRetries < 2) {
         csrfRetries += 1;

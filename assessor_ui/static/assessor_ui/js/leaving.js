@@ -1,0 +1,26 @@
+// Nothing typed is lost on leaving the page. When the tab is hidden or the page goes
+// away (a link, a reload, closing the tab), edits still waiting for their debounce are
+// sent at once; the autosave requests are keep-alive, so a request started then
+// outlives the page. Text that cannot be sent that way (a save still waiting behind
+// another or for a retry, an unresolved conflict, no network) makes the browser ask
+// before leaving.
+
+export function guardLeaving({ saver, panel, sync }) {
+  const waiting = () => panel.pending.size > 0 || panel.deletes.size > 0;
+  const conflicts = () => panel.conflicts.size + sync.conflicts.size;
+  const stuck = () =>
+    conflicts() > 0 ||
+    saver.stuck() ||
+    (waiting() && saver.pending > 0) ||
+    ((waiting() || saver.pending > 0) && !navigator.onLine);
+  const flush = () => panel.flush();
+  window.addEventListener("beforeunload", (event) => {
+    if (!stuck()) return;
+    event.preventDefault();
+    event.returnValue = ""; // older browsers need it to ask
+  });
+  window.addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") flush();
+  });
+}
