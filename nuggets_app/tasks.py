@@ -13,7 +13,7 @@ from nuggets_app.inference.tasks import (
     unpooled_score,
 )
 from nuggets_app.operations.tasks import computed_run
-from nuggets_app.staff.tasks import staff_task
+from nuggets_app.staff.tasks import staff_task, uploads_expire
 
 __all__ = [
     "computed_run",
@@ -22,5 +22,6 @@ __all__ = [
     "match_supervise",
     "rounds_advance",
     "staff_task",
+    "uploads_expire",
     "unpooled_score",
 ]

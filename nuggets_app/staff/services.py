@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
+from django.utils import timezone
 
 from nuggets_app.collection.services import uploads
 from nuggets_app.models import Collection, Pool, PoolDocument, Run, Sample, TaskRecord
 from nuggets_app.operations import queue
 from nuggets_app.operations.services.task_records import (
     ProgressReporter,
+    confirm_window,
     task_record_create,
     task_record_execute,
 )
@@ -71,10 +74,30 @@ def upload_task_start(
     return task
 
 
+def uploads_expire() -> int:
+    """Cancel the checked uploads whose confirmation window has passed
+    (``UPLOAD_CONFIRM_HOURS`` after their check) and remove their files; how many."""
+    cutoff = timezone.now() - confirm_window()
+    hours = settings.UPLOAD_CONFIRM_HOURS
+    expired = 0
+    for task in TaskRecord.objects.filter(
+        status=Status.CHECKED, finished_at__lt=cutoff
+    ):
+        expired += TaskRecord.objects.filter(pk=task.pk, status=Status.CHECKED).update(
+            status=Status.CANCELLED,
+            error=f"expired: not confirmed within {hours} hours of its check; "
+            "upload the files again to import them",
+        )
+        uploads.upload_discard(task=task)
+    return expired
+
+
 def upload_task_confirm(*, task: TaskRecord) -> TaskRecord:
-    """Queue the import of a checked upload; refused unless the check found no problem."""
+    """Queue the import of a checked upload; refused unless the check found no problem
+    and the confirmation window is still open."""
     if task.kind not in uploads.UPLOAD_KINDS:
         raise TaskStateError("only uploads are confirmed")
+    uploads_expire()
     with transaction.atomic():
         changed = TaskRecord.objects.filter(
             pk=task.pk, status=Status.CHECKED, problems=[], cancel_requested=False

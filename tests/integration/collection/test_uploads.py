@@ -7,15 +7,20 @@ import gzip
 import io
 import stat
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from nuggets_app.collection.services import imports, uploads
 from nuggets_app.importers import parse_collection, parse_run
 from nuggets_app.models import Collection, Document, Run, RunEntry, TaskRecord
-from nuggets_app.operations.services.task_records import task_record_cancel
+from nuggets_app.operations.services.task_records import (
+    task_record_cancel,
+    task_status_text,
+)
 from nuggets_app.staff import services as staff_tasks
 from tests.conftest import TEST_DATA
 
@@ -323,3 +328,73 @@ def test_nugget_bank_upload_checks_then_imports_with_the_bank_service(
     bank = NuggetBank.objects.get(collection=collection)
     assert bank.name == "rag25-dev-nuggets.jsonl"
     assert Nugget.objects.filter(bank=bank).count() == len(records)
+
+
+def test_problems_found_across_lines_are_listed_in_line_order(loaded, staff, tmp_path):
+    lines = gzip.decompress(RUNS[0].read_bytes()).decode().splitlines()
+    cols = lines[0].split()
+    lines[0] = " ".join([*cols[:2], "no-such-doc", *cols[3:]])
+    cols = lines[2].split()
+    lines[2] = " ".join([*cols[:4], "high", *cols[5:]])
+    path = tmp_path / "late.run"
+    path.write_text("\n".join(lines) + "\n")
+    task = run_phase(start("runs", loaded, staff, [upload(path)]), "check")
+    assert [line.split(": ")[0] for line in task.problems] == [
+        "late.run:1",
+        "late.run:3",
+    ]
+
+
+def test_a_zip_names_every_member_that_climbs_out(collection, staff):
+    data = make_zip({"fine.txt": b"fine", "../a.txt": b"x", "../../b.txt": b"y"})
+    task = start("documents", collection, staff, [SimpleUploadedFile("two.zip", data)])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.REFUSED
+    assert task.problems == [
+        "two.zip: member '../a.txt' climbs out of the folder with '..'",
+        "two.zip: member '../../b.txt' climbs out of the folder with '..'",
+    ]
+
+
+def test_a_zip_check_counts_the_bytes_it_read(collection, staff):
+    texts = cranfield_texts(6)
+    data = make_zip(texts)
+    task = start("documents", collection, staff, [SimpleUploadedFile("six.zip", data)])
+    task = run_phase(task, "check")
+    assert task.summary["documents"] == 6
+    assert task.summary["bytes read"] == sum(len(text) for text in texts.values())
+
+
+def test_a_refused_upload_keeps_the_duration_of_its_check(collection, staff):
+    data = make_zip({"../a.txt": b"x"})
+    task = start("documents", collection, staff, [SimpleUploadedFile("r.zip", data)])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.REFUSED
+    assert task.finished_at is not None
+    TaskRecord.objects.filter(pk=task.pk).update(
+        started_at=task.started_at - timedelta(hours=1),
+        finished_at=task.started_at - timedelta(hours=1) + timedelta(seconds=2),
+    )
+    task.refresh_from_db()
+    assert task.duration == pytest.approx(2.0)
+
+
+def test_a_checked_upload_waits_for_confirmation_then_expires(
+    collection, staff, settings
+):
+    settings.UPLOAD_CONFIRM_HOURS = 24
+    task = start("topics", collection, staff, [upload(CRANFIELD / "topics.trec")])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.CHECKED
+    assert task.finished_at is not None  # the clock stops while it waits
+    assert task_status_text(task=task).startswith("awaits confirmation (until ")
+    assert staff_tasks.uploads_expire() == 0
+    TaskRecord.objects.filter(pk=task.pk).update(
+        finished_at=timezone.now() - timedelta(hours=25)
+    )
+    with pytest.raises(staff_tasks.TaskStateError):
+        staff_tasks.upload_task_confirm(task=task)
+    task.refresh_from_db()
+    assert task.status == TaskRecord.Status.CANCELLED
+    assert task.error.startswith("expired: not confirmed within 24 hours")
+    assert not uploads.upload_dir(task).exists()
