@@ -22,6 +22,6 @@ __all__ = [
     "match_supervise",
     "rounds_advance",
     "staff_task",
-    "uploads_expire",
     "unpooled_score",
+    "uploads_expire",
 ]
