@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 from django import forms
-from django.contrib.auth import get_user_model
 
 from nuggets_app.importers.documents import FORMATS as DOC_FORMATS
 from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
 from nuggets_app.models import Collection, Run, Sample
+from nuggets_app.pooling.assessors import assessor_choices
 from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
 
 
@@ -47,6 +47,17 @@ class DocumentsUploadForm(forms.Form):
         choices=[(f, f) for f in DOC_FORMATS if f != "dir"] + [("zip", "zip")],
         initial="auto",
     )
+    # The choice of ``import_collection --changed-text``.
+    changed_text = forms.ChoiceField(
+        label="Judged documents whose text changes",
+        choices=[
+            ("refuse", "refuse the upload"),
+            ("reanchor", "re-anchor their nuggets"),
+        ],
+        initial="refuse",
+        help_text="re-anchoring moves each nugget to its span text in the new text; "
+        "a nugget whose span text is gone still refuses the upload",
+    )
 
 
 class TopicsUploadForm(forms.Form):
@@ -61,6 +72,13 @@ class RunsUploadForm(forms.Form):
         label="Run files",
         help_text="one or more TREC run files (qid Q0 docno rank score tag); .gz "
         "accepted; the run name is the tag column",
+    )
+    # The choice of ``import_runs --skip-unknown-documents``.
+    skip_unknown_documents = forms.BooleanField(
+        required=False,
+        label="Skip documents not in the collection",
+        help_text="their lines are skipped and counted instead of refusing the run; "
+        "the other documents keep their ranks",
     )
 
 
@@ -180,7 +198,7 @@ class ExtendForm(forms.Form):
 
 
 def _assessors():
-    return get_user_model().objects.filter(is_active=True).order_by("username")
+    return assessor_choices()
 
 
 class AssignForm(forms.Form):

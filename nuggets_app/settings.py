@@ -77,6 +77,8 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "nuggets_app.urls"
 WSGI_APPLICATION = "nuggets_app.wsgi.application"
+# Forms render with the pages' template: form errors once, field errors at their field.
+FORM_RENDERER = "assessor_ui.renderers.FormRenderer"
 
 TEMPLATES = [
     {

@@ -199,8 +199,9 @@ def nugget_row(
     }
 
 
-def topic_nugget_rows(*, viewer: Any, topic_id: int) -> list[dict]:
-    """The topic's nuggets ``viewer`` may read, oldest first, as rows (one query).
+def topic_nugget_rows(*, viewer: Any, topic_id: int, shared: bool = True) -> list[dict]:
+    """The topic's nuggets ``viewer`` may read (``shared``: the sample shares
+    nuggets between its assessors), oldest first, as rows (one query).
 
     The rows are the driver's values, without Django's per-row converters: a topic
     can hold a thousand nuggets, every judging request reads them all, and the
@@ -213,7 +214,7 @@ def topic_nugget_rows(*, viewer: Any, topic_id: int) -> list[dict]:
         for name in NUGGET_FIELDS
     ]
     qs = (
-        topic_nuggets_visible(viewer, topic_id)
+        topic_nuggets_visible(viewer, topic_id, shared=shared)
         .order_by("created_at", "pk")
         .values_list(*columns)
     )
@@ -294,7 +295,11 @@ def judge_page(
     judged: dict[int, tuple[int | None, float]] = {
         doc_id: (rel, secs or 0.0) for _, doc_id, rel, secs in rows if secs is not None
     }
-    rows = topic_nugget_rows(viewer=viewer, topic_id=assignment.topic_id)
+    rows = topic_nugget_rows(
+        viewer=viewer,
+        topic_id=assignment.topic_id,
+        shared=assignment.sample.nuggets_shared,
+    )
     scores, spans = _scores(_matchers.get(rows), document.text)
     # Highlights in the text are the nuggets extracted from this very document.
     doc_id, viewer_id = document.pk, viewer.pk

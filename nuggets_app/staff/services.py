@@ -239,7 +239,7 @@ def _sample_lines(sample: Sample) -> list[str]:
     distinct = sum(record["distinct"] for record in records)
     return [
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
-        f"{sample.size} per topic"
+        f"{sample.size_text}"
         + (f" in {sample.rounds} rounds" if sample.rounds > 1 else "")
         + f", seed {sample.seed}; {len(sample.draws)} topics, "
         f"{distinct} documents to judge"

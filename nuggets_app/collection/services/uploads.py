@@ -23,6 +23,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from nuggets_app.collection.services import imports, nugget_banks
+from nuggets_app.collection.services.changed_text import (
+    judged_text_changes,
+    lost_nuggets,
+)
 from nuggets_app.collection.services.upload_zips import (
     UploadError,
     too_big,
@@ -190,17 +194,62 @@ def _bounded(records: Iterable, stats: ReadStats, name: str) -> Iterator:
         raise UploadError(too_big(name, limit))
 
 
+class _ChangedText:
+    """The check's view of judged documents whose text the upload would change: a
+    problem each (``refuse``), or each nugget that cannot follow its span text
+    (``reanchor``), found with the reads the import uses."""
+
+    def __init__(self, task: TaskRecord, path: str, sink: ErrorSink) -> None:
+        self.collection = task.collection
+        self.policy = task.params.get("changed_text", "refuse")
+        self.path, self.sink = path, sink
+        self.batch: dict[str, tuple[int, str]] = {}
+        self.changed = 0
+
+    def add(self, record) -> None:
+        if self.collection is not None:
+            self.batch[record.docno] = (record.line, record.text)
+            if len(self.batch) >= imports.lookup_batch():
+                self.flush()
+
+    def flush(self) -> None:
+        texts = {docno: text for docno, (_, text) in self.batch.items()}
+        changed = judged_text_changes(collection=self.collection, texts=texts)
+        self.changed += len(changed)
+        lines = {docno: line for docno, (line, _) in self.batch.items()}
+        self.batch = {}
+        if self.policy == "reanchor":
+            problems = [
+                (lines[docno], f"{nugget} cannot be re-anchored: its span text is "
+                 "not in the new text")
+                for docno, nugget in lost_nuggets(changed, texts)
+            ]  # fmt: skip
+        else:
+            problems = [
+                (lines[docno], f"document {docno!r} carries judgments or nuggets and "
+                 "its text would change (upload again with 'Judged documents whose "
+                 "text changes' set to 're-anchor their nuggets', or into a new "
+                 "collection)")
+                for docno in changed.values()
+            ]  # fmt: skip
+        for line, problem in problems:
+            self.sink.add(ImportFormatError(self.path, line, problem))
+
+
 def _check_documents(task, reporter, problems) -> dict:
     path, fmt = _source(task)
     sink = problems.sink()
     stats = ReadStats()
     docnos: list[str] = []
+    changed = _ChangedText(task, path, sink)
     try:
         records = parse_collection(path, fmt=fmt, sink=sink, stats=stats)
         for record in _bounded(records, stats, task.files[0]["name"]):
             docnos.append(record.docno)
+            changed.add(record)
             if len(docnos) % _REPORT_EVERY == 0:
                 reporter.set(len(docnos), 0)
+        changed.flush()
         problems.take(sink)
     except _FILE_ERRORS as exc:
         problems.take(sink, exc)
@@ -211,6 +260,7 @@ def _check_documents(task, reporter, problems) -> dict:
         "documents": len(docnos),
         "new": len(docnos) - existing,
         "existing (replaced)": existing,
+        "judged, text changes": changed.changed,
         "bytes read": stats.bytes,
         "total": len(docnos),
     }
@@ -255,15 +305,28 @@ def _unknown(lines: list, topics: dict, documents: dict) -> tuple[int, int]:
     return len(qids), len(docnos)
 
 
-def _resolve(path: str, collection: Collection, lines: list, sink: ErrorSink):
+def _resolve(
+    path: str,
+    collection: Collection,
+    lines: list,
+    sink: ErrorSink,
+    skip_unknown_documents: bool = False,
+):
     """Unknown topics and documents, reported exactly as the import reports them."""
-    return imports._resolve(path, collection, lines, sink)
+    return imports._resolve(
+        path,
+        collection,
+        lines,
+        sink,
+        skip_unknown_documents=skip_unknown_documents,
+    )
 
 
 def _check_runs(task, reporter, problems) -> dict:
     files = []
     tags: dict[str, str] = {}
     existing = set(task.collection.runs.values_list("name", flat=True))
+    skip = bool(task.params.get("skip_unknown_documents"))
     total = 0
     for done, entry in enumerate(task.files, start=1):
         if problems.full:
@@ -281,10 +344,14 @@ def _check_runs(task, reporter, problems) -> dict:
                     entry["name"],
                 )
             )
-            topics, documents = _resolve(entry["path"], task.collection, lines, sink)
+            topics, documents = _resolve(
+                entry["path"], task.collection, lines, sink, skip
+            )
             row["unknown topics"], row["unknown docnos"] = _unknown(
                 lines, topics, documents
             )
+            if skip:
+                row["lines skipped"] = sum(1 for x in lines if x.docno not in documents)
             if lines and lines[0].tag in tags:
                 sink.add(
                     ImportFormatError(
@@ -424,7 +491,11 @@ def _import_documents(task, reporter) -> list:
     path, fmt = _source(task)
     return [
         imports.collection_import(
-            path=path, name=task.collection.name, fmt=fmt, progress=reporter.add
+            path=path,
+            name=task.collection.name,
+            fmt=fmt,
+            changed_text=task.params.get("changed_text", "refuse"),
+            progress=reporter.add,
         )
     ]
 
@@ -445,6 +516,7 @@ def _import_runs(task, reporter) -> list:
         paths=[entry["path"] for entry in task.files],
         collection=task.collection,
         progress=reporter.add,
+        skip_unknown_documents=bool(task.params.get("skip_unknown_documents")),
     )
 
 

@@ -64,6 +64,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
+from nuggets_app.pooling.assessors import simulated_user_mark
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 
@@ -177,7 +178,7 @@ def _pool_and_sample(
 
 def _assessor(username: str):
     user, _ = get_user_model().objects.get_or_create(username=username)
-    return user
+    return simulated_user_mark(user)
 
 
 def _judge(sample: Sample, truth: Labels, assessor) -> Labels:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import stat
 import zipfile
 from datetime import timedelta
@@ -16,7 +17,14 @@ from django.utils import timezone
 
 from nuggets_app.collection.services import imports, uploads
 from nuggets_app.importers import parse_collection, parse_run
-from nuggets_app.models import Collection, Document, Run, RunEntry, TaskRecord
+from nuggets_app.models import (
+    Collection,
+    Document,
+    Nugget,
+    Run,
+    RunEntry,
+    TaskRecord,
+)
 from nuggets_app.operations.services.task_records import (
     task_record_cancel,
     task_status_text,
@@ -398,3 +406,66 @@ def test_a_checked_upload_waits_for_confirmation_then_expires(
     assert task.status == TaskRecord.Status.CANCELLED
     assert task.error.startswith("expired: not confirmed within 24 hours")
     assert not uploads.upload_dir(task).exists()
+
+
+def test_a_run_naming_unknown_documents_can_skip_them_from_the_page(
+    loaded, staff, tmp_path
+):
+    lines = gzip.decompress(RUNS[0].read_bytes()).decode().splitlines()
+    cols = lines[1].split()
+    lines[1] = " ".join([*cols[:2], "no-such-doc", *cols[3:]])
+    path = tmp_path / "unknown.run"
+    path.write_text("\n".join(lines) + "\n")
+    refused = run_phase(start("runs", loaded, staff, [upload(path)]), "check")
+    assert refused.status == TaskRecord.Status.REFUSED
+    assert "unknown.run:2: unknown document" in refused.problems[0]
+
+    task = start("runs", loaded, staff, [upload(path)], skip_unknown_documents=True)
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.CHECKED, task.problems
+    assert task.summary["files"][0]["lines skipped"] == 1
+    staff_tasks.upload_task_confirm(task=task)
+    task = run_phase(task, "import")
+    assert task.status == TaskRecord.Status.DONE, task.error
+    assert "1 lines skipped" in task.result["lines"][0]
+    assert RunEntry.objects.count() == len(lines) - 1
+
+
+def test_the_check_finds_judged_documents_whose_text_would_change(
+    shared_data, assessor, staff, tmp_path
+):
+    from tests.integration.jobs.world import cranfield_world
+
+    world = cranfield_world(shared_data, assessor, nuggets_per_topic=10)
+    noted = set(
+        Nugget.objects.filter(topic__collection=world.collection).values_list(
+            "document__docno", flat=True
+        )
+    )
+    path = tmp_path / "docs.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for doc in world.collection.documents.order_by("pk"):
+            text = f"Revised. {doc.text}" if doc.docno in noted else doc.text
+            out.write(json.dumps({"docno": doc.docno, "text": text}) + "\n")
+
+    task = start("documents", world.collection, staff, [upload(path)])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.REFUSED
+    assert task.summary["judged, text changes"] == len(noted)
+    assert len(task.problems) == len(noted)
+    assert "carries judgments or nuggets and its text would change" in task.problems[0]
+    assert "re-anchor their nuggets" in task.problems[0]
+
+    task = start(
+        "documents", world.collection, staff, [upload(path)], changed_text="reanchor"
+    )
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.CHECKED, task.problems
+    staff_tasks.upload_task_confirm(task=task)
+    task = run_phase(task, "import")
+    assert task.status == TaskRecord.Status.DONE, task.error
+    assert "nuggets re-anchored" in task.result["lines"][0]
+    assert all(
+        n.document.text[n.start : n.end] == n.span_text
+        for n in Nugget.objects.select_related("document")
+    )
