@@ -155,6 +155,17 @@ def sample_size_for(*, pool: Pool, size: int | None, percent: float | None) -> i
     return max(1, round(sum(sizes) / len(sizes) * percent / 100))
 
 
+def pool_largest_topic(*, pool: Pool) -> int:
+    """The number of documents in the pool's largest topic (0 for an empty pool)."""
+    sizes = (
+        PoolDocument.objects.filter(pool=pool)
+        .values("topic_id")
+        .annotate(n=Count("id"))
+        .values_list("n", flat=True)
+    )
+    return max(sizes, default=0)
+
+
 def sample_task_start(
     *,
     pool: Pool,
@@ -170,10 +181,16 @@ def sample_task_start(
     if rounds > 1 and (method != Sample.Method.STATAP or per_run_quota):
         raise SampleError("rounds need the statap method without a per-run quota")
     in_rounds = f" in {rounds} rounds" if rounds > 1 else ""
+    largest = pool_largest_topic(pool=pool)
+    holds = (
+        f"the whole pool ({size} per topic asked)"
+        if size >= largest > 0
+        else f"{size} per topic"
+    )
     task = task_record_create(
         kind=Kind.SAMPLE,
         user=user,
-        label=f"Sample {name} of pool {pool.name}: {method}, {size} per topic"
+        label=f"Sample {name} of pool {pool.name}: {method}, {holds}"
         f"{in_rounds}, seed {seed}",
         collection=pool.collection,
         params={
