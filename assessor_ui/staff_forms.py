@@ -55,9 +55,13 @@ class DocumentsUploadForm(forms.Form):
             ("reanchor", "re-anchor their nuggets"),
         ],
         initial="refuse",
+        required=False,
         help_text="re-anchoring moves each nugget to its span text in the new text; "
         "a nugget whose span text is gone still refuses the upload",
     )
+
+    def clean_changed_text(self) -> str:
+        return self.cleaned_data["changed_text"] or "refuse"
 
 
 class TopicsUploadForm(forms.Form):
