@@ -24,6 +24,12 @@ def simulated_user_mark(user: Any) -> Any:
     return user
 
 
+def simulated_user(username: str) -> Any:
+    """The user ``username`` (created if missing), marked as a simulated assessor."""
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    return simulated_user_mark(user)
+
+
 def is_simulated(user: Any) -> bool:
     """Whether ``user`` is a simulated assessor."""
     return user.groups.filter(name=SIMULATED_GROUP).exists()

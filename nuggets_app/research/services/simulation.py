@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from matcher import MatchOptions, normalize
@@ -64,7 +63,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.pooling.assessors import simulated_user_mark
+from nuggets_app.pooling.assessors import simulated_user
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 
@@ -177,8 +176,7 @@ def _pool_and_sample(
 
 
 def _assessor(username: str):
-    user, _ = get_user_model().objects.get_or_create(username=username)
-    return simulated_user_mark(user)
+    return simulated_user(username)
 
 
 def _judge(sample: Sample, truth: Labels, assessor) -> Labels:
