@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DOCS_PORT ?= 8001
 # The integration suite runs against these real services.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
@@ -13,7 +14,7 @@ STACK_REDIS_URL ?= redis://127.0.0.1:6379/0
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets_bench
 BENCH_REDIS_URL ?= redis://127.0.0.1:6379/2
 
-.PHONY: help setup setup-dev setup-semantic run stack worker test test-unit test-integration lint bench docs clean
+.PHONY: help setup setup-dev setup-semantic run stack worker test test-unit test-integration lint bench docs docs-serve clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -91,6 +92,11 @@ bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, mat
 
 docs: setup-dev ## The manual (docs/) as a static site in site/, built strictly: a broken link fails
 	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+# The way to read the manual: its search runs in a web worker, which browsers do not
+# start for pages opened from file://, so site/index.html opened directly never finds.
+docs-serve: setup-dev ## Serve the manual with working search on http://127.0.0.1:8001/ (rebuilt on every edit)
+	$(VENV)/bin/mkdocs serve --strict --dev-addr $(HOST):$(DOCS_PORT)
 
 clean: ## Remove the virtual environment and the embedded database
 	rm -rf $(VENV) var

@@ -10,12 +10,13 @@ def main() -> None:
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    from nuggets_app.serving import SERVER_COMMANDS, secret_key_require
+    from nuggets_app.serving import SERVER_COMMANDS, serving_require
 
     if sys.argv[1:2] and sys.argv[1] in SERVER_COMMANDS:
-        # The web server needs a SECRET_KEY; the other commands start without one.
+        # The web server needs a SECRET_KEY (and, with DEBUG off, the collected static
+        # files); the other commands start without them.
         try:
-            secret_key_require()
+            serving_require()
         except ImproperlyConfigured as exc:
             sys.exit(f"ImproperlyConfigured: {exc}")
     execute_from_command_line(sys.argv)

@@ -88,14 +88,17 @@ def nugget_for(user: User, pk: int) -> Nugget:
         raise Http404("No such nugget.") from None
 
 
-def topic_nuggets_visible(user: User, topic_id: int) -> QuerySet[Nugget]:
+def topic_nuggets_visible(
+    user: User, topic_id: int, *, shared: bool = True
+) -> QuerySet[Nugget]:
     """A topic's nuggets a user may read, for a topic the user was already allowed to
     open: staff all; an assessor their own, plus others' when nugget sharing is on
-    (``settings.NUGGETS_SHARED``, default on).
+    (``settings.NUGGETS_SHARED``, default on, and ``shared``: the sample's own
+    setting, ``Sample.nuggets_shared``).
     """
     from django.conf import settings
 
     qs = Nugget.objects.filter(topic_id=topic_id)
-    if user.is_staff or settings.NUGGETS_SHARED:
+    if user.is_staff or (settings.NUGGETS_SHARED and shared):
         return qs
     return qs.filter(assessor=user)

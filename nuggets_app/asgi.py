@@ -1,11 +1,12 @@
-"""ASGI entry point; like the WSGI one, it refuses to start without a SECRET_KEY."""
+"""ASGI entry point; like the WSGI one, it refuses to start without a SECRET_KEY or,
+with DEBUG off, without the collected static files."""
 
 import os
 
 from django.core.asgi import get_asgi_application
 
-from nuggets_app.serving import secret_key_require
+from nuggets_app.serving import serving_require
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
-secret_key_require()
+serving_require()
 application = get_asgi_application()

@@ -1,4 +1,5 @@
-"""What the web server's entry points check before they serve: a SECRET_KEY.
+"""What the web server's entry points check before they serve: a SECRET_KEY, and with
+DEBUG off the collected static files.
 
 Sessions, password-reset links and signed cookies depend on the key, so
 ``wsgi.py`` (gunicorn), ``asgi.py`` and ``manage.py runserver`` refuse to start without
@@ -8,6 +9,8 @@ print numbers, like trec_eval, on a laptop with nothing set.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -33,3 +36,34 @@ def secret_key_require() -> None:
         key = ""
     if not key:
         raise ImproperlyConfigured(MISSING)
+
+
+STATIC_MISSING = (
+    "the static files are not collected: with DEBUG off every page, the error pages "
+    "too, needs the manifest {path}. Run `.venv/bin/python manage.py collectstatic "
+    "--noinput` once (and after every upgrade), then start again; or set DEBUG=1 for "
+    "development."
+)
+
+
+def static_files_require() -> None:
+    """Raise ``ImproperlyConfigured`` when the static files storage needs a manifest
+    (whitenoise's, with DEBUG off) that ``collectstatic`` has not written: otherwise
+    every page, the error page too, would fail while the health check said ok."""
+    from django.conf import settings
+    from django.contrib.staticfiles.storage import ManifestFilesMixin
+    from django.utils.module_loading import import_string
+
+    backend = import_string(settings.STORAGES["staticfiles"]["BACKEND"])
+    if not issubclass(backend, ManifestFilesMixin):
+        return
+    manifest = Path(settings.STATIC_ROOT) / backend.manifest_name
+    if not manifest.is_file():
+        raise ImproperlyConfigured(STATIC_MISSING.format(path=manifest))
+
+
+def serving_require() -> None:
+    """Everything the web server needs before its first request (raises
+    ``ImproperlyConfigured`` with what to do)."""
+    secret_key_require()
+    static_files_require()

@@ -84,6 +84,8 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "nuggets_app.urls"
 WSGI_APPLICATION = "nuggets_app.wsgi.application"
+# Forms render with the pages' template: form errors once, field errors at their field.
+FORM_RENDERER = "assessor_ui.renderers.FormRenderer"
 
 TEMPLATES = [
     {
@@ -231,7 +233,8 @@ CELERY_BEAT_SCHEDULE = {
     "match-supervise": {
         "task": "nuggets_app.tasks.match_supervise",
         "schedule": env_int("MATCH_SUPERVISE_SECONDS", 15),
-    }
+    },
+    "uploads-expire": {"task": "nuggets_app.tasks.uploads_expire", "schedule": 3600},
 }
 
 CACHES = {
@@ -273,6 +276,8 @@ UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3)
 UPLOAD_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_MAX_UNCOMPRESSED_BYTES", 8 * 1024**3)
 UPLOAD_MAX_ZIP_FILES = env_int("UPLOAD_MAX_ZIP_FILES", 1_000_000)
 UPLOAD_MAX_PROBLEMS = env_int("UPLOAD_MAX_PROBLEMS", 200)
+# A checked upload not confirmed within this many hours expires (its files are removed).
+UPLOAD_CONFIRM_HOURS = env_int("UPLOAD_CONFIRM_HOURS", 24)
 IDLE_SECONDS = env_int("IDLE_SECONDS", 60)
 # Judging page: assessors see the nuggets other assessors found for the same topic; the
 # live preview counts a judged document as matched from this matcher score on.

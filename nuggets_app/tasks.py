@@ -16,7 +16,7 @@ from nuggets_app.inference.tasks import (
     unpooled_score,
 )
 from nuggets_app.operations.tasks import computed_run
-from nuggets_app.staff.tasks import staff_task
+from nuggets_app.staff.tasks import staff_task, uploads_expire
 
 __all__ = [
     "computed_run",
@@ -27,4 +27,5 @@ __all__ = [
     "rounds_advance",
     "staff_task",
     "unpooled_score",
+    "uploads_expire",
 ]

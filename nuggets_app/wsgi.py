@@ -18,10 +18,10 @@ from pathlib import Path
 
 from django.core.wsgi import get_wsgi_application
 
-from nuggets_app.serving import secret_key_require
+from nuggets_app.serving import serving_require
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
-secret_key_require()
+serving_require()
 application = get_wsgi_application()
 
 

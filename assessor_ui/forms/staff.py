@@ -6,12 +6,12 @@ import re
 from typing import cast
 
 from django import forms
-from django.contrib.auth import get_user_model
 
 from nuggets_app.importers.documents import FORMATS as DOC_FORMATS
 from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
 from nuggets_app.models import Collection, Run, Sample
+from nuggets_app.pooling.assessors import assessor_choices
 from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
 
 
@@ -57,6 +57,21 @@ class DocumentsUploadForm(forms.Form):
         choices=[(f, f) for f in DOC_FORMATS if f != "dir"] + [("zip", "zip")],
         initial="auto",
     )
+    # The choice of ``import_collection --changed-text``.
+    changed_text = forms.ChoiceField(
+        label="Judged documents whose text changes",
+        choices=[
+            ("refuse", "refuse the upload"),
+            ("reanchor", "re-anchor their nuggets"),
+        ],
+        initial="refuse",
+        required=False,
+        help_text="re-anchoring moves each nugget to its span text in the new text; "
+        "a nugget whose span text is gone still refuses the upload",
+    )
+
+    def clean_changed_text(self) -> str:
+        return self.cleaned_data["changed_text"] or "refuse"
 
 
 class TopicsUploadForm(forms.Form):
@@ -73,6 +88,13 @@ class RunsUploadForm(forms.Form):
         label="Run files",
         help_text="one or more TREC run files (qid Q0 docno rank score tag); .gz "
         "accepted; the run name is the tag column",
+    )
+    # The choice of ``import_runs --skip-unknown-documents``.
+    skip_unknown_documents = forms.BooleanField(
+        required=False,
+        label="Skip documents not in the collection",
+        help_text="their lines are skipped and counted instead of refusing the run; "
+        "the other documents keep their ranks",
     )
 
 
@@ -195,7 +217,7 @@ class ExtendForm(forms.Form):
 
 
 def _assessors():
-    return get_user_model().objects.filter(is_active=True).order_by("username")
+    return assessor_choices()
 
 
 class AssignForm(forms.Form):

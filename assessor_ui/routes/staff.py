@@ -21,6 +21,11 @@ urlpatterns = [
     ),
     path("samples/<int:pk>/assign", staff.sample_assign, name="staff-sample-assign"),
     path(
+        "samples/<int:pk>/nuggets-shared",
+        staff.sample_nuggets_shared,
+        name="staff-sample-nuggets-shared",
+    ),
+    path(
         "samples/<int:pk>/next-round",
         staff.sample_round_next,
         name="staff-sample-round-next",

@@ -35,6 +35,7 @@ from nuggets_app.pooling.services.assignments import (
     AssignmentError,
     assignment_create,
     assignment_reassign,
+    sample_nuggets_share,
 )
 from nuggets_app.pooling.services.samples import SampleError
 from nuggets_app.staff import selectors as selectors_staff
@@ -111,6 +112,9 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
     samples = list(pool.samples.all())
     form = SampleForm(request.POST or None)
     preview = None
+    rows = selectors_staff.pool_topic_sizes(pool, samples)
+    largest = max((row.pool for row in rows), default=0)
+    whole_pool = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         number, percent = data["size"]
@@ -123,9 +127,16 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         except SampleError as exc:
             form.add_error("size", str(exc))
         else:
+            if size >= largest > 0:
+                whole_pool = (
+                    f"{size} per topic is at least the largest topic pool "
+                    f"({largest} documents): the sample holds the whole pool."
+                )
             if "preview" in request.POST:
                 preview = size
             else:
+                if whole_pool:
+                    messages.warning(request, whole_pool)
                 task = staff_tasks.sample_task_start(
                     pool=pool,
                     size=size,
@@ -137,7 +148,6 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     rounds=data["rounds"],
                 )
                 return redirect("staff-task", pk=task.pk)
-    rows = selectors_staff.pool_topic_sizes(pool, samples)
     context = {
         "pool": pool,
         "collection": pool.collection,
@@ -148,6 +158,7 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "form": form,
         "preview": preview,
+        "whole_pool": whole_pool,
         "runs": pool.runs.all(),
     }
     return render(request, "assessor_ui/staff/pool.html", context)
@@ -226,6 +237,22 @@ def sample_assign(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(request, f"{len(made)} assignments in place.")
             return redirect("staff-sample", pk=sample.pk)
     return _sample_page(request, sample, assign=form, status=400)
+
+
+@staff_required
+@require_POST
+def sample_nuggets_shared(request: HttpRequest, pk: int) -> HttpResponse:
+    """Turn the sharing of nuggets between the sample's assessors on or off."""
+    sample = _sample(pk)
+    shared = request.POST.get("shared") == "1"
+    sample_nuggets_share(sample=sample, shared=shared)
+    messages.success(
+        request,
+        "Assessors of this sample now see each other's nuggets."
+        if shared
+        else "Assessors of this sample now see only their own nuggets.",
+    )
+    return redirect("staff-sample", pk=sample.pk)
 
 
 @staff_required

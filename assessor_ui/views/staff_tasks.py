@@ -103,6 +103,7 @@ def _upload(
 @staff_required
 @require_GET
 def task_list(request: HttpRequest) -> HttpResponse:
+    staff_tasks.uploads_expire()
     tasks = TaskRecord.objects.select_related("collection", "started_by")[:300]
     jobs = MatchJob.objects.select_related("collection", "created_by")[:100]
     return render(
@@ -113,6 +114,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 @require_GET
 def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    staff_tasks.uploads_expire()
     task = get_object_or_404(
         TaskRecord.objects.select_related("collection", "started_by"), pk=pk
     )

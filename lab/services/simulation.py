@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from lab.maths.simulation import (
@@ -67,6 +66,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
+from nuggets_app.pooling.assessors import simulated_user
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 
@@ -156,8 +156,7 @@ def _pool_and_sample(
 
 
 def _assessor(username: str):
-    user, _ = get_user_model().objects.get_or_create(username=username)
-    return user
+    return simulated_user(username)
 
 
 def dependent_jobs(collection: Collection, assessor) -> list[MatchJob]:

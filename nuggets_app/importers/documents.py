@@ -73,7 +73,7 @@ def parse_collection(
         fmt = detect_format(path, encoding=encoding)
     if fmt == "dir":
         records = parse_directory(
-            path, encoding=encoding, encoding_errors=encoding_errors
+            path, encoding=encoding, encoding_errors=encoding_errors, stats=stats
         )
     elif fmt == "jsonl":
         records = parse_jsonl_docs(
@@ -126,13 +126,7 @@ def _json_str(
     value = obj.get(key)
     if value is None:
         if required:
-            raise ImportFormatError(
-                path,
-                line,
-                f"missing field {key!r}",
-                expected="a string",
-                got=obj.keys(),
-            )
+            raise ImportFormatError(path, line, f"missing field {json.dumps(key)}")
         return ""
     if isinstance(value, int) and not isinstance(value, bool) and key == "docno":
         value = str(value)
@@ -140,7 +134,7 @@ def _json_str(
         raise ImportFormatError(
             path,
             line,
-            f"field {key!r} has the wrong type",
+            f"field {json.dumps(key)} has the wrong type",
             expected="a string",
             got=type(value).__name__,
         )
@@ -173,9 +167,7 @@ def jsonl_doc(path: str | Path, line: int, obj: dict) -> DocRecord:
     html = _json_str(path, line, obj, "html", required=False)
     if "text" in obj or not html:
         if "text" not in obj:
-            raise ImportFormatError(
-                path, line, "missing field 'text' (or 'html')", got=sorted(obj)
-            )
+            raise ImportFormatError(path, line, 'missing field "text" (or "html")')
         text = normalize_newlines(_json_str(path, line, obj, "text", required=True))
     else:
         html_title, text = html_extract(html)
@@ -227,9 +219,14 @@ def _read_document_file(file: Path, encoding: str, encoding_errors: str) -> str:
 
 
 def parse_directory(
-    path: str | Path, *, encoding: str = "utf-8", encoding_errors: str = "strict"
+    path: str | Path,
+    *,
+    encoding: str = "utf-8",
+    encoding_errors: str = "strict",
+    stats: ReadStats | None = None,
 ) -> Iterator[DocRecord]:
-    """Yield one document per ``.txt``/``.html`` file under ``path`` (docno = file stem)."""
+    """Yield one document per ``.txt``/``.html`` file under ``path`` (docno = file stem);
+    ``stats`` counts the bytes of the files read."""
     root = Path(path)
     files = sorted(
         f
@@ -238,6 +235,8 @@ def parse_directory(
     )
     for file in files:
         content = _read_document_file(file, encoding, encoding_errors)
+        if stats is not None:
+            stats.bytes += file.stat().st_size
         check_storable(file, 1, "the file", content)
         docno = check_docno(file, 1, file.stem)
         if file.suffix.lower() == ".txt":

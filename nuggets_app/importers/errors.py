@@ -84,10 +84,13 @@ def _rebuild(path, line, problem, expected, got, column) -> ImportFormatError:
 
 
 class ImportFormatErrors(ImportFormatError):
-    """Several errors from one file (``--max-errors``); behaves like the first one."""
+    """Several errors from one file (``--max-errors``), in line order; behaves like the
+    first one."""
 
     def __init__(self, errors: Iterable[ImportFormatError]) -> None:
-        self.errors = list(errors)
+        # A parser reports a line's own problems as it reads, and problems found
+        # across lines (unknown qids, duplicates) later: people read them by line.
+        self.errors = sorted(errors, key=lambda error: (error.path, error.line))
         first = self.errors[0]
         super().__init__(
             first.path,

@@ -261,6 +261,12 @@ def _jsonl_aspects(path: str | Path, line: int, value: object) -> list[dict]:
 
 
 def _jsonl_topic(path: str | Path, line: int, obj: dict) -> TopicRecord:
+    # Said in the file's own terms, before the format-neutral checks of _topic.
+    for name in ("qid", "title"):
+        if obj.get(name) is None:
+            raise ImportFormatError(path, line, f'missing field "{name}"')
+        if obj[name] == "":
+            raise ImportFormatError(path, line, f'empty field "{name}"')
     fields = {}
     for name in ("qid", "title", "description", "narrative"):
         value = obj.get(name)
@@ -270,7 +276,7 @@ def _jsonl_topic(path: str | Path, line: int, obj: dict) -> TopicRecord:
             raise ImportFormatError(
                 path,
                 line,
-                f"field {name!r} has the wrong type",
+                f'field "{name}" has the wrong type',
                 expected="a string",
                 got=type(value).__name__,
             )

@@ -22,8 +22,10 @@ from nuggets_app.models import (
 
 @dataclass
 class PairAgreement:
-    """Agreement of two assessors on one topic's commonly judged documents."""
+    """Agreement of two assessors on one topic's commonly judged documents; the topic
+    is named by its collection and qid (two collections may share qids)."""
 
+    collection: str
     qid: str
     assessor_a: str
     assessor_b: str
@@ -39,6 +41,7 @@ class PairAgreement:
     dice: float
 
     CSV_HEADER = (
+        "collection",
         "qid",
         "assessor_a",
         "assessor_b",
@@ -59,6 +62,7 @@ class PairAgreement:
             return "" if math.isnan(x) else f"{x:.4f}"
 
         return [
+            self.collection,
             self.qid,
             self.assessor_a,
             self.assessor_b,
@@ -96,17 +100,19 @@ def topic_agreement() -> list[PairAgreement]:
         labels[topic_id][assessor_id][doc_id] = rel
         qids[topic_id], names[assessor_id] = qid, name
         thresholds[topic_id] = collection_id
-    collections = {
-        c.pk: c.relevant_threshold
-        for c in Collection.objects.filter(pk__in=set(thresholds.values()))
-    }
+    found = Collection.objects.filter(pk__in=set(thresholds.values()))
+    collections = {c.pk: c.relevant_threshold for c in found}
+    collection_names = {c.pk: c.name for c in found}
     spans: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
     for topic_id, assessor_id, doc_id, start, end in Nugget.objects.filter(
         topic_id__in=[t for t in labels if len(labels[t]) > 1], assessor__isnull=False
     ).values_list("topic_id", "assessor_id", "document_id", "start", "end"):
         spans[(topic_id, assessor_id, doc_id)].append((start, end))
     result = []
-    for topic_id in sorted(labels, key=lambda t: _qid_key(qids[t])):
+    for topic_id in sorted(
+        labels,
+        key=lambda t: (collection_names[thresholds[t]], _qid_key(qids[t])),
+    ):
         by_assessor = labels[topic_id]
         ids = sorted(by_assessor, key=lambda a: names[a])
         for i, a in enumerate(ids):
@@ -120,7 +126,13 @@ def topic_agreement() -> list[PairAgreement]:
                 )
                 if pair is not None:
                     result.append(
-                        PairAgreement(qids[topic_id], names[a], names[b], *pair)
+                        PairAgreement(
+                            collection_names[thresholds[topic_id]],
+                            qids[topic_id],
+                            names[a],
+                            names[b],
+                            *pair,
+                        )
                     )
     return result
 

@@ -210,8 +210,9 @@ def nugget_row(
     }
 
 
-def topic_nugget_rows(*, viewer: Any, topic_id: int) -> list[dict]:
-    """The topic's nuggets ``viewer`` may read, oldest first, as rows (one query).
+def topic_nugget_rows(*, viewer: Any, topic_id: int, shared: bool = True) -> list[dict]:
+    """The topic's nuggets ``viewer`` may read (``shared``: the sample shares
+    nuggets between its assessors), oldest first, as rows (one query).
 
     The rows are the driver's values, without Django's per-row converters: a topic
     can hold a thousand nuggets, every judging request reads them all, and the
@@ -224,7 +225,7 @@ def topic_nugget_rows(*, viewer: Any, topic_id: int) -> list[dict]:
         for name in NUGGET_FIELDS
     ]
     qs = (
-        topic_nuggets_visible(viewer, topic_id)
+        topic_nuggets_visible(viewer, topic_id, shared=shared)
         .order_by("created_at", "pk")
         .values_list(*columns)
     )
@@ -315,7 +316,11 @@ def judge_page(
         for _, doc_id, rel, secs, version in rows
         if secs is not None
     }
-    rows = topic_nugget_rows(viewer=viewer, topic_id=assignment.topic_id)
+    rows = topic_nugget_rows(
+        viewer=viewer,
+        topic_id=assignment.topic_id,
+        shared=assignment.sample.nuggets_shared,
+    )
     scores, spans = _scores(_matchers.get(rows), document.text)
     # Highlights in the text are the nuggets extracted from this very document.
     doc_id, viewer_id = document.pk, viewer.pk

@@ -27,6 +27,12 @@ class Sample(models.Model):
     # many have been drawn; 1 and 1 for a one-shot sample.
     rounds = models.PositiveSmallIntegerField(default=1)
     rounds_drawn = models.PositiveSmallIntegerField(default=1)
+    # Whether assessors of this sample see each other's nuggets on the judging page
+    # (with NUGGETS_SHARED on); off where several judge one topic, for agreement.
+    nuggets_shared = models.BooleanField(
+        default=True,
+        help_text="Assessors see the nuggets others found for the same topic.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -37,6 +43,18 @@ class Sample(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.method}, {self.size}/topic)"
+
+    @property
+    def size_text(self) -> str:
+        """``N per topic``, or what the sample holds when ``N`` reaches past the pool
+        of every topic (then it holds the whole pool)."""
+        pools = [draw.get("pool_size") for draw in self.draws.values()]
+        if pools and None not in pools and self.size >= max(pools):
+            return (
+                f"the whole pool (at most {max(pools)} per topic; "
+                f"{self.size} per topic asked)"
+            )
+        return f"{self.size} per topic"
 
 
 class SampleDocument(models.Model):

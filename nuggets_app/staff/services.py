@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
+from django.utils import timezone
 
 from nuggets_app.collection.services import uploads
 from nuggets_app.models import Collection, Pool, PoolDocument, Run, Sample, TaskRecord
 from nuggets_app.operations import queue
 from nuggets_app.operations.services.task_records import (
     ProgressReporter,
+    confirm_window,
     task_record_create,
     task_record_execute,
 )
@@ -71,10 +74,30 @@ def upload_task_start(
     return task
 
 
+def uploads_expire() -> int:
+    """Cancel the checked uploads whose confirmation window has passed
+    (``UPLOAD_CONFIRM_HOURS`` after their check) and remove their files; how many."""
+    cutoff = timezone.now() - confirm_window()
+    hours = settings.UPLOAD_CONFIRM_HOURS
+    expired = 0
+    for task in TaskRecord.objects.filter(
+        status=Status.CHECKED, finished_at__lt=cutoff
+    ):
+        expired += TaskRecord.objects.filter(pk=task.pk, status=Status.CHECKED).update(
+            status=Status.CANCELLED,
+            error=f"expired: not confirmed within {hours} hours of its check; "
+            "upload the files again to import them",
+        )
+        uploads.upload_discard(task=task)
+    return expired
+
+
 def upload_task_confirm(*, task: TaskRecord) -> TaskRecord:
-    """Queue the import of a checked upload; refused unless the check found no problem."""
+    """Queue the import of a checked upload; refused unless the check found no problem
+    and the confirmation window is still open."""
     if task.kind not in uploads.UPLOAD_KINDS:
         raise TaskStateError("only uploads are confirmed")
+    uploads_expire()
     with transaction.atomic():
         changed = TaskRecord.objects.filter(
             pk=task.pk, status=Status.CHECKED, problems=[], cancel_requested=False
@@ -132,6 +155,17 @@ def sample_size_for(*, pool: Pool, size: int | None, percent: float | None) -> i
     return max(1, round(sum(sizes) / len(sizes) * percent / 100))
 
 
+def pool_largest_topic(*, pool: Pool) -> int:
+    """The number of documents in the pool's largest topic (0 for an empty pool)."""
+    sizes = (
+        PoolDocument.objects.filter(pool=pool)
+        .values("topic_id")
+        .annotate(n=Count("id"))
+        .values_list("n", flat=True)
+    )
+    return max(sizes, default=0)
+
+
 def sample_task_start(
     *,
     pool: Pool,
@@ -147,10 +181,16 @@ def sample_task_start(
     if rounds > 1 and (method != Sample.Method.STATAP or per_run_quota):
         raise SampleError("rounds need the statap method without a per-run quota")
     in_rounds = f" in {rounds} rounds" if rounds > 1 else ""
+    largest = pool_largest_topic(pool=pool)
+    holds = (
+        f"the whole pool ({size} per topic asked)"
+        if size >= largest > 0
+        else f"{size} per topic"
+    )
     task = task_record_create(
         kind=Kind.SAMPLE,
         user=user,
-        label=f"Sample {name} of pool {pool.name}: {method}, {size} per topic"
+        label=f"Sample {name} of pool {pool.name}: {method}, {holds}"
         f"{in_rounds}, seed {seed}",
         collection=pool.collection,
         params={
@@ -216,7 +256,7 @@ def _sample_lines(sample: Sample) -> list[str]:
     distinct = sum(record["distinct"] for record in records)
     return [
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
-        f"{sample.size} per topic"
+        f"{sample.size_text}"
         + (f" in {sample.rounds} rounds" if sample.rounds > 1 else "")
         + f", seed {sample.seed}; {len(sample.draws)} topics, "
         f"{distinct} documents to judge"

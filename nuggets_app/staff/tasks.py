@@ -15,3 +15,11 @@ def staff_task(task_id: int, phase: str) -> dict[str, Any]:
     from nuggets_app.staff import services as staff_tasks
 
     return {"status": staff_tasks.staff_task_run(task_id=task_id, phase=phase)}
+
+
+@shared_task(name=queue.UPLOADS_EXPIRE, ignore_result=True)
+def uploads_expire() -> int:
+    """Cancel checked uploads left unconfirmed (``staff.services.uploads_expire``)."""
+    from nuggets_app.staff import services as staff_tasks
+
+    return staff_tasks.uploads_expire()

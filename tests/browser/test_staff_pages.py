@@ -103,7 +103,10 @@ def _stale(element) -> bool:
 def task_status(driver, wanted: set[str], timeout: float = 120.0) -> str:
     """Wait on a task page until its status is one of ``wanted`` (the page reloads)."""
     return wait_for(
-        lambda: (s := by_id(driver, "task-status").text) in wanted and s,
+        lambda: (
+            (s := by_id(driver, "task-status").get_attribute("data-status")) in wanted
+            and s
+        ),
         f"task status in {wanted}",
         timeout=timeout,
     )

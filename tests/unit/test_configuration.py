@@ -185,3 +185,24 @@ def test_the_benchmark_app_is_installed_only_when_asked(value, installed):
         check=True,
     ).stdout.strip()
     assert out == str(installed)
+
+
+@pytest.mark.parametrize("server", sorted(WEB_SERVERS))
+def test_without_collectstatic_the_web_server_refuses_to_start_and_says_what_to_run(
+    tmp_path, server
+):
+    env = _clean_env(tmp_path, DEBUG="0", SECRET_KEY="x9" * 30)
+    result = _run(WEB_SERVERS[server], env)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "the static files are not collected" in output, output[-3000:]
+    assert "manage.py collectstatic --noinput" in output
+    assert str(tmp_path / "staticfiles" / "staticfiles.json") in output
+
+
+def test_after_collectstatic_the_web_server_starts(tmp_path):
+    env = _clean_env(tmp_path, DEBUG="0", SECRET_KEY="x9" * 30)
+    collected = _run([sys.executable, "manage.py", "collectstatic", "--noinput"], env)
+    assert collected.returncode == 0, collected.stderr[-3000:]
+    started = _run(WEB_SERVERS["wsgi"], env)
+    assert started.returncode == 0, started.stderr[-3000:]

@@ -42,3 +42,41 @@ def test_every_management_command_is_in_the_commands_reference():
     commands = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
     missing = {c for c in commands if not re.search(rf"`{c}\b", page)}
     assert not missing, f"docs/reference/commands.md lacks {sorted(missing)}"
+
+
+FRONT_PAGES = ("README.md", "docs/tutorial/index.md", "docs/howto/loading-data.md")
+
+
+def _command_lines(path: str) -> list[str]:
+    """The lines of the page's code blocks, continuation lines joined."""
+    text = (REPO / path).read_text()
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    joined = "\n".join(blocks).replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip()]
+
+
+def test_front_page_commands_run_as_written_with_the_projects_python():
+    # The system Python has no Django: `python manage.py` fails after `make run`.
+    for path in FRONT_PAGES:
+        for line in _command_lines(path):
+            words = line.split()
+            if "manage.py" in words or "-m" in words[1:2]:
+                assert words[0] == ".venv/bin/python", f"{path}: {line}"
+
+
+def test_the_tutorial_uses_only_data_the_repository_ships():
+    for line in _command_lines("docs/tutorial/index.md"):
+        for word in line.split():
+            if "/" not in word or word.startswith((".venv/", "http")):
+                continue
+            assert not word.startswith("../"), f"outside the repository: {line}"
+            assert list(REPO.glob(word)), f"not in the repository: {word} ({line})"
+
+
+def test_the_manual_is_read_served_with_a_make_target():
+    makefile = (REPO / "Makefile").read_text()
+    target = re.search(r"^docs-serve:.*\n\t(.*)$", makefile, re.MULTILINE)
+    assert target, "no docs-serve target"
+    assert "mkdocs serve" in target.group(1)
+    for path in ("README.md", "docs/development.md"):
+        assert "make docs-serve" in (REPO / path).read_text(), path

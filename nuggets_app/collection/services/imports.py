@@ -17,9 +17,12 @@ from pathlib import Path
 from django.conf import settings
 from django.core.validators import validate_slug
 from django.db import connection, transaction
-from django.db.models import Q
 
 from nuggets_app.collection.services.aspects import SOURCE_TOPICS_FILE, aspects_merge
+from nuggets_app.collection.services.changed_text import (
+    CHANGED_TEXT,
+    TextGuard,
+)
 from nuggets_app.importers import (
     ErrorSink,
     ImportFormatError,
@@ -33,11 +36,9 @@ from nuggets_app.importers.bulk import insert_rows
 from nuggets_app.importers.errors import report
 from nuggets_app.importers.qrels import detect_kind
 from nuggets_app.importers.textio import ReadStats
-from nuggets_app.ir.spans import span_reanchor
 from nuggets_app.models import (
     Collection,
     Document,
-    Nugget,
     Qrels,
     QrelsEntry,
     Run,
@@ -62,6 +63,8 @@ class ImportSummary:
     replaced_chars: int = 0
     seconds: float = 0.0
     reanchored: int = 0
+    skipped: int = 0
+    skipped_documents: int = 0
 
     def describe(self) -> str:
         """One line for people: counts, target and time."""
@@ -73,12 +76,12 @@ class ImportSummary:
             line += f"; {self.replaced_chars} undecodable bytes replaced by U+FFFD"
         if self.reanchored:
             line += f"; {self.reanchored} nuggets re-anchored to the new text"
+        if self.skipped:
+            line += (
+                f"; {self.skipped} lines skipped: their {self.skipped_documents} "
+                "documents are not in the collection"
+            )
         return line
-
-
-CHANGED_TEXT = ("refuse", "reanchor")
-"""What a re-import does with a document whose text changes while it carries
-judgments or nuggets: refuse the file, or move each nugget to its span text."""
 
 
 def _batch_size() -> int:
@@ -170,7 +173,7 @@ def collection_import(
         sink=sink,
         stats=stats,
     )
-    guard = _TextGuard(changed_text)
+    guard = TextGuard(changed_text)
     count, created = _load_documents(name, records, sink, progress, guard)
     return ImportSummary(
         str(path),
@@ -195,7 +198,7 @@ def ir_datasets_import(
     started = time.perf_counter()
     sink = ErrorSink(1)
     count, created = _load_documents(
-        name, parse_ir_datasets(dataset_id), sink, progress, _TextGuard("refuse")
+        name, parse_ir_datasets(dataset_id), sink, progress, TextGuard("refuse")
     )
     return ImportSummary(
         f"ir_datasets:{dataset_id}",
@@ -214,7 +217,7 @@ def _load_documents(
     records: Iterable,
     sink: ErrorSink,
     progress: Progress | None,
-    guard: _TextGuard,
+    guard: TextGuard,
 ) -> tuple[int, int]:
     """Upsert ``records`` into collection ``name`` in one transaction: (count, created)."""
     count = 0
@@ -239,72 +242,6 @@ def _load_documents(
         guard.finish(collection.name)
         created = collection.documents.count() - before
     return count, created
-
-
-class _TextGuard:
-    """Keeps judged documents' offsets true across a re-import (see CHANGED_TEXT)."""
-
-    SHOWN = 10
-
-    def __init__(self, policy: str):
-        self.policy = policy
-        self.changed: list[str] = []  # docnos whose judged text would change
-        self.lost: list[str] = []  # nuggets whose span text is gone
-        self.reanchored = 0
-
-    def check(self, collection: Collection, rows: list[tuple]) -> None:
-        """Before a batch is written: find its judged documents whose text changes,
-        and re-anchor their nuggets (or note them for refusal)."""
-        new_text = {row[1]: row[3] for row in rows}
-        judged = (
-            Document.objects.filter(collection=collection, docno__in=list(new_text))
-            .filter(Q(nuggets__isnull=False) | Q(judgments__isnull=False))
-            .distinct()
-            .values_list("pk", "docno", "text")
-        )
-        changed = {pk: docno for pk, docno, text in judged if new_text[docno] != text}
-        if not changed:
-            return
-        self.changed += sorted(changed.values())
-        if self.policy != "reanchor":
-            return
-        moved = []
-        for nugget in Nugget.objects.filter(document_id__in=list(changed)):
-            text = new_text[changed[nugget.document_id]]
-            start = span_reanchor(text, nugget.span_text, nugget.start)
-            if start is None:
-                self.lost.append(
-                    f"nugget {nugget.pk} of document {changed[nugget.document_id]} "
-                    f"({nugget.span_text[:40]!r})"
-                )
-                continue
-            if start != nugget.start:
-                nugget.start, nugget.end = start, start + len(nugget.span_text)
-                moved.append(nugget)
-        Nugget.objects.bulk_update(moved, ["start", "end"], batch_size=500)
-        self.reanchored += len(moved)
-
-    def finish(self, name: str) -> None:
-        """After the last batch: refuse the whole file when offsets would break."""
-        if self.policy == "refuse" and self.changed:
-            raise ValueError(
-                f"{len(self.changed)} document(s) of {name!r} that carry judgments or "
-                f"nuggets would change text ({_some(self.changed, self.SHOWN)}); "
-                "nothing was imported. Re-import with --changed-text reanchor to move "
-                "each nugget to its span text in the new text, or import into a new "
-                "collection name."
-            )
-        if self.lost:
-            raise ValueError(
-                f"{len(self.lost)} nugget(s) cannot be re-anchored: their span text is "
-                f"not in the new text ({_some(self.lost, self.SHOWN)}); nothing was "
-                "imported."
-            )
-
-
-def _some(items: list[str], shown: int) -> str:
-    more = f", and {len(items) - shown} more" if len(items) > shown else ""
-    return ", ".join(items[:shown]) + more
 
 
 def _keep_added_aspects(collection: Collection, rows: list[Topic]) -> None:
@@ -375,7 +312,8 @@ def topics_import(
     )
 
 
-def _lookup_batch() -> int:
+def lookup_batch() -> int:
+    """How many keys one lookup query takes."""
     # SQLite limits bound parameters per statement (999 in older builds).
     return 900 if connection.vendor == "sqlite" else 10_000
 
@@ -384,7 +322,7 @@ def document_ids(collection: Collection, docnos: Iterable[str]) -> dict[str, int
     """docno -> primary key for those of ``docnos`` that are in ``collection``."""
     wanted = sorted(set(docnos))
     found: dict[str, int] = {}
-    step = _lookup_batch()
+    step = lookup_batch()
     for start in range(0, len(wanted), step):
         chunk = wanted[start : start + step]
         found.update(
@@ -400,8 +338,11 @@ def _resolve(
     collection: Collection,
     lines: Sequence,
     sink: ErrorSink,
+    *,
+    skip_unknown_documents: bool = False,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Topic and document ids for the lines; each unknown qid/docno reported once."""
+    """Topic and document ids for the lines; each unknown qid/docno reported once
+    (unknown docnos not at all with ``skip_unknown_documents``)."""
     topics = dict(collection.topics.values_list("qid", "id"))
     documents = document_ids(collection, (line.docno for line in lines))
     unknown: set[tuple[str, str]] = set()
@@ -410,6 +351,8 @@ def _resolve(
             ("topic", line.qid, topics),
             ("document", line.docno, documents),
         ):
+            if kind == "document" and skip_unknown_documents:
+                continue
             if key not in known and (kind, key) not in unknown:
                 unknown.add((kind, key))
                 report(
@@ -433,11 +376,14 @@ def _run_import_file(
     max_errors: int,
     progress: Progress | None,
     claimed: dict[str, str],
+    skip_unknown_documents: bool,
 ) -> ImportSummary:
     started = time.perf_counter()
     sink = ErrorSink(max_errors)
     lines = list(parse_run(path, encoding=encoding, sink=sink))
-    topics, documents = _resolve(path, collection, lines, sink)
+    topics, documents = _resolve(
+        path, collection, lines, sink, skip_unknown_documents=skip_unknown_documents
+    )
     sink.check()
     tag = lines[0].tag
     if tag in claimed:
@@ -457,9 +403,11 @@ def _run_import_file(
             run.entries.all().delete()
             run.source_file = str(path)
             run.save(update_fields=["source_file", "updated_at"])
+        # Ranked with the skipped lines, so a kept document keeps its rank.
         rows = [
             (run.pk, topics[line.qid], documents[line.docno], line.rank, line.score)
             for line in rank_by_score(lines)
+            if line.docno in documents
         ]
         step = _batch_size()
         for start in range(0, len(rows), step):
@@ -479,6 +427,8 @@ def _run_import_file(
         int(not created),
         0,
         time.perf_counter() - started,
+        skipped=len(lines) - len(rows),
+        skipped_documents=len({x.docno for x in lines if x.docno not in documents}),
     )
 
 
@@ -489,17 +439,28 @@ def runs_import(
     encoding: str = "utf-8",
     max_errors: int = 1,
     progress: Progress | None = None,
+    skip_unknown_documents: bool = False,
 ) -> list[ImportSummary]:
     """Import TREC run files, one transaction per file; the run name is the tag column.
 
     Ranks are recomputed in trec_eval's order (score descending, docno descending).
     A run already imported under the same tag is replaced. Unknown topics or documents
-    are errors naming file and line; files before a bad one stay imported.
+    are errors naming file and line; files before a bad one stay imported. With
+    ``skip_unknown_documents`` the lines of documents not in the collection are
+    skipped instead (counted in the summary); the others keep their ranks.
     """
     collection = _collection(collection)
     claimed: dict[str, str] = {}
     return [
-        _run_import_file(path, collection, encoding, max_errors, progress, claimed)
+        _run_import_file(
+            path,
+            collection,
+            encoding,
+            max_errors,
+            progress,
+            claimed,
+            skip_unknown_documents,
+        )
         for path in paths
     ]
 

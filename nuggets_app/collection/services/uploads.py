@@ -14,17 +14,24 @@ from __future__ import annotations
 
 import re
 import shutil
-import stat
-import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from nuggets_app.collection.services import imports, nugget_banks
+from nuggets_app.collection.services.changed_text import (
+    judged_text_changes,
+    lost_nuggets,
+)
+from nuggets_app.collection.services.upload_zips import (
+    UploadError,
+    too_big,
+    zip_extract,
+)
 from nuggets_app.importers import (
     ErrorSink,
     ImportFormatError,
@@ -51,10 +58,6 @@ UPLOAD_KINDS = (
 EXTRACTED = "extracted"
 _CHUNK = 1024 * 1024
 _REPORT_EVERY = 1000
-
-
-class UploadError(ValueError):
-    """An upload refused before any parsing: too large, unsafe zip, bad name."""
 
 
 def upload_dir(task: TaskRecord) -> Path:
@@ -104,101 +107,6 @@ def upload_store(*, task: TaskRecord, files: Iterable[Any]) -> TaskRecord:
 def upload_discard(*, task: TaskRecord) -> None:
     """Remove the task's stored files (after it ends)."""
     shutil.rmtree(upload_dir(task), ignore_errors=True)
-
-
-def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
-    name = info.filename
-    mode = info.external_attr >> 16
-    if stat.S_ISLNK(mode):
-        return "is a symbolic link"
-    if "\\" in name or name.startswith("/") or re.match(r"[A-Za-z]:", name):
-        return "has an absolute path"
-    if ".." in PurePosixPath(name).parts:
-        return "climbs out of the folder with '..'"
-    if "\x00" in name:
-        return "has a NUL in its name"
-    return None
-
-
-def zip_extract(
-    *, path: str | Path, dest: str | Path, max_bytes: int, max_files: int
-) -> int:
-    """Unpack the ``.txt``/``.html`` members of a zip into ``dest``; returns how many.
-
-    Refuses the whole zip (UploadError, nothing left in ``dest``) when a member is a
-    link or has an absolute or ``..`` path, when more than ``max_files`` documents or
-    more than ``max_bytes`` unpacked bytes would come out (counted while writing, so a
-    lying header does not help), or when it is not a zip.
-    """
-    shown = Path(path).name
-    dest = Path(dest)
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise UploadError(f"{shown}: not a readable zip file ({exc})") from None
-    written = 0
-    count = 0
-    try:
-        with archive:
-            members = archive.infolist()
-            for info in members:
-                problem = _unsafe_member(info)
-                if problem:
-                    raise UploadError(f"{shown}: member {info.filename!r} {problem}")
-            wanted = [
-                info
-                for info in members
-                if not info.is_dir()
-                and PurePosixPath(info.filename).suffix.lower()
-                in (".txt", ".html", ".htm")
-                and not info.filename.startswith("__MACOSX/")
-            ]
-            if len(wanted) > max_files:
-                raise UploadError(
-                    f"{shown}: {len(wanted)} documents, more than the limit of "
-                    f"{max_files} (UPLOAD_MAX_ZIP_FILES)"
-                )
-            declared = sum(info.file_size for info in wanted)
-            if declared > max_bytes:
-                raise UploadError(_too_big(shown, max_bytes))
-            root = dest.resolve()
-            for info in wanted:
-                target = (dest / info.filename).resolve()
-                if root not in target.parents:
-                    raise UploadError(f"{shown}: member {info.filename!r} escapes")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as src, target.open("wb") as out:
-                    written = _copy_limited(src, out, written, max_bytes, shown)
-                count += 1
-    except (zipfile.BadZipFile, EOFError, OSError) as exc:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise UploadError(f"{shown}: corrupt zip file ({exc})") from None
-    except UploadError:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise
-    if count == 0:
-        raise UploadError(f"{shown}: no .txt or .html file in the zip")
-    return count
-
-
-def _too_big(shown: str, max_bytes: int) -> str:
-    return (
-        f"{shown}: unpacks to more than the limit of {max_bytes} bytes "
-        "(UPLOAD_MAX_UNCOMPRESSED_BYTES)"
-    )
-
-
-def _copy_limited(
-    src: IO[bytes], out: IO[bytes], written: int, limit: int, shown: str
-) -> int:
-    while True:
-        chunk = src.read(_CHUNK)
-        if not chunk:
-            return written
-        written += len(chunk)
-        if written > limit:
-            raise UploadError(_too_big(shown, limit))
-        out.write(chunk)
 
 
 # --- the check pass ---------------------------------------------------------------
@@ -253,12 +161,17 @@ class _Problems:
             errors = list(fatal.errors)
         elif isinstance(fatal, ImportFormatError):
             errors.append(fatal)
+        # Problems across lines (unknown qids, duplicates) are found after the
+        # parser's own: listed by line, as the file is read.
+        errors.sort(key=lambda error: error.line)
         for error in errors:
             if len(self.lines) >= self.limit:
                 self.truncated = True
                 return
             self.lines.append(self.shown(ImportFormatError.__str__(error)))
-        if fatal is not None and not isinstance(fatal, ImportFormatError):
+        if isinstance(fatal, UploadError):
+            self.lines.extend(self.shown(line) for line in fatal.lines)
+        elif fatal is not None and not isinstance(fatal, ImportFormatError):
             self.lines.append(self.shown(str(fatal)))
 
     @property
@@ -275,10 +188,52 @@ def _bounded(records: Iterable, stats: ReadStats, name: str) -> Iterator:
     limit = settings.UPLOAD_MAX_UNCOMPRESSED_BYTES
     for record in records:
         if stats.bytes > limit:
-            raise UploadError(_too_big(name, limit))
+            raise UploadError(too_big(name, limit))
         yield record
     if stats.bytes > limit:
-        raise UploadError(_too_big(name, limit))
+        raise UploadError(too_big(name, limit))
+
+
+class _ChangedText:
+    """The check's view of judged documents whose text the upload would change: a
+    problem each (``refuse``), or each nugget that cannot follow its span text
+    (``reanchor``), found with the reads the import uses."""
+
+    def __init__(self, task: TaskRecord, path: str, sink: ErrorSink) -> None:
+        self.collection = task.collection
+        self.policy = task.params.get("changed_text", "refuse")
+        self.path, self.sink = path, sink
+        self.batch: dict[str, tuple[int, str]] = {}
+        self.changed = 0
+
+    def add(self, record) -> None:
+        if self.collection is not None:
+            self.batch[record.docno] = (record.line, record.text)
+            if len(self.batch) >= imports.lookup_batch():
+                self.flush()
+
+    def flush(self) -> None:
+        texts = {docno: text for docno, (_, text) in self.batch.items()}
+        changed = judged_text_changes(collection=self.collection, texts=texts)
+        self.changed += len(changed)
+        lines = {docno: line for docno, (line, _) in self.batch.items()}
+        self.batch = {}
+        if self.policy == "reanchor":
+            problems = [
+                (lines[docno], f"{nugget} cannot be re-anchored: its span text is "
+                 "not in the new text")
+                for docno, nugget in lost_nuggets(changed, texts)
+            ]  # fmt: skip
+        else:
+            problems = [
+                (lines[docno], f"document {docno!r} carries judgments or nuggets and "
+                 "its text would change (upload again with 'Judged documents whose "
+                 "text changes' set to 're-anchor their nuggets', or into a new "
+                 "collection)")
+                for docno in changed.values()
+            ]  # fmt: skip
+        for line, problem in problems:
+            self.sink.add(ImportFormatError(self.path, line, problem))
 
 
 def _check_documents(task, reporter, problems) -> dict:
@@ -286,12 +241,15 @@ def _check_documents(task, reporter, problems) -> dict:
     sink = problems.sink()
     stats = ReadStats()
     docnos: list[str] = []
+    changed = _ChangedText(task, path, sink)
     try:
         records = parse_collection(path, fmt=fmt, sink=sink, stats=stats)
         for record in _bounded(records, stats, task.files[0]["name"]):
             docnos.append(record.docno)
+            changed.add(record)
             if len(docnos) % _REPORT_EVERY == 0:
                 reporter.set(len(docnos), 0)
+        changed.flush()
         problems.take(sink)
     except _FILE_ERRORS as exc:
         problems.take(sink, exc)
@@ -302,6 +260,7 @@ def _check_documents(task, reporter, problems) -> dict:
         "documents": len(docnos),
         "new": len(docnos) - existing,
         "existing (replaced)": existing,
+        "judged, text changes": changed.changed,
         "bytes read": stats.bytes,
         "total": len(docnos),
     }
@@ -346,15 +305,28 @@ def _unknown(lines: list, topics: dict, documents: dict) -> tuple[int, int]:
     return len(qids), len(docnos)
 
 
-def _resolve(path: str, collection: Collection, lines: list, sink: ErrorSink):
+def _resolve(
+    path: str,
+    collection: Collection,
+    lines: list,
+    sink: ErrorSink,
+    skip_unknown_documents: bool = False,
+):
     """Unknown topics and documents, reported exactly as the import reports them."""
-    return imports._resolve(path, collection, lines, sink)
+    return imports._resolve(
+        path,
+        collection,
+        lines,
+        sink,
+        skip_unknown_documents=skip_unknown_documents,
+    )
 
 
 def _check_runs(task, reporter, problems) -> dict:
     files = []
     tags: dict[str, str] = {}
     existing = set(task.collection.runs.values_list("name", flat=True))
+    skip = bool(task.params.get("skip_unknown_documents"))
     total = 0
     for done, entry in enumerate(task.files, start=1):
         if problems.full:
@@ -372,10 +344,24 @@ def _check_runs(task, reporter, problems) -> dict:
                     entry["name"],
                 )
             )
-            topics, documents = _resolve(entry["path"], task.collection, lines, sink)
+            topics, documents = _resolve(
+                entry["path"], task.collection, lines, sink, skip
+            )
             row["unknown topics"], row["unknown docnos"] = _unknown(
                 lines, topics, documents
             )
+            if skip:
+                row["lines skipped"] = sum(1 for x in lines if x.docno not in documents)
+            if lines and lines[0].tag in tags:
+                sink.add(
+                    ImportFormatError(
+                        entry["path"],
+                        lines[0].line,
+                        f"run tag already used by {tags[lines[0].tag]} in this upload",
+                        expected="a distinct tag per file",
+                        got=lines[0].tag,
+                    )
+                )
             problems.take(sink)
         except _FILE_ERRORS as exc:
             problems.take(sink, exc)
@@ -383,12 +369,6 @@ def _check_runs(task, reporter, problems) -> dict:
             tag = lines[0].tag
             row.update(tag=tag, lines=len(lines), topics=len({x.qid for x in lines}))
             row["replaces"] = "yes" if tag in existing else "no"
-            if tag in tags:
-                problems.lines.append(
-                    f"{entry['name']}:{lines[0].line}: run tag already used by "
-                    f"{tags[tag]} in this upload (expected a distinct tag per file, "
-                    f"got {tag!r})"
-                )
             tags.setdefault(tag, entry["name"])
             total += len(lines)
         files.append(row)
@@ -493,7 +473,7 @@ def upload_check(*, task: TaskRecord) -> dict:
         summary = _CHECKS[task.kind](task, reporter, problems)
     except UploadError as exc:
         summary = {}
-        problems.lines.append(str(exc))
+        problems.lines.extend(exc.lines)
     if problems.truncated:
         problems.lines.append(
             f"... stopped after {problems.limit} problems (UPLOAD_MAX_PROBLEMS)"
@@ -511,7 +491,11 @@ def _import_documents(task, reporter) -> list:
     path, fmt = _source(task)
     return [
         imports.collection_import(
-            path=path, name=task.collection.name, fmt=fmt, progress=reporter.add
+            path=path,
+            name=task.collection.name,
+            fmt=fmt,
+            changed_text=task.params.get("changed_text", "refuse"),
+            progress=reporter.add,
         )
     ]
 
@@ -532,6 +516,7 @@ def _import_runs(task, reporter) -> list:
         paths=[entry["path"] for entry in task.files],
         collection=task.collection,
         progress=reporter.add,
+        skip_unknown_documents=bool(task.params.get("skip_unknown_documents")),
     )
 
 

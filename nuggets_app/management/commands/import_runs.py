@@ -17,6 +17,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH", help="run files")
         parser.add_argument("--collection", required=True, help="collection name")
+        parser.add_argument(
+            "--skip-unknown-documents",
+            action="store_true",
+            help="skip the lines of documents not in the collection (counted) instead "
+            "of refusing the file; the other documents keep their ranks",
+        )
         add_common_arguments(parser)
 
     def handle(self, *args, **options) -> None:
@@ -31,6 +37,7 @@ class Command(BaseCommand):
                     encoding=options["encoding"],
                     max_errors=options["max_errors"],
                     progress=update,
+                    skip_unknown_documents=options["skip_unknown_documents"],
                 ),
             )
             for summary in summaries:

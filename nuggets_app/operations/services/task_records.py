@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -51,6 +53,19 @@ def task_record_create(
     )
 
 
+def task_status_text(*, task: TaskRecord) -> str:
+    """The status as people read it; a checked upload says until when it waits."""
+    if task.status == TaskRecord.Status.CHECKED and task.finished_at is not None:
+        expires = timezone.localtime(task.finished_at + confirm_window())
+        return f"awaits confirmation (until {expires:%Y-%m-%d %H:%M})"
+    return task.get_status_display()
+
+
+def confirm_window() -> timedelta:
+    """How long a checked upload waits for its confirmation before it expires."""
+    return timedelta(hours=settings.UPLOAD_CONFIRM_HOURS)
+
+
 def task_record_progress(*, task: TaskRecord) -> dict[str, Any]:
     """``{"status", "done", "total", "phase", "error", "seconds"}`` for the progress bar."""
     live = cache.get(_progress_key(task.pk)) or {}
@@ -60,6 +75,7 @@ def task_record_progress(*, task: TaskRecord) -> dict[str, Any]:
         done = total = max(total, done, 1)
     return {
         "status": task.status,
+        "status_text": task_status_text(task=task),
         "phase": live.get("phase", ""),
         "done": done,
         "total": total,
@@ -144,7 +160,7 @@ def task_record_execute(
     claimed = TaskRecord.objects.filter(pk=task.pk, cancel_requested=False).exclude(
         status__in=TaskRecord.FINAL
     )
-    if not claimed.update(status=running, started_at=timezone.now()):
+    if not claimed.update(status=running, started_at=timezone.now(), finished_at=None):
         task.refresh_from_db()
         if not task.is_final:
             _finish(task, TaskRecord.Status.CANCELLED)
@@ -170,7 +186,8 @@ def _finish(
     if result is not None:
         task.result = result
     fields = ["status", "error", "result"]
-    if status in TaskRecord.FINAL:
+    # A checked upload waits for people, not for work: its clock stops too.
+    if status in TaskRecord.FINAL or status == TaskRecord.Status.CHECKED:
         task.finished_at = timezone.now()
         fields.append("finished_at")
     task.save(update_fields=fields)

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from nuggets_app.models import Assignment, Sample, SampleDocument, Topic
+from nuggets_app.pooling.assessors import is_simulated
 from nuggets_app.pooling.services.pools import qid_sort_key
 
 
@@ -71,8 +72,16 @@ def assignment_create(
     """Assign ``topics`` (default: every sampled topic) of ``sample`` to assessors.
 
     Round robin (``assignment_plan``); assignments that already exist are kept, so
-    running it again changes nothing. Returns the assignments of the plan.
+    running it again changes nothing. Returns the assignments of the plan. Simulated
+    assessors (``pooling.assessors``) are refused. With ``overlap`` above 1 the
+    sample's assessors stop seeing each other's nuggets (``Sample.nuggets_shared``),
+    so that their agreement is measured on independent work.
     """
+    simulated = [user.get_username() for user in assessors if is_simulated(user)]
+    if simulated:
+        raise AssignmentError(
+            f"simulated assessors cannot be assigned real work: {', '.join(simulated)}"
+        )
     chosen = _sampled_topics(sample, topics)
     by_qid = {topic.qid: topic for topic in chosen}
     by_name = {user.get_username(): user for user in assessors}
@@ -82,6 +91,8 @@ def assignment_create(
         overlap=overlap,
     )
     with transaction.atomic():
+        if overlap > 1 and sample.nuggets_shared:
+            sample_nuggets_share(sample=sample, shared=False)
         Assignment.objects.bulk_create(
             [
                 Assignment(sample=sample, topic=by_qid[qid], assessor=by_name[name])
@@ -96,6 +107,14 @@ def assignment_create(
         return [a for a in current if (a.topic_id, a.assessor_id) in wanted]
 
 
+def sample_nuggets_share(*, sample: Sample, shared: bool) -> Sample:
+    """Whether the assessors of ``sample`` see each other's nuggets while judging (only
+    where ``NUGGETS_SHARED`` is on; staff always see all)."""
+    Sample.objects.filter(pk=sample.pk).update(nuggets_shared=shared)
+    sample.nuggets_shared = shared
+    return sample
+
+
 def assignment_reassign(
     *, assignments: Sequence[Assignment], assessor: Any
 ) -> list[Assignment]:
@@ -108,6 +127,10 @@ def assignment_reassign(
     """
     from nuggets_app.models import Judgment
 
+    if is_simulated(assessor):
+        raise AssignmentError(
+            f"simulated assessors cannot be assigned real work: {assessor}"
+        )
     moved: list[Assignment] = []
     with transaction.atomic():
         for assignment in assignments:

@@ -5,17 +5,30 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import stat
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from nuggets_app.collection.services import imports, uploads
 from nuggets_app.importers import parse_collection, parse_run
-from nuggets_app.models import Collection, Document, Run, RunEntry, TaskRecord
-from nuggets_app.operations.services.task_records import task_record_cancel
+from nuggets_app.models import (
+    Collection,
+    Document,
+    Nugget,
+    Run,
+    RunEntry,
+    TaskRecord,
+)
+from nuggets_app.operations.services.task_records import (
+    task_record_cancel,
+    task_status_text,
+)
 from nuggets_app.staff import services as staff_tasks
 from tests.conftest import TEST_DATA
 
@@ -323,3 +336,136 @@ def test_nugget_bank_upload_checks_then_imports_with_the_bank_service(
     bank = NuggetBank.objects.get(collection=collection)
     assert bank.name == "rag25-dev-nuggets.jsonl"
     assert Nugget.objects.filter(bank=bank).count() == len(records)
+
+
+def test_problems_found_across_lines_are_listed_in_line_order(loaded, staff, tmp_path):
+    lines = gzip.decompress(RUNS[0].read_bytes()).decode().splitlines()
+    cols = lines[0].split()
+    lines[0] = " ".join([*cols[:2], "no-such-doc", *cols[3:]])
+    cols = lines[2].split()
+    lines[2] = " ".join([*cols[:4], "high", *cols[5:]])
+    path = tmp_path / "late.run"
+    path.write_text("\n".join(lines) + "\n")
+    task = run_phase(start("runs", loaded, staff, [upload(path)]), "check")
+    assert [line.split(": ")[0] for line in task.problems] == [
+        "late.run:1",
+        "late.run:3",
+    ]
+
+
+def test_a_zip_names_every_member_that_climbs_out(collection, staff):
+    data = make_zip({"fine.txt": b"fine", "../a.txt": b"x", "../../b.txt": b"y"})
+    task = start("documents", collection, staff, [SimpleUploadedFile("two.zip", data)])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.REFUSED
+    assert task.problems == [
+        "two.zip: member '../a.txt' climbs out of the folder with '..'",
+        "two.zip: member '../../b.txt' climbs out of the folder with '..'",
+    ]
+
+
+def test_a_zip_check_counts_the_bytes_it_read(collection, staff):
+    texts = cranfield_texts(6)
+    data = make_zip(texts)
+    task = start("documents", collection, staff, [SimpleUploadedFile("six.zip", data)])
+    task = run_phase(task, "check")
+    assert task.summary["documents"] == 6
+    assert task.summary["bytes read"] == sum(len(text) for text in texts.values())
+
+
+def test_a_refused_upload_keeps_the_duration_of_its_check(collection, staff):
+    data = make_zip({"../a.txt": b"x"})
+    task = start("documents", collection, staff, [SimpleUploadedFile("r.zip", data)])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.REFUSED
+    assert task.finished_at is not None
+    TaskRecord.objects.filter(pk=task.pk).update(
+        started_at=task.started_at - timedelta(hours=1),
+        finished_at=task.started_at - timedelta(hours=1) + timedelta(seconds=2),
+    )
+    task.refresh_from_db()
+    assert task.duration == pytest.approx(2.0)
+
+
+def test_a_checked_upload_waits_for_confirmation_then_expires(
+    collection, staff, settings
+):
+    settings.UPLOAD_CONFIRM_HOURS = 24
+    task = start("topics", collection, staff, [upload(CRANFIELD / "topics.trec")])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.CHECKED
+    assert task.finished_at is not None  # the clock stops while it waits
+    assert task_status_text(task=task).startswith("awaits confirmation (until ")
+    assert staff_tasks.uploads_expire() == 0
+    TaskRecord.objects.filter(pk=task.pk).update(
+        finished_at=timezone.now() - timedelta(hours=25)
+    )
+    with pytest.raises(staff_tasks.TaskStateError):
+        staff_tasks.upload_task_confirm(task=task)
+    task.refresh_from_db()
+    assert task.status == TaskRecord.Status.CANCELLED
+    assert task.error.startswith("expired: not confirmed within 24 hours")
+    assert not uploads.upload_dir(task).exists()
+
+
+def test_a_run_naming_unknown_documents_can_skip_them_from_the_page(
+    loaded, staff, tmp_path
+):
+    lines = gzip.decompress(RUNS[0].read_bytes()).decode().splitlines()
+    cols = lines[1].split()
+    lines[1] = " ".join([*cols[:2], "no-such-doc", *cols[3:]])
+    path = tmp_path / "unknown.run"
+    path.write_text("\n".join(lines) + "\n")
+    refused = run_phase(start("runs", loaded, staff, [upload(path)]), "check")
+    assert refused.status == TaskRecord.Status.REFUSED
+    assert "unknown.run:2: unknown document" in refused.problems[0]
+
+    task = start("runs", loaded, staff, [upload(path)], skip_unknown_documents=True)
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.CHECKED, task.problems
+    assert task.summary["files"][0]["lines skipped"] == 1
+    staff_tasks.upload_task_confirm(task=task)
+    task = run_phase(task, "import")
+    assert task.status == TaskRecord.Status.DONE, task.error
+    assert "1 lines skipped" in task.result["lines"][0]
+    assert RunEntry.objects.count() == len(lines) - 1
+
+
+def test_the_check_finds_judged_documents_whose_text_would_change(
+    shared_data, assessor, staff, tmp_path
+):
+    from tests.integration.jobs.world import cranfield_world
+
+    world = cranfield_world(shared_data, assessor, nuggets_per_topic=10)
+    noted = set(
+        Nugget.objects.filter(topic__collection=world.collection).values_list(
+            "document__docno", flat=True
+        )
+    )
+    path = tmp_path / "docs.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for doc in world.collection.documents.order_by("pk"):
+            text = f"Revised. {doc.text}" if doc.docno in noted else doc.text
+            out.write(json.dumps({"docno": doc.docno, "text": text}) + "\n")
+
+    task = start("documents", world.collection, staff, [upload(path)])
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.REFUSED
+    assert task.summary["judged, text changes"] == len(noted)
+    assert len(task.problems) == len(noted)
+    assert "carries judgments or nuggets and its text would change" in task.problems[0]
+    assert "re-anchor their nuggets" in task.problems[0]
+
+    task = start(
+        "documents", world.collection, staff, [upload(path)], changed_text="reanchor"
+    )
+    task = run_phase(task, "check")
+    assert task.status == TaskRecord.Status.CHECKED, task.problems
+    staff_tasks.upload_task_confirm(task=task)
+    task = run_phase(task, "import")
+    assert task.status == TaskRecord.Status.DONE, task.error
+    assert "nuggets re-anchored" in task.result["lines"][0]
+    assert all(
+        n.document.text[n.start : n.end] == n.span_text
+        for n in Nugget.objects.select_related("document")
+    )

@@ -333,3 +333,29 @@ def test_reanchor_refuses_when_a_span_text_is_gone(shared_data, assessor, tmp_pa
         )
     assert f"nugget {victim.pk} of document {victim.document.docno}" in str(error.value)
     assert _state(world.collection) == before
+
+
+def test_unknown_documents_of_a_run_can_be_skipped_and_are_counted(
+    cranfield, tmp_path, capsys
+):
+    path = tmp_path / "r.run"
+    path.write_text(
+        "1 Q0 184 1 3.0 t\n1 Q0 no-such-doc 2 2.0 t\n1 Q0 486 3 1.0 t\n"
+        "2 Q0 no-such-doc 1 1.0 t\n"
+    )
+    (summary,) = runs_import(
+        paths=[path], collection="cranfield", skip_unknown_documents=True
+    )
+    assert (summary.records, summary.skipped, summary.skipped_documents) == (2, 2, 1)
+    assert "2 lines skipped: their 1 documents are not in the collection" in (
+        summary.describe()
+    )
+    # The kept documents keep the ranks they had beside the skipped one.
+    assert sorted(RunEntry.objects.values_list("document__docno", "rank")) == [
+        ("184", 1),
+        ("486", 3),
+    ]
+    call_command(
+        "import_runs", str(path), collection="cranfield", skip_unknown_documents=True
+    )
+    assert "2 lines skipped" in capsys.readouterr().out

@@ -10,6 +10,7 @@ from nuggets_app.pooling.services.assignments import (
 )
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
+from tests import factories as f
 from tests.factories import TopicFactory, UserFactory
 from tests.integration.pooling.test_pools import make_runs
 
@@ -60,3 +61,37 @@ def test_bad_requests_are_refused(sample):
     with pytest.raises(AssignmentError, match="without documents in sample s: 99"):
         assignment_create(sample=sample, assessors=[alice], topics=[stray])
     assert not Assignment.objects.exists()
+
+
+def test_simulated_assessors_cannot_be_assigned_whatever_their_name(db):
+    from nuggets_app.pooling.assessors import assessor_choices, simulated_user_mark
+
+    sample = f.SampleFactory()
+    f.SampleDocumentFactory(
+        sample=sample, topic=f.TopicFactory(collection=sample.pool.collection)
+    )
+    simulated = simulated_user_mark(f.UserFactory(username="carol"))
+    person = f.UserFactory(username="dave")
+    assert list(assessor_choices()) == [person]
+    with pytest.raises(AssignmentError, match=r"simulated assessors.*carol"):
+        assignment_create(sample=sample, assessors=[person, simulated])
+
+
+def test_several_assessors_on_a_topic_stop_seeing_each_others_nuggets(client):
+    from django.urls import reverse
+
+    sample = f.SampleFactory()
+    topic = f.TopicFactory(collection=sample.pool.collection)
+    document = f.DocumentFactory(collection=sample.pool.collection)
+    f.SampleDocumentFactory(sample=sample, topic=topic, document=document, order=1)
+    alice, bob = f.UserFactory(username="alice"), f.UserFactory(username="bob")
+    f.NuggetFactory(topic=topic, document=document, assessor=alice)
+    (mine,) = assignment_create(sample=sample, assessors=[bob], overlap=1)
+    client.force_login(bob)
+    url = reverse("judge-data", args=[mine.pk, 1])
+    assert len(client.get(url).json()["nuggets"]) == 1  # shared by default
+
+    assignment_create(sample=sample, assessors=[alice, bob], overlap=2)
+    sample.refresh_from_db()
+    assert not sample.nuggets_shared
+    assert client.get(url).json()["nuggets"] == []

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from nuggets_app.importers import DocRecord, parse_collection
+from nuggets_app.importers import DocRecord, ImportFormatError, parse_collection
+from nuggets_app.importers.textio import ReadStats
 
 COLLECTIONS = {
     "cranfield": 1400,
@@ -98,3 +99,22 @@ def test_directory_of_text_and_html_files(tmp_path):
         ("a", "Page", "x"),
         ("b", "", "plain\ntext"),
     ]
+
+
+def test_a_jsonl_document_without_docno_names_the_field_without_python_reprs(
+    tmp_path,
+):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"docno": "D1", "text": "a"}\n{"title": "t", "text": "b"}\n')
+    with pytest.raises(ImportFormatError) as caught:
+        list(parse_collection(path))
+    assert str(caught.value).endswith('d.jsonl:2: missing field "docno"')
+    assert "dict_keys" not in str(caught.value)
+
+
+def test_a_directory_counts_the_bytes_it_read(tmp_path):
+    (tmp_path / "a.txt").write_text("one two")
+    (tmp_path / "b.txt").write_text("three")
+    stats = ReadStats()
+    assert len(list(parse_collection(tmp_path, stats=stats))) == 2
+    assert stats.bytes == len("one two") + len("three")

@@ -64,3 +64,20 @@ def test_a_bad_jsonl_aspect_names_its_line(tmp_path):
     )
     with pytest.raises(ImportFormatError, match=r":2: aspect 1"):
         list(parse_topics(path))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"qid": "2", "description": "d"}', r'\.jsonl:2: missing field "title"\Z'),
+        ('{"title": "b"}', r'\.jsonl:2: missing field "qid"\Z'),
+        ('{"qid": "2", "title": ""}', r'\.jsonl:2: empty field "title"\Z'),
+    ],
+)
+def test_a_jsonl_topic_without_its_field_is_told_in_jsonl_terms(
+    tmp_path, line, message
+):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"qid": "1", "title": "a"}\n' + line + "\n")
+    with pytest.raises(ImportFormatError, match=message):
+        list(parse_topics(path))

@@ -4,7 +4,7 @@
 function toggle(form, controller, target, applies) {
   const control = form.querySelector(`[name="${controller}"]`);
   const field = form.querySelector(`[name="${target}"]`);
-  const row = field && (field.closest("[data-field]") || field.closest("p"));
+  const row = field && (field.closest("[data-field]") || field.closest(".field, p"));
   if (!control || !row) return;
   const sync = () => {
     row.hidden = !applies(control);

@@ -15,7 +15,7 @@ function render(p) {
     bar.max = p.total;
     bar.value = p.done;
   }
-  show("status", p.status);
+  show("status_text", p.status_text);
   show("done", p.done);
   show("total", p.total);
   show("phase", p.phase);
