@@ -21,6 +21,7 @@ of two texts is then the dot product of their embeddings, in [-1, 1].
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -62,6 +63,13 @@ class EmbeddingError(Exception):
 
 def model_zip_path() -> Path | None:
     """The installed ``model.zip`` of :data:`DISTRIBUTION`, or None if not installed."""
+    return _installed_zip()
+
+
+# Looked up once per process: scanning the installed distributions costs about 0.6 ms,
+# and every judging page asks.
+@functools.cache
+def _installed_zip() -> Path | None:
     try:
         dist = importlib.metadata.distribution(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
@@ -74,10 +82,12 @@ def model_zip_path() -> Path | None:
 
 def semantic_available() -> bool:
     """Whether the extra is installed: the packaged model and the tokenizer library."""
-    return (
-        model_zip_path() is not None
-        and importlib.util.find_spec("tokenizers") is not None
-    )
+    return model_zip_path() is not None and _tokenizers_installed()
+
+
+@functools.cache
+def _tokenizers_installed() -> bool:
+    return importlib.util.find_spec("tokenizers") is not None
 
 
 def semantic_status() -> str:
