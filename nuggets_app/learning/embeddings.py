@@ -49,6 +49,9 @@ MAX_TOKENS = 256
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 OFF_MESSAGE = "semantic evidence: off (install requirements-semantic.txt)"
+SWITCHED_OFF_MESSAGE = "semantic evidence: off (SEMANTIC_EVIDENCE=off)"
+# Read here, not through Django settings: this package never imports Django.
+SWITCH_ENV = "SEMANTIC_EVIDENCE"
 ON_MESSAGE = f"semantic evidence: on ({MODEL_NAME})"
 
 Matrix = npt.NDArray[np.float32]
@@ -81,8 +84,12 @@ def _installed_zip() -> Path | None:
 
 
 def semantic_available() -> bool:
-    """Whether the extra is installed: the packaged model and the tokenizer library."""
-    return model_zip_path() is not None and _tokenizers_installed()
+    """Whether the extra is installed (the packaged model and the tokenizer library)
+    and not switched off (``SEMANTIC_EVIDENCE=off``; ``on`` by default)."""
+    switch = os.environ.get(SWITCH_ENV, "on").strip().lower()
+    if switch not in ("on", "off"):
+        raise EmbeddingError(f"SEMANTIC_EVIDENCE: {switch!r} is neither on nor off")
+    return switch == "on" and model_zip_path() is not None and _tokenizers_installed()
 
 
 @functools.cache
@@ -92,7 +99,11 @@ def _tokenizers_installed() -> bool:
 
 def semantic_status() -> str:
     """One line for job pages and command output: is the semantic evidence on."""
-    return ON_MESSAGE if semantic_available() else OFF_MESSAGE
+    if semantic_available():
+        return ON_MESSAGE
+    if os.environ.get(SWITCH_ENV, "on").strip().lower() == "off":
+        return SWITCHED_OFF_MESSAGE
+    return OFF_MESSAGE
 
 
 def _read_safetensors(blob: bytes) -> dict[str, Matrix]:

@@ -300,12 +300,14 @@ def stored_semantic(
         texts = dict(
             Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
         )
-    vectors = nugget_vectors(texts, model=model, texts=texts)
-    pending = set(texts) - set(vectors)
     spans, windows = document_windows([document.pk], model=model).get(
         document.pk, ([], embeddings.from_bytes([]))
     )
-    if not spans or not vectors:
+    if not spans:
+        return {}, _unembedded(texts, model=model)
+    vectors = nugget_vectors(texts, model=model, texts=texts)
+    pending = set(texts) - set(vectors)
+    if not vectors:
         return {}, pending
     ids = sorted(vectors)
     matches = best_windows(windows, np.vstack([vectors[i] for i in ids]))
@@ -320,6 +322,13 @@ def stored_semantic(
         if m.window >= 0
     }
     return nearest, pending
+
+
+def _unembedded(texts: Mapping[int, str], *, model: str) -> set[int]:
+    """The nuggets whose current text has no stored embedding (vectors not read)."""
+    stored = NuggetEmbedding.objects.filter(nugget_id__in=list(texts), model=model)
+    kept = set(stored.values_list("nugget_id", "text_sha1"))
+    return {pk for pk, text in texts.items() if (pk, _sha1(text)) not in kept}
 
 
 def embeddings_request(
@@ -341,9 +350,7 @@ def embeddings_request(
     texts = dict(
         Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
     )
-    stored = NuggetEmbedding.objects.filter(nugget_id__in=texts, model=MODEL)
-    kept = set(stored.values_list("nugget_id", "text_sha1"))
-    nuggets = sorted(pk for pk, text in texts.items() if (pk, _sha1(text)) not in kept)
+    nuggets = sorted(_unembedded(texts, model=MODEL))
     if docs:
         _enqueue_after_commit(queue.EMBED_DOCUMENTS, docs)
     if nuggets:
