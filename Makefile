@@ -73,7 +73,7 @@ lint: setup-dev ## ruff (lint and format), import-linter, mypy --strict on the D
 # Benchmarks run with DEBUG off, as in production, which needs a SECRET_KEY: a
 # throwaway one for the run unless you set your own.
 bench: export SECRET_KEY ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))")
-bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load, dashboards, new runs, fault recovery
+bench: setup-semantic ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load (without and with the semantic extra), dashboards, new runs, fault recovery
 	$(PY) -m matcher bench
 	$(PY) -m matcher bench --cold
 	$(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
