@@ -154,9 +154,13 @@ class Command(BaseCommand):
         if count <= 0:
             return {}
         subset = texts[:count]
-        reference, seconds, _ = _timed(
-            encoder, subset, batch_size=options["batch_size"], threads=1, exact=True
-        )
+        from threadpoolctl import threadpool_limits
+
+        # One thread, BLAS included: the forward pass as it ran before the threads.
+        with threadpool_limits(limits=1, user_api="blas"):
+            reference, seconds, _ = _timed(
+                encoder, subset, batch_size=options["batch_size"], threads=1, exact=True
+            )
         fast, fast_seconds, _ = _timed(
             encoder, subset, batch_size=options["batch_size"],
             threads=options["threads"] or os.cpu_count() or 1,
