@@ -76,7 +76,7 @@ lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs
 bench: export SECRET_KEY ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))")
 # The bench_* commands are installed only when asked (not in a deployment).
 bench: export BENCHMARKS = 1
-bench: setup ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load, dashboards, new runs, fault recovery
+bench: setup-semantic ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load (without and with the semantic extra), dashboards, new runs, fault recovery
 	$(PY) -m matcher bench
 	$(PY) -m matcher bench --cold
 	$(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)

@@ -272,10 +272,9 @@ def _by_p(job, topic, model) -> list[dict]:
             job=job, topic=topic, document_id__in=[d for d, _ in model.unjudged]
         ).select_related("document", "nugget")
     }
-    nearest = embeddings.documents_nearest(
-        document_ids=list(results),
-        nuggets=list(inference_selectors.job_nuggets(job, topic.pk)),
-    )
+    nuggets = list(inference_selectors.job_nuggets(job, topic.pk))
+    embeddings.embeddings_request(nugget_ids=[n.pk for n in nuggets])
+    nearest = embeddings.documents_nearest(document_ids=list(results), nuggets=nuggets)
     out = []
     for doc_id, p in model.unjudged:
         result = results[doc_id]
@@ -331,6 +330,9 @@ def job_document(
         "semantic_status": embeddings.semantic_status(),
         "semantic": embeddings.document_semantic_evidence(
             document=result.document, nuggets=nuggets
+        ),
+        "semantic_pending": embeddings.embeddings_request(
+            document_ids=[result.document_id], nugget_ids=[n.pk for n in nuggets]
         ),
     }
     return render(request, "assessor_ui/jobs/document.html", context)

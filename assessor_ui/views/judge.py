@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor_ui.forms.assessor import JudgmentForm, TimeForm, first_error
 from nuggets_app import access
 from nuggets_app.html import sanitize_html
-from nuggets_app.inference.services.embeddings import semantic_on, stored_nearest
+from nuggets_app.inference.services.embeddings import semantic_on, stored_semantic
 from nuggets_app.judging import selectors
 from nuggets_app.judging.services.judgments import (
     JudgingError,
@@ -130,8 +130,11 @@ def form_error(form: Any) -> JsonResponse:
     return JsonResponse({"error": message, "field": field}, status=400)
 
 
-def nugget_json(nugget: Nugget, viewer: Any, score: float | None = None) -> dict:
-    """A nugget as the page's JavaScript sees it."""
+def nugget_json(
+    nugget: Nugget, viewer: Any, score: float | None = None, *, saved: bool = False
+) -> dict:
+    """A nugget as the page's JavaScript sees it (``saved``: just saved or edited,
+    so its embedding, with the extra, is still to come)."""
     return {
         "id": nugget.pk,
         "document": nugget.document_id,
@@ -147,6 +150,7 @@ def nugget_json(nugget: Nugget, viewer: Any, score: float | None = None) -> dict
         "assessor": nugget.provenance(),
         "mine": nugget.assessor_id == viewer.pk,
         "score": score,
+        "semantic_pending": saved and semantic_on(),
     }
 
 
@@ -224,10 +228,17 @@ def judge_data(request: HttpRequest, assignment_id: int, position: int) -> HttpR
 def _topic_nuggets(page: selectors.JudgePage) -> list[dict]:
     """The topic's nuggets, each with the document's sentence nearest to it where
     its embeddings are stored (``semantic``: similarity, span and sentence; None
-    otherwise): semantic evidence beside the matcher's score."""
+    otherwise): semantic evidence beside the matcher's score; ``semantic_pending``
+    when the nugget's current text is not embedded yet (the model runs after the
+    save, never in a request)."""
     texts = {n["id"]: n["text"] for n in page.topic_nuggets}
-    nearest = stored_nearest(document=page.document, nugget_ids=texts, texts=texts)
-    return [{**n, "semantic": nearest.get(n["id"])} for n in page.topic_nuggets]
+    nearest, pending = stored_semantic(
+        document=page.document, nugget_ids=texts, texts=texts
+    )
+    return [
+        {**n, "semantic": nearest.get(n["id"]), "semantic_pending": n["id"] in pending}
+        for n in page.topic_nuggets
+    ]
 
 
 # A position placeholder in URL templates the page fills in (no queue is this long).

@@ -67,7 +67,7 @@ def nugget_create(
     except JudgingError as exc:
         return json_error(exc)
     return JsonResponse(
-        nugget_json(nugget, request.user), status=201 if created else 200
+        nugget_json(nugget, request.user, saved=created), status=201 if created else 200
     )
 
 
@@ -96,7 +96,7 @@ def nugget_edit(request: HttpRequest, pk: int) -> HttpResponse:
         return JsonResponse(body, status=409)
     except JudgingError as exc:
         return json_error(exc)
-    return JsonResponse(nugget_json(nugget, request.user))
+    return JsonResponse(nugget_json(nugget, request.user, saved=True))
 
 
 @json_login_required

@@ -114,6 +114,12 @@ def embed_nuggets(nugget_ids: list[int]) -> dict[str, Any]:
     return {"nuggets": embeddings.nuggets_embed(nugget_ids=nugget_ids)}
 
 
+@shared_task(name=queue.EMBED_DOCUMENTS, ignore_result=True, acks_late=True)
+def embed_documents(document_ids: list[int]) -> dict[str, Any]:
+    """Embed documents a page asked for (``embeddings.documents_embed_missing``)."""
+    return {"documents": embeddings.documents_embed_missing(document_ids=document_ids)}
+
+
 @shared_task(name=queue.ROUNDS_ADVANCE, ignore_result=True)
 def rounds_advance(sample_id: int, force: bool = False) -> dict[str, Any]:
     """Draw the next round of a sample in rounds once its latest round is judged

@@ -21,6 +21,7 @@ of two texts is then the dot product of their embeddings, in [-1, 1].
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -31,6 +32,7 @@ import struct
 import threading
 import zipfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,9 @@ MAX_TOKENS = 256
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 OFF_MESSAGE = "semantic evidence: off (install requirements-semantic.txt)"
+SWITCHED_OFF_MESSAGE = "semantic evidence: off (SEMANTIC_EVIDENCE=off)"
+# Read here, not through Django settings: this package never imports Django.
+SWITCH_ENV = "SEMANTIC_EVIDENCE"
 ON_MESSAGE = f"semantic evidence: on ({MODEL_NAME})"
 
 Matrix = npt.NDArray[np.float32]
@@ -62,6 +67,13 @@ class EmbeddingError(Exception):
 
 def model_zip_path() -> Path | None:
     """The installed ``model.zip`` of :data:`DISTRIBUTION`, or None if not installed."""
+    return _installed_zip()
+
+
+# Looked up once per process: scanning the installed distributions costs about 0.6 ms,
+# and every judging page asks.
+@functools.cache
+def _installed_zip() -> Path | None:
     try:
         dist = importlib.metadata.distribution(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
@@ -73,16 +85,26 @@ def model_zip_path() -> Path | None:
 
 
 def semantic_available() -> bool:
-    """Whether the extra is installed: the packaged model and the tokenizer library."""
-    return (
-        model_zip_path() is not None
-        and importlib.util.find_spec("tokenizers") is not None
-    )
+    """Whether the extra is installed (the packaged model and the tokenizer library)
+    and not switched off (``SEMANTIC_EVIDENCE=off``; ``on`` by default)."""
+    switch = os.environ.get(SWITCH_ENV, "on").strip().lower()
+    if switch not in ("on", "off"):
+        raise EmbeddingError(f"SEMANTIC_EVIDENCE: {switch!r} is neither on nor off")
+    return switch == "on" and model_zip_path() is not None and _tokenizers_installed()
+
+
+@functools.cache
+def _tokenizers_installed() -> bool:
+    return importlib.util.find_spec("tokenizers") is not None
 
 
 def semantic_status() -> str:
     """One line for job pages and command output: is the semantic evidence on."""
-    return ON_MESSAGE if semantic_available() else OFF_MESSAGE
+    if semantic_available():
+        return ON_MESSAGE
+    if os.environ.get(SWITCH_ENV, "on").strip().lower() == "off":
+        return SWITCHED_OFF_MESSAGE
+    return OFF_MESSAGE
 
 
 def _read_safetensors(blob: bytes) -> dict[str, Matrix]:
@@ -127,10 +149,14 @@ class _Layer:
 
 
 def _layer_norm(x: Matrix, params: tuple[Matrix, Matrix]) -> Matrix:
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    var = (centred * centred).mean(axis=-1, keepdims=True)
-    out: Matrix = centred / np.sqrt(var + _EPS) * params[0] + params[1]
+    centred = x - x.mean(axis=-1, keepdims=True)
+    var = np.square(centred).mean(axis=-1, keepdims=True)
+    var += _EPS
+    np.sqrt(var, out=var)
+    centred /= var
+    centred *= params[0]
+    centred += params[1]
+    out: Matrix = centred
     return out
 
 
@@ -152,11 +178,15 @@ class Encoder:
     def _layer(self, w: dict[str, Matrix], i: int) -> _Layer:
         p = f"encoder.layer.{i}."
         att = p + "attention.self."
+        # Scores are q.k / sqrt(head): the scale is folded into the query projection.
+        scale = np.float32(1 / math.sqrt(DIMENSION // _HEADS))
+        scales = {"query": scale, "key": np.float32(1), "value": np.float32(1)}
         qkv = np.concatenate(
-            [w[f"{att}{n}.weight"].T for n in ("query", "key", "value")], axis=1
+            [w[f"{att}{n}.weight"].T * scales[n] for n in ("query", "key", "value")],
+            axis=1,
         )
         qkv_bias = np.concatenate(
-            [w[f"{att}{n}.bias"] for n in ("query", "key", "value")]
+            [w[f"{att}{n}.bias"] * scales[n] for n in ("query", "key", "value")]
         )
         return _Layer(
             qkv=np.ascontiguousarray(qkv),
@@ -171,11 +201,21 @@ class Encoder:
             ln2=self._ln(w, p + "output.LayerNorm"),
         )
 
-    def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> Matrix:
+    def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 32,
+        threads: int | None = None,
+        exact: bool = False,
+    ) -> Matrix:
         """L2-normalised embeddings of ``texts``, shape ``(len(texts), 384)``, float32.
 
         Texts are batched by token length (padding costs little), each batch run
-        through the transformer and mean-pooled over its real tokens.
+        through the transformer and mean-pooled over its real tokens. Batches run on
+        ``threads`` threads (default: one per core), each with a one-thread BLAS: numpy
+        releases the GIL in its loops, so the cores share the batches. ``exact``
+        computes GELU with scipy's erf, the reference that :func:`gelu` agrees with.
         """
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
         if not texts:
@@ -186,12 +226,31 @@ class Encoder:
             for e in encodings
         ]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            result[batch] = self._forward([ids[i] for i in batch])
+        batches = [
+            order[start : start + batch_size]
+            for start in range(0, len(order), batch_size)
+        ]
+
+        def run(batch: list[int]) -> None:
+            result[batch] = self._forward([ids[i] for i in batch], exact)
+
+        workers = min(threads or os.cpu_count() or 1, len(batches))
+        if workers <= 1:
+            for batch in batches:
+                run(batch)
+            return result
+        # Part of the extra (requirements-semantic.txt), like the tokenizer.
+        from threadpoolctl import threadpool_limits
+
+        # Longest batches first, so that no thread is left with a long one at the end.
+        with (
+            threadpool_limits(limits=1, user_api="blas"),
+            ThreadPoolExecutor(workers) as pool,
+        ):
+            list(pool.map(run, reversed(batches)))
         return result
 
-    def _forward(self, batch: list[list[int]]) -> Matrix:
+    def _forward(self, batch: list[list[int]], exact: bool = False) -> Matrix:
         width = max(len(ids) for ids in batch)
         tokens = np.zeros((len(batch), width), dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.float32)
@@ -202,34 +261,93 @@ class Encoder:
         x = _layer_norm(x, self.ln)
         bias = ((1.0 - mask) * -1e9)[:, None, None, :].astype(np.float32)
         for layer in self.layers:
-            x = self._block(x, layer, bias)
+            x = self._block(x, layer, bias, exact)
         pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         out: Matrix = (pooled / np.maximum(norms, _EPS)).astype(np.float32)
         return out
 
     @staticmethod
-    def _block(x: Matrix, layer: _Layer, bias: Matrix) -> Matrix:
+    def _block(x: Matrix, layer: _Layer, bias: Matrix, exact: bool) -> Matrix:
+        # In place where a temporary is reused: every pass over these arrays costs
+        # about as much as the small matrix products of the attention.
         n, width, dim = x.shape
         head = dim // _HEADS
-        qkv = x.reshape(n * width, dim) @ layer.qkv + layer.qkv_bias
+        flat = x.reshape(n * width, dim)
+        qkv = flat @ layer.qkv
+        qkv += layer.qkv_bias
         qkv = qkv.reshape(n, width, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
-        scores = qkv[0] @ qkv[1].transpose(0, 1, 3, 2) / np.float32(math.sqrt(head))
-        scores = scores + bias
-        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        # The query projection carries the 1/sqrt(head) scale (see _layer).
+        scores = qkv[0] @ qkv[1].transpose(0, 1, 3, 2)
+        scores += bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(n * width, dim)
-        flat = x.reshape(n * width, dim)
-        h = _layer_norm(context @ layer.out + layer.out_bias + flat, layer.ln1)
-        up = h @ layer.up + layer.up_bias
-        up = (
-            up
-            * np.float32(0.5)
-            * (np.float32(1.0) + erf(up * np.float32(1 / math.sqrt(2))))
-        )
-        out = _layer_norm(up @ layer.down + layer.down_bias + h, layer.ln2)
+        h = context @ layer.out
+        h += layer.out_bias
+        h += flat
+        h = _layer_norm(h, layer.ln1)
+        up = h @ layer.up
+        up += layer.up_bias
+        up = gelu_exact(up) if exact else gelu(up)
+        out = up @ layer.down
+        out += layer.down_bias
+        out += h
+        out = _layer_norm(out, layer.ln2)
         result: Matrix = out.reshape(n, width, dim)
         return result
+
+
+# The Abramowitz and Stegun 7.1.26 approximation of erf (|error| < 1.5e-7; 5e-7 in
+# float32 arithmetic): erf(z) = 1 - t (a1 + t (a2 + ... + t a5)) exp(-z^2), t = 1 / (1 +
+# p z), for z >= 0, odd in z.
+_AS_P = np.float32(0.3275911)
+_AS_A = tuple(
+    np.float32(a)
+    for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+)
+_GELU_ROWS = 64  # rows per block: a block's temporaries stay in the CPU's cache
+_SQRT_HALF = np.float32(1 / math.sqrt(2))
+
+
+def gelu_exact(x: Matrix) -> Matrix:
+    """GELU with scipy's erf: ``x / 2 * (1 + erf(x / sqrt(2)))`` (the reference)."""
+    out: Matrix = x * np.float32(0.5) * (np.float32(1.0) + erf(x * _SQRT_HALF))
+    return out
+
+
+def gelu(x: Matrix) -> Matrix:
+    """GELU as :func:`gelu_exact` with erf by Abramowitz and Stegun 7.1.26 (absolute
+    difference under 1e-6), computed in place by blocks of rows: about 4x faster than
+    scipy's erf, which took more time than the matrix product before it."""
+    flat = x.reshape(-1, x.shape[-1])
+    z, t, e = (np.empty((_GELU_ROWS, flat.shape[1]), np.float32) for _ in range(3))
+    for start in range(0, flat.shape[0], _GELU_ROWS):
+        u = flat[start : start + _GELU_ROWS]
+        k = u.shape[0]
+        zk, tk, ek = z[:k], t[:k], e[:k]
+        np.multiply(u, _SQRT_HALF, out=zk)
+        np.abs(zk, out=tk)
+        np.multiply(tk, tk, out=ek)
+        np.negative(ek, out=ek)
+        np.exp(ek, out=ek)  # exp(-z^2)
+        tk *= _AS_P
+        tk += 1
+        np.reciprocal(tk, out=tk)  # t
+        np.multiply(tk, _AS_A[0], out=zk)
+        for a in _AS_A[1:]:
+            zk += a
+            zk *= tk
+        # zk = t (a1 + t (... )) after the loop's last step: erf(|z|) = 1 - zk e.
+        zk *= ek
+        np.subtract(1, zk, out=zk)
+        np.copysign(zk, u, out=zk)
+        zk += 1
+        zk *= np.float32(0.5)
+        u *= zk  # in place: x is a temporary of the caller
+    out: Matrix = flat.reshape(x.shape)
+    return out
 
 
 _lock = threading.Lock()

@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -101,6 +101,11 @@ class CorpusStats:
     n_docs: int
     avg_len: float
     df: Mapping[str, int]
+    # idf of each term asked for so far: a job's features ask for the same few
+    # thousand terms hundreds of thousands of times (same value, computed once).
+    _idf: dict[str, float] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_tokens(cls, documents: Iterable[Terms]) -> CorpusStats:
@@ -116,8 +121,11 @@ class CorpusStats:
 
     def idf(self, term: str) -> float:
         """``ln(1 + (N - df + 0.5) / (df + 0.5))`` (always positive)."""
-        df = min(self.df.get(term, 0), self.n_docs)
-        return math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
+        value = self._idf.get(term)
+        if value is None:
+            df = min(self.df.get(term, 0), self.n_docs)
+            value = self._idf[term] = math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
+        return value
 
 
 def bm25_score(

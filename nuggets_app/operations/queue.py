@@ -8,6 +8,10 @@ it from ``transaction.on_commit`` so a worker never sees uncommitted rows.
 
 The names are the tasks' registered names, kept from when every task lived in
 ``nuggets_app.tasks`` (messages already queued, and the beat schedule, use them).
+
+Heavy work (the model's) goes through :func:`task_enqueue_background`: a message with a
+broker, as above, and without one the process's background thread
+(``operations.background``), so that it never runs inside a person's request.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ UPLOADS_EXPIRE = "nuggets_app.tasks.uploads_expire"
 COMPUTED_RUN = "nuggets_app.tasks.computed_run"
 EMBED_CHUNK = "nuggets_app.tasks.embed_chunk"
 EMBED_NUGGETS = "nuggets_app.tasks.embed_nuggets"
+EMBED_DOCUMENTS = "nuggets_app.tasks.embed_documents"
 UNPOOLED_SCORE = "nuggets_app.tasks.unpooled_score"
 ROUNDS_ADVANCE = "nuggets_app.tasks.rounds_advance"
 
@@ -29,6 +34,19 @@ ROUNDS_ADVANCE = "nuggets_app.tasks.rounds_advance"
 def task_enqueue(task_name: str, /, *args: Any, **kwargs: Any) -> None:
     """Send the task registered as ``task_name`` with these arguments (its ``delay``)."""
     _task(task_name).delay(*args, **kwargs)
+
+
+def task_enqueue_background(task_name: str, /, *args: Any) -> None:
+    """Send the task like :func:`task_enqueue`, except without a broker: then it runs
+    after the caller returns, on this process's background thread, never inside it."""
+    from nuggets_app.celery import app
+    from nuggets_app.operations.background import background_submit
+
+    task = _task(task_name)
+    if app.conf.task_always_eager:
+        background_submit(task_name, task, args)
+    else:
+        task.delay(*args)
 
 
 def _task(task_name: str) -> Any:

@@ -49,9 +49,11 @@ def test_compose_defines_the_whole_stack():
 
 def test_compose_sets_only_variables_the_settings_read():
     from matcher import stems
+    from nuggets_app.learning import embeddings
 
-    # The matcher reads its stem table's location itself (it never imports settings).
-    read = _env_names_read_by_settings() | {stems.ENV}
+    # The matcher reads its stem table's location itself (it never imports settings),
+    # and the Django-free embeddings their switch.
+    read = _env_names_read_by_settings() | {stems.ENV, embeddings.SWITCH_ENV}
     for name in ("web", "worker", "beat"):
         env = _compose()["services"][name]["environment"]
         unknown = set(env) - read

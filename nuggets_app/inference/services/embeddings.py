@@ -2,7 +2,9 @@
 
 Every row is computed once per unit and model (``UnitEmbedding``, ``NuggetEmbedding``)
 and reused by every job and run; a nugget saved by an assessor is embedded by a worker
-after the commit (``nuggets_app.judging.services.nuggets``). A collection is embedded by an :class:`EmbeddingJob`
+after the commit (``nuggets_app.judging.services.nuggets``), or without a broker by the
+process's background thread after the response: pages only read stored vectors and
+ask for the missing ones (:func:`embeddings_request`). A collection is embedded by an :class:`EmbeddingJob`
 (:func:`embedding_job_launch`): the documents without embeddings are split into
 chunks of ``settings.EMBED_CHUNK_SIZE`` sent to the workers (``embed_chunk``); a chunk
 embeds only those of its documents still without rows, so a redelivered chunk or a
@@ -273,21 +275,43 @@ def stored_nearest(
     texts: Mapping[int, str] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """For each nugget whose current text has a stored embedding, the stored window
-    of ``document`` nearest to it: ``{"similarity", "start", "end", "sentence"}``.
-    Embeds nothing ({} without the extra or before the document is embedded), so a
-    page an assessor waits for never runs the model (``texts``: the nuggets' current
+    of ``document`` nearest to it (see :func:`stored_semantic`)."""
+    return stored_semantic(
+        document=document, nugget_ids=nugget_ids, model=model, texts=texts
+    )[0]
+
+
+def stored_semantic(
+    *,
+    document: Document,
+    nugget_ids: Iterable[int],
+    model: str = MODEL,
+    texts: Mapping[int, str] | None = None,
+) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """For each nugget whose current text has a stored embedding, the stored window
+    of ``document`` nearest to it: ``{"similarity", "start", "end", "sentence"}``;
+    and the nuggets whose current text is not embedded yet (pending). Embeds nothing
+    (({}, set()) without the extra; no windows before the document is embedded), so a
+    page a person waits for never runs the model (``texts``: the nuggets' current
     texts, saving a query)."""
     if not embeddings.semantic_available():
-        return {}
+        return {}, set()
+    if texts is None:
+        texts = dict(
+            Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
+        )
     spans, windows = document_windows([document.pk], model=model).get(
         document.pk, ([], embeddings.from_bytes([]))
     )
-    vectors = nugget_vectors(nugget_ids, model=model, texts=texts) if spans else {}
+    if not spans:
+        return {}, _unembedded(texts, model=model)
+    vectors = nugget_vectors(texts, model=model, texts=texts)
+    pending = set(texts) - set(vectors)
     if not vectors:
-        return {}
+        return {}, pending
     ids = sorted(vectors)
     matches = best_windows(windows, np.vstack([vectors[i] for i in ids]))
-    return {
+    nearest = {
         i: {
             "similarity": m.similarity,
             "start": spans[m.window][0],
@@ -297,21 +321,77 @@ def stored_nearest(
         for i, m in zip(ids, matches, strict=True)
         if m.window >= 0
     }
+    return nearest, pending
+
+
+def _unembedded(texts: Mapping[int, str], *, model: str) -> set[int]:
+    """The nuggets whose current text has no stored embedding (vectors not read)."""
+    stored = NuggetEmbedding.objects.filter(nugget_id__in=list(texts), model=model)
+    kept = set(stored.values_list("nugget_id", "text_sha1"))
+    return {pk for pk, text in texts.items() if (pk, _sha1(text)) not in kept}
+
+
+def embeddings_request(
+    *, document_ids: Sequence[int] = (), nugget_ids: Sequence[int] = ()
+) -> bool:
+    """Ask for the embeddings still missing among these documents and nuggets (their
+    current texts), computed by a worker, or after the response on this process's
+    background thread without a broker: never in the caller. True when some are
+    missing (a page then says they are pending)."""
+    if not embeddings.semantic_available():
+        return False
+    has = UnitEmbedding.objects.filter(document=OuterRef("pk"), model=MODEL)
+    docs = list(
+        Document.objects.filter(pk__in=list(document_ids))
+        .exclude(Exists(has))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    texts = dict(
+        Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
+    )
+    nuggets = sorted(_unembedded(texts, model=MODEL))
+    if docs:
+        _enqueue_after_commit(queue.EMBED_DOCUMENTS, docs)
+    if nuggets:
+        _enqueue_after_commit(queue.EMBED_NUGGETS, nuggets)
+    return bool(docs or nuggets)
+
+
+def _enqueue_after_commit(task_name: str, ids: list[int]) -> None:
+    # Robust: a broker error is logged; the page still shows what is stored.
+    transaction.on_commit(
+        lambda: queue.task_enqueue_background(task_name, ids), robust=True
+    )
+
+
+def documents_embed_missing(
+    *, document_ids: Sequence[int], max_words: int = DEFAULT_MAX_WORDS
+) -> int:
+    """Embed those of these documents that have no embedding yet; returns how many."""
+    has = UnitEmbedding.objects.filter(document=OuterRef("pk"), model=MODEL)
+    docs = list(
+        Document.objects.filter(pk__in=list(document_ids))
+        .exclude(Exists(has))
+        .only("pk", "text")
+        .order_by("pk")
+    )
+    if docs:
+        documents_embed(docs, max_words=max_words)
+    return len(docs)
 
 
 def document_semantic_evidence(
     *, document: Document, nuggets: Sequence[Nugget], model: str = MODEL
 ) -> list[dict[str, Any]] | None:
     """For each nugget, the window of ``document`` nearest to it and the similarity,
-    nearest first (None without the extra). The document and the nuggets are embedded
-    here if no worker has done it yet, and kept."""
+    nearest first (None without the extra). Only stored embeddings are read: those
+    missing are asked for (:func:`embeddings_request`), never computed here."""
     if not embeddings.semantic_available():
         return None
-    if not UnitEmbedding.objects.filter(document=document, model=model).exists():
-        documents_embed([document], model=model, max_words=DEFAULT_MAX_WORDS)
-    nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
-    found = stored_nearest(
-        document=document, nugget_ids=[n.pk for n in nuggets], model=model
+    texts = {n.pk: n.text for n in nuggets}
+    found, _ = stored_semantic(
+        document=document, nugget_ids=texts, model=model, texts=texts
     )
     rows = [
         {
@@ -331,11 +411,12 @@ def documents_nearest(
 ) -> dict[int, dict[str, Any]]:
     """For each document with stored embeddings, its sentence (window) nearest to any
     of ``nuggets``: ``{"span", "similarity", "nugget"}`` (none without the extra;
-    documents not embedded yet are left out: a list page embeds nothing)."""
+    documents and nuggets not embedded yet are left out: a list page embeds nothing,
+    see :func:`embeddings_request`)."""
     if not embeddings.semantic_available() or not nuggets:
         return {}
-    nuggets_embed(nugget_ids=[n.pk for n in nuggets], model=model)
-    vectors = nugget_vectors([n.pk for n in nuggets], model=model)
+    texts = {n.pk: n.text for n in nuggets}
+    vectors = nugget_vectors(texts, model=model, texts=texts)
     kept = [n for n in nuggets if n.pk in vectors]
     if not kept:
         return {}

@@ -245,12 +245,14 @@ def nugget_change_record(
 
 
 def nugget_embed_later(nugget_id: int) -> None:
-    """With the semantic extra, a worker embeds the saved text after the commit.
-    Robust: a broker error is logged, never the assessor's (the nugget is saved, and
-    is embedded the first time something needs its vector)."""
+    """With the semantic extra, a worker embeds the saved text after the commit (the
+    process's background thread without a broker: never inside the request). Robust:
+    a broker error is logged, never the assessor's (the nugget is saved, and is
+    embedded the first time something needs its vector)."""
     if semantic_available():
         transaction.on_commit(
-            lambda: queue.task_enqueue(queue.EMBED_NUGGETS, [nugget_id]), robust=True
+            lambda: queue.task_enqueue_background(queue.EMBED_NUGGETS, [nugget_id]),
+            robust=True,
         )
 
 

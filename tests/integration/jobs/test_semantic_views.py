@@ -5,11 +5,15 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+from nuggets_app.inference.services.embeddings import (
+    documents_embed_missing,
+    nuggets_embed,
+)
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import text_windows
-from nuggets_app.models import Judgment, MatchResult, Nugget
+from nuggets_app.models import Judgment, MatchResult, Nugget, UnitEmbedding
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
@@ -37,10 +41,18 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
         .order_by("pk")
         .first()
     )
-    page = staff_client.get(
-        reverse("job-document", args=[job.pk, topic.pk, result.document_id])
-    )
+    url = reverse("job-document", args=[job.pk, topic.pk, result.document_id])
+    # The page embeds nothing: it says the embeddings are pending and asks for them.
+    pending = staff_client.get(url)
+    assert "embeddings pending" in pending.text
+    assert 'id="semantic-title"' not in pending.text
+    assert not UnitEmbedding.objects.filter(document_id=result.document_id).exists()
+    nuggets = Nugget.objects.filter(topic=topic)
+    documents_embed_missing(document_ids=[result.document_id])
+    nuggets_embed(nugget_ids=[n.pk for n in nuggets])
+    page = staff_client.get(url)
     assert page.status_code == 200
+    assert "embeddings pending" not in page.text
     assert "semantic evidence: on (all-MiniLM-L6-v2)" in page.text
     title = page.text.split("<title>", 1)[1].split("</title>", 1)[0]
     assert "<" not in title  # the evidence table is in the page, not in its title

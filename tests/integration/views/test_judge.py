@@ -230,6 +230,12 @@ def test_the_page_runs_a_constant_number_of_queries(
 ):
     doc = world.docs["184"]
     url = judge_url(world)
+    # One nugget first: with the semantic extra, one query reads which of the topic's
+    # nuggets are embedded, whatever their number (none when there is no nugget).
+    f.NuggetFactory(
+        topic=world.topic, document=doc, assessor=assessor, start=100, end=120,
+        text=doc.text[100:160],
+    )  # fmt: skip
     with django_assert_max_num_queries(12) as few:
         assessor_client.get(url)
     for i in range(60):
@@ -276,9 +282,14 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
 ):
     doc = world.docs["184"]
     url = reverse("judge-data", args=[world.assignment.pk, world.position("184")])
+    f.NuggetFactory(
+        topic=world.topic, document=world.docs["29"], assessor=assessor, start=100,
+        end=120, text=doc.text[100:160],
+    )  # fmt: skip
     # User, assignment, queue item, the queue with judgments, nuggets (the session
-    # comes from the cache); with the semantic extra, the document's stored windows.
-    with django_assert_max_num_queries(5 + semantic_on()) as few:
+    # comes from the cache); with the semantic extra, the document's stored windows
+    # and which of the nuggets' texts are embedded.
+    with django_assert_max_num_queries(5 + 2 * semantic_on()) as few:
         assessor_client.get(url)
     for i in range(60):
         f.NuggetFactory(
@@ -289,7 +300,7 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
         )  # fmt: skip
     with django_assert_max_num_queries(len(few.captured_queries)):
         data = assessor_client.get(url).json()
-    assert len(data["nuggets"]) == 60
+    assert len(data["nuggets"]) == 61
     # Nuggets of other documents carry only what the topic list shows.
     others = [n for n in data["nuggets"] if n["document"] != doc.pk]
     assert others
@@ -300,8 +311,13 @@ def test_the_data_endpoint_runs_a_constant_number_of_queries(
     assert any(n["keywords"] for n in own)
     for row in own:
         stored = Nugget.objects.get(pk=row["id"])
-        # No embedding stored: no semantic evidence (its own tests store some).
-        assert row == {**nugget_json(stored, assessor, row["score"]), "semantic": None}
+        # No embedding stored: no semantic evidence (its own tests store some), and
+        # with the extra each nugget's embedding is pending.
+        assert row == {
+            **nugget_json(stored, assessor, row["score"]),
+            "semantic": None,
+            "semantic_pending": semantic_on(),
+        }
 
 
 def test_saves_run_a_fixed_small_number_of_queries(

@@ -1,18 +1,25 @@
 """Semantic evidence on the judging page: beside each topic nugget's matcher score, the
 document's sentence nearest to it in meaning, from the stored embeddings of the real
-packaged model; nothing is embedded while the assessor waits."""
+packaged model; nothing is embedded while the assessor waits (without a broker, the
+process's background thread embeds a saved nugget after the response)."""
 
 import json
 import re
+import threading
+import uuid
 
 import numpy as np
 import pytest
 from django.urls import reverse
 
-from nuggets_app.inference.services.embeddings import documents_embed, nuggets_embed
+from nuggets_app.inference.services.embeddings import (
+    documents_embed,
+    nugget_vectors,
+    nuggets_embed,
+)
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS
-from nuggets_app.models import UnitEmbedding
+from nuggets_app.models import NuggetEmbedding, UnitEmbedding
 from tests import factories as f
 from tests.integration.judging_world import build_world
 
@@ -101,3 +108,55 @@ def test_an_edited_nugget_shows_nothing_until_its_new_text_is_embedded(
         _data(assessor_client, world, "184")["an edited nugget text"]["semantic"]
         is None
     )
+
+
+@pytest.fixture
+def no_broker(monkeypatch):
+    """Tasks as without ``REDIS_URL``: Celery would run them inside the caller."""
+    from nuggets_app.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+
+
+def test_without_a_broker_a_saved_nugget_is_embedded_after_the_response(
+    transactional_db, shared_data, assessor, other_assessor, client, no_broker,
+    monkeypatch,
+):  # fmt: skip
+    from nuggets_app.operations.background import background_wait
+
+    world = build_world(shared_data, assessor, other_assessor)
+    client.force_login(assessor)
+    # The model waits for the test's word: run inside the request, it would hold the
+    # response, then fail it.
+    gate = threading.Event()
+    real = embeddings.load_encoder
+
+    def gated():
+        if not gate.wait(15):
+            raise RuntimeError("the model ran before the response")
+        return real()
+
+    monkeypatch.setattr(embeddings, "load_encoder", gated)
+    doc = world.docs["184"]
+    phrase = "thermo-aeroelastic similarity"
+    start = doc.text.index(phrase)
+    url = reverse("nugget-create", args=[world.assignment.pk, world.position("184")])
+    response = client.post(
+        url,
+        {"start": start, "end": start + len(phrase), "span_text": phrase,
+         "client_uuid": str(uuid.uuid4())},
+    )  # fmt: skip
+    assert response.status_code == 201
+    assert response.json()["semantic_pending"] is True
+    nugget_id = response.json()["id"]
+    assert not NuggetEmbedding.objects.filter(nugget_id=nugget_id).exists()
+    listed = _data(client, world, "1")
+    assert listed[phrase]["semantic_pending"] is True
+
+    gate.set()
+    assert background_wait(60)
+    assert NuggetEmbedding.objects.filter(nugget_id=nugget_id).count() == 1
+    np.testing.assert_allclose(
+        nugget_vectors([nugget_id])[nugget_id], real().embed([phrase])[0], atol=1e-5
+    )
+    assert _data(client, world, "1")[phrase]["semantic_pending"] is False

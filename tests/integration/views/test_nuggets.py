@@ -110,7 +110,7 @@ def test_nugget_saves_run_few_queries_and_answer_what_is_stored(
         edited = assessor_client.post(
             url, {"version": 1, "text": "model similarity", "keywords": '["model"]'}
         ).json()
-    stored = nugget_json(Nugget.objects.get(pk=created["id"]), assessor)
+    stored = nugget_json(Nugget.objects.get(pk=created["id"]), assessor, saved=True)
     assert edited == stored
     assert (stored["version"], stored["keywords"]) == (2, ["model"])
     # The same span again is refused, whatever its uuid.

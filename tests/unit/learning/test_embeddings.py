@@ -100,3 +100,19 @@ def test_status_names_the_extra_when_the_model_is_absent(
     )
     with pytest.raises(embeddings.EmbeddingError, match="requirements-semantic"):
         embeddings.read_model(None)
+
+
+def test_the_extra_can_be_switched_off_and_a_bad_switch_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(embeddings, "model_zip_path", lambda: Path("model.zip"))
+    monkeypatch.setenv("SEMANTIC_EVIDENCE", "off")
+    assert not embeddings.semantic_available()
+    assert embeddings.semantic_status() == (
+        "semantic evidence: off (SEMANTIC_EVIDENCE=off)"
+    )
+    monkeypatch.setenv("SEMANTIC_EVIDENCE", "maybe")
+    with pytest.raises(
+        embeddings.EmbeddingError, match="'maybe' is neither on nor off"
+    ):
+        embeddings.semantic_available()

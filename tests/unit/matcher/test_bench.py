@@ -82,4 +82,5 @@ def test_cold_bench_times_fresh_score_processes_and_checks_their_outputs_agree(
     for mode in ("no stem table", "empty stem table", "stem table filled"):
         assert f"score, {mode}" in out
     assert "ratio to bare tokenization" in out
+    assert "end to end, wall clock" in out
     assert "output identical in the three modes: yes" in out

@@ -76,7 +76,7 @@ export class NuggetPanel {
     const next = new Map();
     for (const n of nuggets) {
       const mine = this.nuggets.get(n.id);
-      next.set(n.id, mine && mine.version > n.version ? { ...mine, score: n.score, semantic: n.semantic } : n);
+      next.set(n.id, mine && mine.version > n.version ? { ...mine, score: n.score, semantic: n.semantic, semantic_pending: n.semantic_pending } : n);
     }
     for (const id of [...this.deletes.keys(), ...this.gone]) next.delete(id);
     this.nuggets = next;
@@ -99,7 +99,7 @@ export class NuggetPanel {
   updateScores(nuggets, { whole = false } = {}) {
     for (const n of nuggets) {
       const mine = this.nuggets.get(n.id);
-      if (mine) Object.assign(mine, { score: n.score, semantic: n.semantic });
+      if (mine) Object.assign(mine, { score: n.score, semantic: n.semantic, semantic_pending: n.semantic_pending });
       else if (!this.hidden(n.id)) this.nuggets.set(n.id, n);
     }
     if (whole) {
@@ -228,6 +228,8 @@ export class NuggetPanel {
       nearest.querySelector("q").textContent = n.semantic.sentence;
       nearest.dataset.span = `${n.semantic.start}-${n.semantic.end}`;
     }
+    // Its text is embedded after the save, in the background: say so until it is.
+    li.querySelector(".embedding-pending").hidden = !n.semantic_pending;
     return li;
   }
 

@@ -10,6 +10,12 @@ document shown, when a nugget changed since it was prefetched), a judgment save,
 for a relevant grade a nugget save, an edit, and the JSON of the current document
 again (its scores after the nugget change). ``--client page`` instead opens
 every document as a full page load, as the page did before it moved in place.
+
+With the semantic extra installed (``--semantic both``, the default) it measures twice
+in one run, the server started with ``SEMANTIC_EVIDENCE=off`` and then ``on`` (the
+bench documents embedded first, so pages read their stored vectors), and prints the
+two side by side: with the extra, every nugget save or edit asks for an embedding,
+which without a broker runs on the server's background thread after the response.
 """
 
 from __future__ import annotations
@@ -55,6 +61,18 @@ class Command(BaseCommand):
             "--think", type=float, default=0.5, help="mean think time (s)"
         )
         parser.add_argument(
+            "--think-min",
+            type=float,
+            default=0.0,
+            help="shortest think time (s): uniform between it and 2*think - it",
+        )
+        parser.add_argument(
+            "--semantic",
+            choices=["both", "on", "off"],
+            default="both",
+            help="the server with the semantic extra off, on, or both in turn",
+        )
+        parser.add_argument(
             "--warmup", type=float, default=5.0, help="seconds of uncounted warm-up"
         )
         parser.add_argument("--port", type=int, default=0, help="0: a free port")
@@ -71,13 +89,37 @@ class Command(BaseCommand):
     def handle(self, *args, **opts) -> None:
         if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
             raise CommandError("bench_judging needs PostgreSQL: set DATABASE_URL")
-        paths = fixture_build(users=opts["users"], docs_path=opts["docs"])
+        if opts["think_min"] > opts["think"]:
+            raise CommandError("--think-min is more than the mean --think")
+        from nuggets_app.learning.embeddings import semantic_available
+
+        modes = ["off", "on"] if opts["semantic"] == "both" else [opts["semantic"]]
+        if "on" in modes and not semantic_available():
+            if opts["semantic"] == "on":
+                raise CommandError("--semantic on: the extra is not installed")
+            self.stdout.write("semantic extra not installed: measured without it")
+            modes = ["off"]
         opts["port"] = free_port(opts["port"])
         opts["load_before"] = os.getloadavg()
+        tables = {}
+        for mode in modes:
+            paths = fixture_build(users=opts["users"], docs_path=opts["docs"])
+            if mode == "on":
+                _embed_bench_documents()
+            tables[mode] = self.measure({**opts, "semantic_mode": mode}, paths)
+        for mode, results in tables.items():
+            self.stdout.write(f"--- semantic extra {mode}")
+            self.report(results, opts)
+        if len(tables) > 1:
+            self.side_by_side(tables)
+
+    def measure(self, opts: dict, paths: dict) -> dict[str, list[float]]:
+        """Warm-up, the baseline and the judging phase against one server."""
         client = opts["client"]
         with gunicorn_server(opts) as base:
             self.stdout.write(
-                f"server up at {base}; {opts['users']} assessors; client {client}"
+                f"server up at {base}; {opts['users']} assessors; client {client}; "
+                f"semantic extra {opts['semantic_mode']}"
             )
             sessions = [login(opts["port"], name) for name in sorted(paths)]
             # Every worker's first pages import and compile what later ones reuse
@@ -105,7 +147,32 @@ class Command(BaseCommand):
                 ),
                 "judging",
             )
-        self.report(results, opts)
+            results["nuggets_at_end"] = [float(_bench_nuggets().count())]
+        return results
+
+    def side_by_side(self, tables: dict[str, dict[str, list[float]]]) -> None:
+        """p50 / p95 of each request kind without and with the extra."""
+        self.stdout.write(
+            f"{'request':<16}{'extra off p50/p95 ms':>24}{'extra on p50/p95 ms':>24}"
+        )
+        for kind in KINDS:
+            cells = []
+            for results in tables.values():
+                values = results.get(kind)
+                cells.append(
+                    f"{statistics.median(values):.1f} / {percentile(values, 95):.1f}"
+                    if values
+                    else "-"
+                )
+            self.stdout.write(f"{kind:<16}" + "".join(f"{c:>24}" for c in cells))
+        counts = [
+            f"{sum(len(r.get(k, [])) for k in KINDS[1:])}" for r in tables.values()
+        ]
+        self.stdout.write(
+            f"{'requests served':<16}" + "".join(f"{c:>24}" for c in counts)
+        )
+        failures = [f"{len(r.get('failure', []))}" for r in tables.values()]
+        self.stdout.write(f"{'failures':<16}" + "".join(f"{c:>24}" for c in failures))
 
     def report(self, results: dict[str, list[float]], opts: dict) -> None:
         base = statistics.median(results["healthz"])
@@ -120,14 +187,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{'request':<16}{'n':>7}{'median ms':>11}{'p95 ms':>9}{'x baseline':>12}"
         )
-        for kind in (
-            "healthz",
-            "judge_page",
-            "document_data",
-            "judgment_save",
-            "nugget_save",
-            "nugget_edit",
-        ):
+        for kind in KINDS:
             values = results.get(kind)
             if not values:
                 continue
@@ -138,8 +198,30 @@ class Command(BaseCommand):
         failures = results.get("failure", [])
         self.stdout.write(f"failures: {len(failures)}")
         # Every judging request reads the topic's nuggets: their number sets its cost.
-        nuggets = m.Nugget.objects.filter(topic__collection__name="bench-judging")
-        self.stdout.write(f"topic nuggets at the end: {nuggets.count()}")
+        (count,) = results["nuggets_at_end"]
+        self.stdout.write(f"topic nuggets at the end: {count:.0f}")
+
+
+KINDS = (
+    "healthz",
+    "judge_page",
+    "document_data",
+    "judgment_save",
+    "nugget_save",
+    "nugget_edit",
+)
+
+
+def _bench_nuggets():
+    return m.Nugget.objects.filter(topic__collection__name="bench-judging")
+
+
+def _embed_bench_documents() -> None:
+    """The bench documents' embeddings, stored once (as an embedding job would)."""
+    from nuggets_app.inference.services.embeddings import documents_embed_missing
+
+    docs = m.Document.objects.filter(collection__name="bench-judging")
+    documents_embed_missing(document_ids=list(docs.values_list("pk", flat=True)))
 
 
 def free_port(port: int) -> int:
@@ -267,6 +349,7 @@ class gunicorn_server:
             "CSRF_COOKIE_SECURE": "0",
             "DATA_DIR": self.tmp.name,
             "LOG_LEVEL": "WARNING",
+            "SEMANTIC_EVIDENCE": opts.get("semantic_mode", "on"),
         }
 
     def __enter__(self) -> str:
@@ -294,7 +377,8 @@ class gunicorn_server:
             env=self.env,
             cwd=settings.BASE_DIR,
         )
-        deadline = time.monotonic() + 30
+        # Three workers import and warm up at once: slower on a busy machine.
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
                 if request(self.opts["port"], "GET", "/healthz/live")[0] == 200:
@@ -302,7 +386,7 @@ class gunicorn_server:
             except OSError:
                 time.sleep(0.2)
         self.__exit__()
-        raise CommandError("gunicorn did not start within 30 s")
+        raise CommandError("gunicorn did not start within 120 s")
 
     def __exit__(self, *exc: object) -> None:
         self.proc.terminate()
@@ -460,10 +544,12 @@ def run_phase(opts: dict, sessions: list[Session], step, name: str) -> None:
         # Think before the first step too: assessors do not start in the same
         # instant, and a burst of every session at once measured the queue it
         # made (a seventh of the samples at think 3 s), not the steady state.
-        time.sleep(rng.uniform(0, 2 * opts["think"]))
+        low = opts.get("think_min", 0.0)
+        high = 2 * opts["think"] - low
+        time.sleep(rng.uniform(0, high))
         while time.monotonic() < stop:
             step(session, rng)
-            time.sleep(rng.uniform(0, 2 * opts["think"]))
+            time.sleep(rng.uniform(low, high))
 
     threads = [
         threading.Thread(target=loop, args=(s, i), name=f"{name}-{i}")
