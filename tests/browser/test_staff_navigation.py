@@ -109,7 +109,7 @@ def world(
     topic = jobs.topics[0]
     for label in ("scale models", "heat transfer"):
         aspect_create(user=assessor, topic=topic, text=label)
-    Nugget.objects.filter(topic=topic).update(aspect="1")
+    Nugget.objects.filter(topic=topic).update(aspect="scale-models")
     job = match_job_launch(
         collection=jobs.collection, topics=jobs.topics, source="pool", pool=jobs.pool
     )
