@@ -38,7 +38,7 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
         .first()
     )
     page = staff_client.get(
-        reverse("job-document", args=[job.pk, topic.pk, result.document_id])
+        reverse("job-document", args=[job.pk, topic.qid, result.document_id])
     )
     assert page.status_code == 200
     assert "semantic evidence: on (all-MiniLM-L6-v2)" in page.text
@@ -55,7 +55,7 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
         start, end = windows[best]
         assert f'data-span="{start}-{end}"' in page.text
         assert f"{max(0.0, float(sims[best])):.3f}" in page.text
-    topic_page = staff_client.get(reverse("job-topic", args=[job.pk, topic.pk]))
+    topic_page = staff_client.get(reverse("job-topic", args=[job.pk, topic.qid]))
     assert "semantic evidence: on" in topic_page.text
     assert "Semantic evidence: the nearest sentence (similarity)" in topic_page.text
     # The document embedded above shows its nearest sentence among the unjudged ones.
@@ -73,8 +73,8 @@ def test_without_the_extra_the_pages_say_semantic_evidence_is_off(
     topic = job.topics.order_by("qid").first()
     result = MatchResult.objects.filter(job=job, topic=topic).first()
     for url in (
-        reverse("job-document", args=[job.pk, topic.pk, result.document_id]),
-        reverse("job-topic", args=[job.pk, topic.pk]),
+        reverse("job-document", args=[job.pk, topic.qid, result.document_id]),
+        reverse("job-topic", args=[job.pk, topic.qid]),
     ):
         page = staff_client.get(url)
         assert page.status_code == 200
