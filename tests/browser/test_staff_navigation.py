@@ -40,7 +40,7 @@ SIZES = ((1024, 700), (1280, 800))
 NAV = {
     "nav-topics": "assessor-home",
     "nav-jobs": "job-list",
-    "nav-dashboard": "evaluation-index",
+    "nav-evaluation": "evaluation-index",
     "nav-agreement": "agreement",
     "nav-collections": "staff-collections",
     "nav-tasks": "staff-tasks",
@@ -144,7 +144,7 @@ def world(
         Page("job", reverse("job-detail", args=[job.pk]), (), "nav-jobs"),
         Page("job-topic", reverse("job-topic", args=[job.pk, topic.qid]),
              ("#rule-form button[type=submit]",), "nav-jobs"),
-        Page("dashboard", reverse("evaluation-index"), (), "nav-dashboard"),
+        Page("dashboard", reverse("evaluation-index"), (), "nav-evaluation"),
         Page("agreement", reverse("agreement"), (), "nav-agreement"),
     ]  # fmt: skip
     return World(
