@@ -86,5 +86,13 @@ def test_the_runs_page_shows_a_flagged_runs_flag_and_what_it_means(
     assert driver.find_element(By.ID, "interval-note").is_displayed()
     status = driver.find_element(By.CSS_SELECTOR, "#model-assisted [role=status]")
     assert FLAGGED in status.text
+    # One line in plain words per flagged run.
+    reason = driver.find_element(
+        By.XPATH, f"//*[@id='flag-reasons']//li[strong[normalize-space()='{FLAGGED}']]"
+    )
+    assert reason.text == (
+        f"{FLAGGED}: the model alone over-rates the documents this run retrieves; "
+        "trust the model-assisted figure."
+    )
     driver.execute_script("arguments[0].scrollIntoView()", table)
     screenshot(driver, "runs-model-assisted-flag")

@@ -131,9 +131,7 @@ def runs_evaluation(
             job=job, sample=Sample.objects.get(pk=sample), runs=runs
         )
         page.tables["model_assisted"] = estimates.estimates_table(found)
-        page.context["model_assisted_flagged"] = sorted(
-            name for name, e in found.items() if e.check.flagged
-        )
+        page.context["model_assisted_flagged"] = estimates.flag_reasons(found)
         page.context["model_only_topics"] = estimates.topics_without_relevant(
             prels, collection.relevant_threshold
         )

@@ -24,7 +24,7 @@ import math
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import stored_qrels
-from nuggets_app.evaluation.services.estimates import FLAG_NOTE
+from nuggets_app.evaluation.services.estimates import FLAG_NOTE, flag_reason
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
@@ -152,6 +152,9 @@ class Command(BaseCommand):
             "statMAP vs EAP", comparison, flags={c.run: c.flagged for c in checks}
         )
         self.stderr.write(f"# bias_flag: {FLAG_NOTE}")
+        for check in sorted(checks, key=lambda c: c.run):
+            if check.flagged:
+                self.stderr.write(f"# {check.run} flagged: {flag_reason(check)}")
         if options["plot"]:
             title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
             plot_scatter(options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b,

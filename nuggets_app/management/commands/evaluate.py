@@ -42,6 +42,7 @@ from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
+    flag_reasons,
     MODEL_ONLY_NOTE,
     EstimateError,
     RunEstimates,
@@ -441,6 +442,8 @@ class Command(BaseCommand):
                     self.stdout.write(line)
         if estimates is not None:
             self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
+            for name, reason in flag_reasons(estimates).items():
+                self.stderr.write(f"# {name} flagged: {reason}")
         if self._documents is not None:
             self.stderr.write(f"# {NEW_RUN_NOTE}\n# {NOT_IN_COLLECTION_RULE}")
 
