@@ -42,12 +42,12 @@ from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
-    flag_reasons,
     MODEL_ONLY_NOTE,
     EstimateError,
     RunEstimates,
     estimate_rows,
     estimate_sample,
+    flag_reasons,
     job_sample_estimates,
     topics_without_relevant,
 )
