@@ -61,7 +61,7 @@ def nugget_create(
     except JudgingError as exc:
         return json_error(exc)
     return JsonResponse(
-        nugget_json(nugget, request.user), status=201 if created else 200
+        _with_warning(nugget, request.user), status=201 if created else 200
     )
 
 
@@ -90,7 +90,13 @@ def nugget_edit(request: HttpRequest, pk: int) -> HttpResponse:
         return JsonResponse(body, status=409)
     except JudgingError as exc:
         return json_error(exc)
-    return JsonResponse(nugget_json(nugget, request.user))
+    return JsonResponse(_with_warning(nugget, request.user))
+
+
+def _with_warning(nugget, viewer) -> dict:
+    """The nugget's JSON, with ``warning`` when the topic has its text already."""
+    warning = selectors.nugget_text_twins(viewer=viewer, nugget=nugget)
+    return {**nugget_json(nugget, viewer), "warning": warning}
 
 
 @json_login_required

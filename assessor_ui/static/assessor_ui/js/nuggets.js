@@ -273,6 +273,7 @@ export class NuggetPanel {
         this.nuggets.set(n.id, { ...before, ...body, score: before.score });
         statusEl.textContent = `saved (v${body.version})`;
         resolved();
+        this.warnTwin(body, statusEl);
         this.render();
         this.onChange();
       } else if (status === 409) {
@@ -320,6 +321,13 @@ export class NuggetPanel {
     return li;
   }
 
+  // Saved, but the topic has a nugget with the same text: say so.
+  warnTwin(body, statusEl) {
+    if (!body.warning) return;
+    if (statusEl) statusEl.textContent = `saved (v${body.version}); ${body.warning}`;
+    this.status("warning", `Nugget saved, but ${body.warning}.`);
+  }
+
   flash(id, on) {
     for (const seg of segmentsOf(this.root, id)) seg.classList.toggle("focus", on);
   }
@@ -359,6 +367,7 @@ export class NuggetPanel {
     this.render();
     this.reveal(this.docList.querySelector(`[data-id="${body.id}"]`));
     this.status("saved", `Nugget saved: ${quote(body.span_text)}`);
+    this.warnTwin(body, this.docList.querySelector(`[data-id="${body.id}"] .nugget-status`));
     this.onChange();
     return body;
   }
