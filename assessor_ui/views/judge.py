@@ -24,7 +24,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.forms import JudgmentForm, TimeForm, first_error
+from assessor_ui.forms import JudgmentForm, PreferencesForm, TimeForm, first_error
 from nuggets_app import access
 from nuggets_app.html import sanitize_html
 from nuggets_app.inference.services.embeddings import semantic_on, stored_nearest
@@ -34,6 +34,7 @@ from nuggets_app.judging.services.judgments import (
     judgment_record,
     judgment_time_add,
 )
+from nuggets_app.judging.services.preferences import preferences_of, preferences_save
 from nuggets_app.models import Nugget, Topic
 from nuggets_app.pooling import selectors as pooling_selectors
 
@@ -44,13 +45,17 @@ KEYMAP = [
     {"keys": ["k", "p"], "action": "previous", "label": "Previous document"},
     {"keys": ["x"], "action": "skip", "label": "Skip (record as seen) and go on"},
     {"keys": ["u"], "action": "next-unjudged", "label": "Next document still to judge"},
-    {"keys": ["v"], "action": "select-start", "label": "Start a selection at the next word"},
+    {"keys": ["v"], "action": "select-start", "label": "Select the next word where you are reading"},
+    {"keys": ["s"], "action": "select-next-sentence", "label": "Select the next whole sentence"},
+    {"keys": ["]"], "action": "select-next-paragraph", "label": "Select the next paragraph's first sentence"},
     {"keys": ["w"], "action": "select-word", "label": "Extend the selection by a word"},
     {"keys": ["b"], "action": "select-back", "label": "Shrink the selection by a word"},
     {"keys": [")"], "action": "select-sentence", "label": "Extend the selection to the sentence end"},
+    {"keys": ["}"], "action": "select-paragraph", "label": "Extend the selection to the paragraph end"},
     {"keys": ["h", "Enter"], "action": "nugget", "label": "Make a nugget of the selection"},
     {"keys": ["e"], "action": "edit-last", "label": "Edit the last nugget"},
     {"keys": ["t"], "action": "terms", "label": "Highlight the topic terms"},
+    {"keys": ["a"], "action": "advance-toggle", "label": "Advance on grading: on or off"},
     {"keys": ["o"], "action": "original", "label": "Switch to the original (sanitized) HTML"},
     {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
     {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
@@ -160,6 +165,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "judged": sorted(page.judged_positions),
         "urls": _page_urls(assignment.pk),
         "doc": _document_state(page),
+        "preferences": preferences_of(user=request.user),
     }
     context = {
         "page": page,
@@ -222,6 +228,7 @@ def _page_urls(assignment_id: int) -> dict[str, str]:
         "preview": reverse("nugget-preview", args=[assignment_id]),
         "aspects": reverse("aspect-create", args=[assignment_id]),
         "csrf": reverse("csrf-refresh"),
+        "preferences": reverse("judge-preferences"),
         "login": reverse("login"),
         "home": reverse("assessor-home"),
         "mark": str(POSITION_MARK),
@@ -237,6 +244,8 @@ def _document_state(page: selectors.JudgePage) -> dict[str, Any]:
         "docno": document.docno,
         "title": document.title,
         "relevance": page.relevance,
+        # Active seconds stored for this document (the page adds what it counts since).
+        "seconds": page.active_seconds,
         "scores": {str(k): v for k, v in page.scores.items()},
         "terms": selectors.topic_term_spans(
             topic=page.assignment.topic, text=document.text
@@ -293,3 +302,16 @@ def time_save(request: HttpRequest, assignment_id: int, position: int) -> HttpRe
     except JudgingError as exc:
         return json_error(exc)
     return JsonResponse({"active_seconds": judgment.active_seconds})
+
+
+@json_login_required
+@require_POST
+def preferences_update(request: HttpRequest) -> HttpResponse:
+    """Save the assessor's judging-page preferences; answers them as stored."""
+    form = PreferencesForm(request.POST)
+    if not form.is_valid():
+        return form_error(form)
+    saved = preferences_save(
+        user=request.user, advance_on_grade=form.cleaned_data["advance_on_grade"]
+    )
+    return JsonResponse(saved)

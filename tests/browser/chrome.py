@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -69,3 +70,20 @@ def screenshot(driver, name: str) -> None:
     """Save the window as ``test-artifacts/<name>.png`` (for a human to look at)."""
     ARTIFACTS.mkdir(exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+KEPT = Path(__file__).resolve().parent / "screenshots"
+
+
+def keep_screenshot(driver, name: str) -> None:
+    """Save the window as a test artifact, and with ``KEEP_SCREENSHOTS=1`` also as
+    ``tests/browser/screenshots/<name>.png``: the pictures kept with the tests, in 64
+    colours to stay small."""
+    screenshot(driver, name)
+    if os.environ.get("KEEP_SCREENSHOTS") != "1":
+        return
+    from PIL import Image
+
+    KEPT.mkdir(exist_ok=True)
+    image = Image.open(ARTIFACTS / f"{name}.png").convert("RGB")
+    image.quantize(colors=64).save(KEPT / f"{name}.png", optimize=True)

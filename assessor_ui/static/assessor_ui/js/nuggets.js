@@ -382,7 +382,9 @@ export class NuggetPanel {
     this.deletes.set(id, { n, timer, documentId: this.document });
     this.nuggets.delete(id);
     unmarkNugget(this.root, id);
+    const hadFocus = li.contains(document.activeElement);
     li.remove();
+    if (hadFocus) this.focusAfterRemoval();
     this.render();
     this.status("info", `Nugget deleted: ${quote(n.text)}.`);
     if (this.undoButton) this.undoButton.hidden = false;
@@ -422,11 +424,19 @@ export class NuggetPanel {
   // A new nugget's editor (its text, grade and aspect) scrolled into the nugget panel's
   // view: on a short window it opened below the panel's fold. Never past its top.
   reveal(li) {
-    const panel = li && li.closest(".nugget-panel");
+    // The panel scrolls, or below 1100 pixels the column holding topic and nuggets.
+    const scrolls = (el) => el && getComputedStyle(el).overflowY !== "visible";
+    const panel = li && [li.closest(".nugget-panel"), li.closest(".side")].find(scrolls);
     if (!panel) return;
     const box = panel.getBoundingClientRect();
     const r = li.getBoundingClientRect();
     if (r.bottom > box.bottom) panel.scrollTop += Math.min(r.bottom - box.bottom, r.top - box.top);
+  }
+
+  // The focus was in the editor just removed (a delete by keyboard): the document text
+  // takes it, where reading and the shortcuts go on, instead of the page body.
+  focusAfterRemoval() {
+    this.root.focus({ preventScroll: true });
   }
 
   focusLast() {
