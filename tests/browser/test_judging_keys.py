@@ -246,8 +246,10 @@ def test_a_focused_nugget_is_one_band_without_bars_between_segments(
     press(driver, "h")
     newest_nugget(assessor, 2)
     segments = wait_for(
-        lambda: driver.find_elements(By.CSS_SELECTOR, f'.seg[data-n~="{nugget.pk}"]')[1:]
-        and driver.find_elements(By.CSS_SELECTOR, f'.seg[data-n~="{nugget.pk}"]'),
+        lambda: (
+            driver.find_elements(By.CSS_SELECTOR, f'.seg[data-n~="{nugget.pk}"]')[1:]
+            and driver.find_elements(By.CSS_SELECTOR, f'.seg[data-n~="{nugget.pk}"]')
+        ),
         "the highlight in two segments",
     )
     editor = driver.find_element(
