@@ -87,3 +87,42 @@ def keep_screenshot(driver, name: str) -> None:
     KEPT.mkdir(exist_ok=True)
     image = Image.open(ARTIFACTS / f"{name}.png").convert("RGB")
     image.quantize(colors=64).save(KEPT / f"{name}.png", optimize=True)
+
+
+def misaligned_numbers(driver) -> list[str]:
+    """Cells of the page's tables showing a number, and the headers of their columns,
+    that are not right-aligned: one table style puts figures under their headers."""
+    return driver.execute_script(
+        """
+        const number = /^[-+]?(\\d[\\d,]*(\\.\\d+)?|\\.\\d+|n\\/a)( s|%)?$/;
+        const bad = [];
+        for (const table of document.querySelectorAll('table.progress')) {
+          const heads = table.querySelectorAll('thead th');
+          for (const row of table.querySelectorAll('tbody tr')) {
+            Array.from(row.children).forEach((cell, i) => {
+              if (cell.tagName !== 'TD' || cell.colSpan > 1) return;
+              if (!number.test(cell.textContent.trim())) return;
+              for (const el of [cell, heads[i]]) {
+                if (el && getComputedStyle(el).textAlign !== 'right')
+                  bad.push(`${table.id || table.querySelector('th').textContent}: ` +
+                           `${el.tagName} ${el.textContent.trim()}`);
+              }
+            });
+          }
+        }
+        return bad;
+        """
+    )
+
+
+def chart_sizes(driver) -> list[tuple[float, float]]:
+    """Each chart's rendered width and its smallest label's height, in pixels."""
+    return driver.execute_script(
+        """
+        return Array.from(document.querySelectorAll('svg.chart')).map((svg) => {
+          const labels = Array.from(svg.querySelectorAll('text'))
+            .map((t) => t.getBoundingClientRect().height).filter((h) => h > 0);
+          return [svg.getBoundingClientRect().width, Math.min(...labels)];
+        });
+        """
+    )
