@@ -108,11 +108,14 @@ export function keySelect(root, how) {
   const sel = current(root, doc);
   const from = origin(root, doc);
   const after = (list, at) => list.find(([a]) => a >= at) || null;
+  // Without a selection in view, growing one starts it: w or b select a word, ) and }
+  // select from a word to the end of its sentence or paragraph.
   if (how === "start" || (!sel && ["word", "back", "sentence", "paragraph"].includes(how))) {
     const word = after(spans(WORD, text), from);
     if (word) select(root, doc, word[0], word[1]);
-    if (how === "start" || !word) return;
-    return keySelect(root, how);
+    if (!word || ["start", "word", "back"].includes(how)) return;
+    keySelect(root, how);
+    return;
   }
   if (how === "word") {
     const word = after(spans(WORD, text), sel[1]);
