@@ -41,11 +41,18 @@ def url(live_server, world, position: int) -> str:
     return live_server.url + reverse("judge", args=[world.assignment.pk, position])
 
 
-def newest_nugget(assessor, count: int) -> Nugget:
+def newest_nugget(assessor, count: int, driver=None) -> Nugget:
+    """The assessor's newest nugget once there are ``count``; with ``driver``, also
+    once the page has taken its answer (the selection it made is cleared then)."""
     wait_for(
         lambda: Nugget.objects.filter(assessor=assessor).count() == count,
         f"nugget {count}",
     )
+    if driver is not None:
+        wait_for(
+            lambda: driver.execute_script("return window.getSelection().isCollapsed"),
+            "the page to take the new nugget",
+        )
     return Nugget.objects.filter(assessor=assessor).order_by("-pk").first()
 
 
@@ -84,14 +91,14 @@ def test_keyboard_selection_starts_where_one_reads_and_jumps_by_sentence_and_par
     # s: the first whole sentence from the reading position, not from the top.
     press(driver, "s")
     press(driver, "h")
-    first = newest_nugget(assessor, 1)
+    first = newest_nugget(assessor, 1, driver)
     assert first.start == fourth
     assert first.span_text == paragraphs[3][: paragraphs[3].index(" .") + 2]
 
     # ]: the next paragraph's first sentence.
     press(driver, "]")
     press(driver, "h")
-    second = newest_nugget(assessor, 2)
+    second = newest_nugget(assessor, 2, driver)
     fifth = text.index(paragraphs[4])
     assert second.start == fifth
     assert second.span_text.endswith(".")
@@ -103,7 +110,7 @@ def test_keyboard_selection_starts_where_one_reads_and_jumps_by_sentence_and_par
     press(driver, "w")
     press(driver, "w")
     press(driver, "h")
-    third = newest_nugget(assessor, 3)
+    third = newest_nugget(assessor, 3, driver)
     assert third.start == fourth
     assert len(WORD.findall(third.span_text)) == 3
     assert text[third.start : third.end] == third.span_text
@@ -112,7 +119,7 @@ def test_keyboard_selection_starts_where_one_reads_and_jumps_by_sentence_and_par
     press(driver, "v")
     press(driver, "}")
     press(driver, "h")
-    fourth_nugget = newest_nugget(assessor, 4)
+    fourth_nugget = newest_nugget(assessor, 4, driver)
     assert (fourth_nugget.start, fourth_nugget.end) == (
         fourth,
         fourth + len(paragraphs[3]),

@@ -129,8 +129,9 @@ export function keySelect(root, how) {
     if (within) select(root, doc, sel[0], Math.max(within[1], sel[1]));
   } else if (how === "next-sentence" || how === "next-paragraph") {
     const list = how === "next-sentence" ? sentences(text) : paragraphs(text);
-    // The first one starting after the selection in view, or at the reading position.
-    const found = after(list, from);
+    // The first one starting after the selection in view; from the reading position,
+    // the first sentence starting there, or the paragraph after the one being read.
+    const found = how === "next-paragraph" && !sel ? list.find(([a]) => a > from) || null : after(list, from);
     if (!found) return;
     const [a, b] = how === "next-sentence" ? found : sentences(text).find(([x]) => x >= found[0]) || found;
     select(root, doc, a, b);
