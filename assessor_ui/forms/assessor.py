@@ -64,6 +64,12 @@ class TimeForm(forms.Form):
     seconds = SecondsField()
 
 
+class PreferencesForm(forms.Form):
+    """The judging page's preferences (an unchecked box is sent as absent)."""
+
+    advance_on_grade = forms.BooleanField(required=False)
+
+
 class NuggetFieldsForm(forms.Form):
     """The editable fields of a nugget."""
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assessor_ui.views import jobs, new_runs
+from assessor_ui.views import job_legacy, jobs, new_runs
 
 urlpatterns = [
     path("jobs/", jobs.job_list, name="job-list"),
@@ -13,11 +13,18 @@ urlpatterns = [
     path("jobs/<int:pk>/resume", jobs.job_resume, name="job-resume"),
     path("jobs/<int:pk>/rescore", jobs.job_rescore, name="job-rescore"),
     path("jobs/<int:pk>/fit", jobs.job_fit, name="job-fit"),
-    path("jobs/<int:pk>/topics/<int:topic_pk>/", jobs.job_topic, name="job-topic"),
+    # A topic by its qid, as a researcher would type it (the ids of the old
+    # /topics/<id>/ addresses redirect here).
+    path("jobs/<int:pk>/qid/<str:qid>/", jobs.job_topic, name="job-topic"),
     path(
-        "jobs/<int:pk>/topics/<int:topic_pk>/documents/<int:doc_pk>/",
+        "jobs/<int:pk>/qid/<str:qid>/documents/<int:doc_pk>/",
         jobs.job_document,
         name="job-document",
+    ),
+    path("jobs/<int:pk>/topics/<int:topic_pk>/", job_legacy.job_topic_by_id),
+    path(
+        "jobs/<int:pk>/topics/<int:topic_pk>/documents/<int:doc_pk>/",
+        job_legacy.job_document_by_id,
     ),
     path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
     path("jobs/<int:pk>/new-run/", new_runs.job_new_run, name="job-new-run"),

@@ -7,6 +7,7 @@ from assessor_ui.views import agreement, assessor, history, judge, nuggets
 urlpatterns = [
     path("assess/", assessor.assessor_home, name="assessor-home"),
     path("assess/csrf", assessor.csrf_refresh, name="csrf-refresh"),
+    path("assess/preferences", judge.preferences_update, name="judge-preferences"),
     path("assess/<int:assignment_id>/", judge.judge_continue, name="judge-continue"),
     path("assess/<int:assignment_id>/<int:position>/", judge.judge, name="judge"),
     path(

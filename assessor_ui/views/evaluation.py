@@ -37,6 +37,7 @@ from assessor_ui.forms.evaluation import (
     VerificationForm,
 )
 from assessor_ui.views.decorators import researcher_required
+from assessor_ui.views.interval_chart import interval_chart
 from nuggets_app import plots
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
@@ -262,16 +263,35 @@ class _Cells:
             yield [_cell(v) for v in row]
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return "n/a" if math.isnan(value) else f"{value:.4f}"
-    return str(value)
+class Cell(str):
+    """A cell's text; ``num`` when it shows a number (aligned right on the page)."""
+
+    num = False
+
+
+def _is_num(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _cell(value: object) -> Cell:
+    text = Cell(("n/a" if math.isnan(value) else f"{value:.4f}")
+                if isinstance(value, float) else str(value))  # fmt: skip
+    text.num = _is_num(value)
+    return text
 
 
 def _display(table: diagnostics.Table, csv_url: str) -> dict:
-    """A table for the page: name, columns, rows as text, its CSV link."""
+    """A table for the page: name, columns (``head``: each with ``num`` when the
+    column holds numbers), rows as text, its CSV link."""
     rows = _Cells(table.rows)
-    return {"name": table.name, "columns": table.columns, "rows": rows, "csv": csv_url}
+    first = table.rows[0] if table.rows else ()
+    head = []
+    for i, name in enumerate(table.columns):
+        cell = Cell(name)
+        cell.num = i > 0 and i < len(first) and _is_num(first[i])
+        head.append(cell)
+    return {"name": table.name, "columns": table.columns, "head": head, "rows": rows,
+            "csv": csv_url}  # fmt: skip
 
 
 def _progress(data: PageData) -> dict | None:
@@ -316,6 +336,15 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
         for name, t in data.tables.items()
     }
     figures = {name: f"{base}plot/{name}" for name in data.figures}
+    chart = None
+    if "model_assisted" in data.tables:
+        # Columns run, pool, maAP, ci_low, ci_high, ..., bias_flag, reason
+        # (estimates_table).
+        rows = [
+            (r[0], r[2], r[3], r[4], r[-2] == "flagged")
+            for r in data.tables["model_assisted"].rows
+        ]
+        chart = interval_chart(rows)
     context = {
         "collection": collection,
         "page": page,
@@ -326,6 +355,7 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
         "error": data.error,
         "computing": _progress(data),
         "progress_url": f"{base}progress?{query}",
+        "model_assisted_chart": chart,
         **data.context,
     }
     return render(request, PAGES[page][2], context)

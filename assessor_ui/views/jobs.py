@@ -201,9 +201,9 @@ def job_rescore(request: HttpRequest, pk: int) -> HttpResponse:
 
 @researcher_required
 @require_GET
-def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
+def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
-    topic = get_object_or_404(job.topics, pk=topic_pk)
+    topic = get_object_or_404(job.topics, qid=qid)
     rule_form = RuleForm(request.GET or None, job=job)
     suggestion = ""
     if request.GET.get("suggest") == "f1":
@@ -309,20 +309,18 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
 
 @researcher_required
 @require_GET
-def job_document(
-    request: HttpRequest, pk: int, topic_pk: int, doc_pk: int
-) -> HttpResponse:
+def job_document(request: HttpRequest, pk: int, qid: str, doc_pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob, pk=pk)
     result = get_object_or_404(
         MatchResult.objects.select_related(
             "document", "topic", "nugget", "nugget__assessor", "nugget__bank"
         ),
         job=job,
-        topic_id=topic_pk,
+        topic__qid=qid,
         document_id=doc_pk,
     )
     spans = result.spans or matching.result_spans(result)
-    nuggets = list(inference_selectors.job_nuggets(job, topic_pk))
+    nuggets = list(inference_selectors.job_nuggets(job, result.topic_id))
     context = {
         "job": job,
         "result": result,

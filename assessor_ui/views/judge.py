@@ -24,7 +24,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor_ui.forms.assessor import JudgmentForm, TimeForm, first_error
+from assessor_ui.forms.assessor import (
+    JudgmentForm,
+    PreferencesForm,
+    TimeForm,
+    first_error,
+)
 from nuggets_app import access
 from nuggets_app.html import sanitize_html
 from nuggets_app.inference.services.embeddings import semantic_on, stored_semantic
@@ -35,6 +40,7 @@ from nuggets_app.judging.services.judgments import (
     judgment_record,
     judgment_time_add,
 )
+from nuggets_app.judging.services.preferences import preferences_of, preferences_save
 from nuggets_app.models import Nugget, Topic
 from nuggets_app.pooling import selectors as pooling_selectors
 
@@ -48,7 +54,17 @@ KEYMAP = [
     {
         "keys": ["v"],
         "action": "select-start",
-        "label": "Start a selection at the next word",
+        "label": "Select the next word where you are reading",
+    },
+    {
+        "keys": ["s"],
+        "action": "select-next-sentence",
+        "label": "Select the next whole sentence",
+    },
+    {
+        "keys": ["]"],
+        "action": "select-next-paragraph",
+        "label": "Select the next paragraph's first sentence",
     },
     {"keys": ["w"], "action": "select-word", "label": "Extend the selection by a word"},
     {"keys": ["b"], "action": "select-back", "label": "Shrink the selection by a word"},
@@ -58,6 +74,11 @@ KEYMAP = [
         "label": "Extend the selection to the sentence end",
     },
     {
+        "keys": ["}"],
+        "action": "select-paragraph",
+        "label": "Extend the selection to the paragraph end",
+    },
+    {
         "keys": ["h", "Enter"],
         "action": "nugget",
         "label": "Make a nugget of the selection",
@@ -65,15 +86,16 @@ KEYMAP = [
     {"keys": ["e"], "action": "edit-last", "label": "Edit the last nugget"},
     {"keys": ["t"], "action": "terms", "label": "Highlight the topic terms"},
     {
+        "keys": ["a"],
+        "action": "advance-toggle",
+        "label": "Advance on grading: on or off",
+    },
+    {
         "keys": ["o"],
         "action": "original",
         "label": "Switch to the original (sanitized) HTML",
     },
-    {
-        "keys": ["z"],
-        "action": "undo",
-        "label": "Undo the last change of this document",
-    },
+    {"keys": ["z"], "action": "undo", "label": "Undo the last change of this document"},
     {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
     {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
 ]
@@ -189,6 +211,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "judged": sorted(page.judged_positions),
         "urls": _page_urls(assignment.pk),
         "doc": _document_state(page),
+        "preferences": preferences_of(user=request.user),
     }
     context = {
         "page": page,
@@ -260,6 +283,7 @@ def _page_urls(assignment_id: int) -> dict[str, str]:
         "csrf": reverse("csrf-refresh"),
         "history": reverse("work-history", args=mark),
         "undo": reverse("work-undo", args=mark),
+        "preferences": reverse("judge-preferences"),
         "login": reverse("login"),
         "home": reverse("assessor-home"),
         "mark": str(POSITION_MARK),
@@ -276,6 +300,8 @@ def _document_state(page: selectors.JudgePage) -> dict[str, Any]:
         "title": document.title,
         "relevance": page.relevance,
         "version": page.version,
+        # Active seconds stored for this document (the page adds what it counts since).
+        "seconds": page.active_seconds,
         "scores": {str(k): v for k, v in page.scores.items()},
         "terms": selectors.topic_term_spans(
             topic=page.assignment.topic, text=document.text
@@ -345,3 +371,16 @@ def time_save(request: HttpRequest, assignment_id: int, position: int) -> HttpRe
     except JudgingError as exc:
         return json_error(exc)
     return JsonResponse({"active_seconds": judgment.active_seconds})
+
+
+@json_login_required
+@require_POST
+def preferences_update(request: HttpRequest) -> HttpResponse:
+    """Save the assessor's judging-page preferences; answers them as stored."""
+    form = PreferencesForm(request.POST)
+    if not form.is_valid():
+        return form_error(form)
+    saved = preferences_save(
+        user=request.user, advance_on_grade=form.cleaned_data["advance_on_grade"]
+    )
+    return JsonResponse(saved)

@@ -67,7 +67,8 @@ def nugget_create(
     except JudgingError as exc:
         return json_error(exc)
     return JsonResponse(
-        nugget_json(nugget, request.user, saved=created), status=201 if created else 200
+        _with_warning(nugget, request.user, saved=created),
+        status=201 if created else 200,
     )
 
 
@@ -96,7 +97,14 @@ def nugget_edit(request: HttpRequest, pk: int) -> HttpResponse:
         return JsonResponse(body, status=409)
     except JudgingError as exc:
         return json_error(exc)
-    return JsonResponse(nugget_json(nugget, request.user, saved=True))
+    return JsonResponse(_with_warning(nugget, request.user, saved=True))
+
+
+def _with_warning(nugget, viewer, *, saved: bool) -> dict:
+    """The nugget's JSON (``saved``: its embedding, with the extra, still to come),
+    with ``warning`` when the topic has its text already."""
+    warning = selectors.nugget_text_twins(viewer=viewer, nugget=nugget)
+    return {**nugget_json(nugget, viewer, saved=saved), "warning": warning}
 
 
 @json_login_required

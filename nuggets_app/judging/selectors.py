@@ -411,3 +411,27 @@ def human_grades(
         if key not in grades or grade > grades[key]:
             grades[key] = grade
     return grades
+
+
+def nugget_text_twins(*, viewer: Any, nugget: Nugget) -> str:
+    """A warning when another nugget of the topic the viewer can see says the same
+    (same words, ignoring case and spacing), "" otherwise: two identical nuggets
+    count one piece of information twice."""
+    wanted = " ".join(nugget.text.split()).casefold()
+    if not wanted:
+        return ""
+    rows = (
+        topic_nuggets_visible(viewer, nugget.topic_id)
+        .exclude(pk=nugget.pk)
+        .order_by("pk")
+        .values(*NUGGET_FIELDS)
+    )
+    twins = [r for r in rows if " ".join(r["text"].split()).casefold() == wanted]
+    if not twins:
+        return ""
+    names = ", ".join(
+        f"nugget {r['id']} ({'yours' if r['assessor_id'] == viewer.pk else _provenance(r)})"
+        for r in twins[:3]
+    )
+    more = f" and {len(twins) - 3} more" if len(twins) > 3 else ""
+    return f"the same text as {names}{more} in this topic: reword it, or delete one"

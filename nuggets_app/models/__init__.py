@@ -7,6 +7,7 @@ from .judgments import Assignment, Judgment
 from .matching import JobInference, MatchChunk, MatchJob, MatchResult
 from .nuggets import Nugget, NuggetBank
 from .pools import Pool, PoolDocument
+from .preferences import AssessorPreference
 from .qrels import Qrels, QrelsEntry
 from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
@@ -15,6 +16,7 @@ from .topics import Topic
 from .unpooled import JobNewRun, UnpooledScore
 
 __all__ = [
+    "AssessorPreference",
     "Assignment",
     "Collection",
     "Document",

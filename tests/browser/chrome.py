@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -69,3 +70,59 @@ def screenshot(driver, name: str) -> None:
     """Save the window as ``test-artifacts/<name>.png`` (for a human to look at)."""
     ARTIFACTS.mkdir(exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+KEPT = Path(__file__).resolve().parent / "screenshots"
+
+
+def keep_screenshot(driver, name: str) -> None:
+    """Save the window as a test artifact, and with ``KEEP_SCREENSHOTS=1`` also as
+    ``tests/browser/screenshots/<name>.png``: the pictures kept with the tests, in 64
+    colours to stay small."""
+    screenshot(driver, name)
+    if os.environ.get("KEEP_SCREENSHOTS") != "1":
+        return
+    from PIL import Image
+
+    KEPT.mkdir(exist_ok=True)
+    image = Image.open(ARTIFACTS / f"{name}.png").convert("RGB")
+    image.quantize(colors=64).save(KEPT / f"{name}.png", optimize=True)
+
+
+def misaligned_numbers(driver) -> list[str]:
+    """Cells of the page's tables showing a number, and the headers of their columns,
+    that are not right-aligned: one table style puts figures under their headers."""
+    return driver.execute_script(
+        """
+        const number = /^[-+]?(\\d[\\d,]*(\\.\\d+)?|\\.\\d+|n\\/a)( s|%)?$/;
+        const bad = [];
+        for (const table of document.querySelectorAll('table.progress')) {
+          const heads = table.querySelectorAll('thead th');
+          for (const row of table.querySelectorAll('tbody tr')) {
+            Array.from(row.children).forEach((cell, i) => {
+              if (cell.tagName !== 'TD' || cell.colSpan > 1) return;
+              if (!number.test(cell.textContent.trim())) return;
+              for (const el of [cell, heads[i]]) {
+                if (el && getComputedStyle(el).textAlign !== 'right')
+                  bad.push(`${table.id || table.querySelector('th').textContent}: ` +
+                           `${el.tagName} ${el.textContent.trim()}`);
+              }
+            });
+          }
+        }
+        return bad;
+        """
+    )
+
+
+def chart_sizes(driver) -> list[tuple[float, float]]:
+    """Each chart's rendered width and its smallest label's height, in pixels."""
+    return driver.execute_script(
+        """
+        return Array.from(document.querySelectorAll('svg.chart')).map((svg) => {
+          const labels = Array.from(svg.querySelectorAll('text'))
+            .map((t) => t.getBoundingClientRect().height).filter((h) => h > 0);
+          return [svg.getBoundingClientRect().width, Math.min(...labels)];
+        });
+        """
+    )

@@ -11,7 +11,14 @@ from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import chunks, launch
 from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
-from tests.browser.chrome import login, screenshot, wait_for
+from tests.browser.chrome import (
+    chart_sizes,
+    keep_screenshot,
+    login,
+    misaligned_numbers,
+    screenshot,
+    wait_for,
+)
 from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -86,5 +93,64 @@ def test_the_runs_page_shows_a_flagged_runs_flag_and_what_it_means(
     assert driver.find_element(By.ID, "interval-note").is_displayed()
     status = driver.find_element(By.CSS_SELECTOR, "#model-assisted [role=status]")
     assert FLAGGED in status.text
+    # One line in plain words per flagged run.
+    reason = driver.find_element(
+        By.XPATH, f"//*[@id='flag-reasons']//li[strong[normalize-space()='{FLAGGED}']]"
+    )
+    assert reason.text == (
+        f"{FLAGGED}: the model alone over-rates the documents this run retrieves; "
+        "trust the model-assisted figure."
+    )
     driver.execute_script("arguments[0].scrollIntoView()", table)
     screenshot(driver, "runs-model-assisted-flag")
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_the_runs_page_draws_each_runs_interval_as_an_error_bar(
+    driver, live_server, world, staff, eager_tasks, size
+):
+    from selenium.webdriver.common.by import By
+
+    login(driver, live_server.url, staff.username)
+    driver.set_window_size(*size)
+    try:
+        url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
+        query = f"?sample={world.sample.pk}&expected={world.job.pk}&qrels=human"
+        driver.get(f"{live_server.url}{url}{query}")
+        table = wait_for(
+            lambda: driver.find_element(By.ID, "table-model_assisted"), "the table"
+        )
+        rows = {
+            tr.find_element(By.TAG_NAME, "th").text: [
+                td.text for td in tr.find_elements(By.TAG_NAME, "td")
+            ]
+            for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        }
+        chart = driver.find_element(By.ID, "interval-chart")
+        runs = chart.find_elements(By.CSS_SELECTOR, "g.run")
+        assert {g.get_attribute("data-run") for g in runs} == set(rows)
+        for g in runs:
+            cells = rows[g.get_attribute("data-run")]
+            estimate, low, high = (float(c) for c in cells[:3])
+            bar = g.find_element(By.CSS_SELECTOR, "line.interval")
+            dot = g.find_element(By.CSS_SELECTOR, "circle.estimate")
+            x0, x1 = (float(bar.get_attribute(a)) for a in ("x1", "x2"))
+            cx = float(dot.get_attribute("cx"))
+            assert x0 <= cx <= x1
+            # Positions are proportional to the values (one axis for every run).
+            if high > low:
+                assert (cx - x0) / (x1 - x0) == pytest.approx(
+                    (estimate - low) / (high - low), abs=0.02
+                )
+            flagged = cells[-1] == "\u2691 flagged"
+            assert ("flagged" in g.get_attribute("class")) == flagged
+        assert misaligned_numbers(driver) == []
+        for width, label in chart_sizes(driver):
+            assert width >= 480
+            assert label >= 10
+        banner = driver.find_element(By.ID, "flag-reasons")
+        assert "banner" in banner.get_attribute("class")
+        driver.execute_script("arguments[0].scrollIntoView()", chart)
+        keep_screenshot(driver, f"evaluate-{size[0]}x{size[1]}")
+    finally:
+        driver.set_window_size(1280, 800)

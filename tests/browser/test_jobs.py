@@ -9,7 +9,15 @@ from django.urls import reverse
 
 from nuggets_app.inference.services import matching
 from nuggets_app.inference.services.matching import launch
-from tests.browser.chrome import login, open_page, screenshot, wait_for
+from tests.browser.chrome import (
+    chart_sizes,
+    keep_screenshot,
+    login,
+    misaligned_numbers,
+    open_page,
+    screenshot,
+    wait_for,
+)
 from tests.integration.jobs.world import cranfield_world, run_inline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -83,3 +91,51 @@ def test_polling_swaps_cancel_for_what_applies(driver, live_server, world, staff
         "the polling to offer a re-run",
     )
     assert not _visible(driver, '[data-action="cancel"]')
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_job_pages_share_one_table_style_readable_charts_and_message_banners(
+    driver, live_server, world, staff, size
+):
+    from selenium.webdriver.common.by import By
+
+    job = run_inline(
+        matching.match_job_launch(
+            collection=world.collection, topics=world.topics, source="pool",
+            pool=world.pool,
+        )
+    )  # fmt: skip
+    login(driver, live_server.url, staff.username)
+    driver.set_window_size(*size)
+    try:
+        detail = f"{live_server.url}{reverse('job-detail', args=[job.pk])}"
+        open_page(driver, detail)
+        # A message after an action is a banner, announced, not plain text.
+        rescore = driver.find_element(By.CSS_SELECTOR, '[data-action="rescore"]')
+        rescore.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        banner = wait_for(
+            lambda: driver.find_element(By.CSS_SELECTOR, ".messages li"), "message"
+        )
+        assert banner.get_attribute("role") == "status"
+        style = driver.execute_script(
+            "const s = getComputedStyle(arguments[0]);"
+            "return [s.backgroundColor, s.borderLeftWidth, s.paddingTop];",
+            banner,
+        )
+        assert style[0] not in ("rgba(0, 0, 0, 0)", "transparent"), style
+        assert float(style[1].removesuffix("px")) >= 3, style
+        keep_screenshot(driver, f"job-{size[0]}x{size[1]}")
+
+        topic = world.topics[0]
+        open_page(
+            driver,
+            f"{live_server.url}{reverse('job-topic', args=[job.pk, topic.qid])}",
+        )
+        assert misaligned_numbers(driver) == []
+        sizes = chart_sizes(driver)
+        assert sizes
+        for width, label in sizes:
+            assert width >= 480, sizes
+            assert label >= 10, sizes
+    finally:
+        driver.set_window_size(1280, 800)

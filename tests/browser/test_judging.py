@@ -399,6 +399,8 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
 ):
     from selenium.webdriver.support.ui import Select
 
+    # A slug of the label, never a number that reads as a grade or a qid.
+    SLUG = "wind-btunnelb-tests"
     login(driver, live_server.url, "alice")
     open_page(
         driver,
@@ -420,20 +422,20 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
     # Two requests in a row (add the aspect, then save the nugget after the editor's
     # debounce): allow for a loaded machine.
     wait_for(
-        lambda: Nugget.objects.get(pk=nugget.pk).aspect == "1",
+        lambda: Nugget.objects.get(pk=nugget.pk).aspect == SLUG,
         "nugget tagged",
         timeout=60,
     )
     added = Topic.objects.get(pk=world.topic.pk).aspects[-1]
     assert (added["id"], added["text"], added["created_by"]) == (
-        "1",
+        SLUG,
         "wind <b>tunnel</b> tests",
         "alice",
     )
     select = Select(editor.find_element(By.NAME, "aspect"))
-    assert select.first_selected_option.text == "1: wind <b>tunnel</b> tests"
+    assert select.first_selected_option.text == f"{SLUG}: wind <b>tunnel</b> tests"
     card = driver.find_element(By.ID, "topic-aspects")
-    assert "1 wind <b>tunnel</b> tests" in card.text
+    assert f"{SLUG} wind <b>tunnel</b> tests" in card.text
     assert not card.find_elements(By.TAG_NAME, "b")
     screenshot(driver, "judge-new-aspect")
 
@@ -460,7 +462,7 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
         "none",
         "a1: similarity laws",
         "a2: models",
-        "1: wind <b>tunnel</b> tests",
+        f"{SLUG}: wind <b>tunnel</b> tests",
     ]
 
 

@@ -40,7 +40,7 @@ SIZES = ((1024, 700), (1280, 800))
 NAV = {
     "nav-topics": "assessor-home",
     "nav-jobs": "job-list",
-    "nav-dashboard": "evaluation-index",
+    "nav-evaluation": "evaluation-index",
     "nav-agreement": "agreement",
     "nav-collections": "staff-collections",
     "nav-tasks": "staff-tasks",
@@ -109,7 +109,7 @@ def world(
     topic = jobs.topics[0]
     for label in ("scale models", "heat transfer"):
         aspect_create(user=assessor, topic=topic, text=label)
-    Nugget.objects.filter(topic=topic).update(aspect="1")
+    Nugget.objects.filter(topic=topic).update(aspect="scale-models")
     job = match_job_launch(
         collection=jobs.collection, topics=jobs.topics, source="pool", pool=jobs.pool
     )
@@ -142,9 +142,9 @@ def world(
              ("#problems",), "nav-tasks"),
         Page("jobs", reverse("job-list"), (), "nav-jobs"),
         Page("job", reverse("job-detail", args=[job.pk]), (), "nav-jobs"),
-        Page("job-topic", reverse("job-topic", args=[job.pk, topic.pk]),
+        Page("job-topic", reverse("job-topic", args=[job.pk, topic.qid]),
              ("#rule-form button[type=submit]",), "nav-jobs"),
-        Page("dashboard", reverse("evaluation-index"), (), "nav-dashboard"),
+        Page("dashboard", reverse("evaluation-index"), (), "nav-evaluation"),
         Page("agreement", reverse("agreement"), (), "nav-agreement"),
     ]  # fmt: skip
     return World(
@@ -303,7 +303,7 @@ def test_only_the_controls_that_apply_are_shown(driver, live_server, world):
         "top_n": {"n"}, "expected_f1": set(),
     }  # fmt: skip
     for url in (
-        reverse("job-topic", args=[world.job.pk, world.topic.pk]),
+        reverse("job-topic", args=[world.job.pk, world.topic.qid]),
         reverse("job-detail", args=[world.job.pk]),
     ):
         _open(driver, live_server.url + url)
@@ -326,7 +326,7 @@ def test_reliability_diagrams_and_the_aspect_controls_fit_the_window(
     figures = {
         "job": (reverse("job-detail", args=[world.job.pk]), "#relevance-model figure"),
         "job-topic": (
-            reverse("job-topic", args=[world.job.pk, world.topic.pk]),
+            reverse("job-topic", args=[world.job.pk, world.topic.qid]),
             "#topic-model figure",
         ),
     }

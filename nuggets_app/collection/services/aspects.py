@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import slugify
 
 from nuggets_app.models import Topic
 
@@ -60,16 +61,27 @@ def _clean_label(text: str) -> str:
     return label
 
 
-def _next_id(aspects: list[dict[str, Any]]) -> str:
-    """One more than the largest numeric id (never reusing a number), as text."""
-    numbers = [int(a["id"]) for a in aspects if str(a.get("id", "")).isdigit()]
-    return str(max(numbers, default=0) + 1)
+MAX_ASPECT_ID_CHARS = 40
+
+
+def _slug_id(label: str, aspects: list[dict[str, Any]]) -> str:
+    """A slug of the label, free in the topic (``wind-tunnel-tests``, then
+    ``wind-tunnel-tests-2``): never a bare number, which reads as a grade or a qid."""
+    base = slugify(label, allow_unicode=True)[:MAX_ASPECT_ID_CHARS].strip("-")
+    if not base or base.isdigit():
+        base = f"aspect-{base}" if base else "aspect"
+    taken = {str(a.get("id", "")).casefold() for a in aspects}
+    slug, n = base, 1
+    while slug.casefold() in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
 
 
 def aspect_create(*, user: Any, topic: Topic, text: str) -> dict[str, Any]:
     """Add an aspect labelled ``text`` to ``topic`` and return it.
 
-    The id is the next free number of the topic. ``AspectError`` for an empty or
+    The id is a slug of the label, unique in the topic (see ``_slug_id``). ``AspectError`` for an empty or
     over-long label, ``DuplicateAspect`` (409) when the label equals an existing
     aspect's label or id, ignoring case and runs of whitespace."""
     label = _clean_label(text)
@@ -86,7 +98,7 @@ def aspect_create(*, user: Any, topic: Topic, text: str) -> dict[str, Any]:
                     existing=aspect,
                 )
         created = {
-            "id": _next_id(aspects),
+            "id": _slug_id(label, aspects),
             "text": label,
             "source": SOURCE_ASSESSOR,
             "created_by": user.get_username(),

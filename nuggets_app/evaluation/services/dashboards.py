@@ -149,9 +149,7 @@ def runs_evaluation(
         page.tables["model_assisted"] = estimates.estimates_table(found, new=new)
         page.context["new_runs_pending"] = pending
         page.context["relevance"] = job.relevance_text()
-        page.context["model_assisted_flagged"] = sorted(
-            name for name, e in found.items() if e.check.flagged
-        )
+        page.context["model_assisted_flagged"] = estimates.flag_reasons(found)
         page.context["model_only_topics"] = estimates.topics_without_relevant(
             prels, job.relevant_threshold
         )

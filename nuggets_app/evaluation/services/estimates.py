@@ -65,20 +65,31 @@ FLAG_NOTE = (
     "unfair to it; the model-assisted estimate corrects for that with the sample."
 )
 
+# One line per flagged run, in plain words: the pages and the commands share it.
+FLAG_REASONS = {
+    "over": "the model alone over-rates the documents this run retrieves, compared "
+    "with the pooled runs; trust the model-assisted figure, not EAP",
+    "under": "the model alone under-rates the documents this run retrieves, compared "
+    "with the pooled runs; trust the model-assisted figure, not EAP",
+}
+
 
 def flag_reason(check: BiasCheck) -> str:
-    """One line in plain words on why a run is flagged ("" when it is not)."""
+    """Why the run is flagged, in one line of plain words ("" when it is not):
+    ``diff > 0`` means the model credits it above the pooled runs, relative to the
+    sample."""
     if not check.flagged:
         return ""
-    if check.diff > 0:
-        return (
-            "the model alone over-rates the documents this run retrieves, compared "
-            "with the pooled runs; trust the model-assisted figure, not EAP"
-        )
-    return (
-        "the model alone under-rates the documents this run retrieves, compared with "
-        "the pooled runs; trust the model-assisted figure, not EAP"
-    )
+    return FLAG_REASONS["over" if check.diff > 0 else "under"]
+
+
+def flag_reasons(estimates: Mapping[str, RunEstimates]) -> dict[str, str]:
+    """The flagged runs' reasons, by run name."""
+    return {
+        name: flag_reason(e.check)
+        for name, e in sorted(estimates.items())
+        if e.check.flagged
+    }
 
 
 MODEL_ONLY_NOTE = (

@@ -24,7 +24,7 @@ import math
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import stored_qrels
-from nuggets_app.evaluation.services.estimates import FLAG_NOTE
+from nuggets_app.evaluation.services.estimates import FLAG_NOTE, flag_reason
 from nuggets_app.evaluation.services.inputs import (
     NamedRun,
     db_runs,
@@ -161,6 +161,9 @@ class Command(BaseCommand):
             "statMAP vs EAP", comparison, flags={c.run: c.flagged for c in checks}
         )
         self.stderr.write(f"# bias_flag: {FLAG_NOTE}")
+        for check in sorted(checks, key=lambda c: c.run):
+            if check.flagged:
+                self.stderr.write(f"# {check.run} flagged: {flag_reason(check)}")
         if options["plot"]:
             title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
             plot_scatter(

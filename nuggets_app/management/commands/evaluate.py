@@ -40,6 +40,7 @@ from nuggets_app.evaluation.services.estimates import (
     RunEstimates,
     estimate_rows,
     estimate_sample,
+    flag_reasons,
     job_sample_estimates,
     topics_without_relevant,
 )
@@ -266,6 +267,8 @@ class Command(BaseCommand):
                     self.stdout.write(line)
         if estimates is not None:
             self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
+            for name, reason in flag_reasons(estimates).items():
+                self.stderr.write(f"# {name} flagged: {reason}")
         if self._documents is not None:
             self.stderr.write(f"# {NEW_RUN_NOTE}\n# {NOT_IN_COLLECTION_RULE}")
 

@@ -3,11 +3,15 @@ their relevance model."""
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.inference.services.job_model import RelevanceModelError, job_model_fit
@@ -30,6 +34,28 @@ from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
 
 FINAL = (MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED)
+# The bar's rate is the job's own (documents done over the job's elapsed time, as the
+# summary and the job page say), not tqdm's rate of this process's bar updates.
+BAR_FORMAT = (
+    "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+)
+
+
+@contextmanager
+def quiet_celery(verbosity: int) -> Iterator[None]:
+    """Celery's INFO line per task (tasks run in this process without a broker) stays
+    out of the progress bar below ``-v 2``; other log lines print above the bar."""
+    loggers = [logging.getLogger(n) for n in ("celery", "celery.app.trace")]
+    levels = [lg.level for lg in loggers]
+    if verbosity < 2:
+        for lg in loggers:
+            lg.setLevel(logging.WARNING)
+    try:
+        with logging_redirect_tqdm():
+            yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 class Command(BaseCommand):
@@ -103,6 +129,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        if not options["wait"]:
+            self._handle(options)
+            return
+        with quiet_celery(options["verbosity"]):
+            self._handle(options)
+
+    def _handle(self, options) -> None:
         try:
             if options["supervise"]:
                 requeued = match_supervise()
@@ -237,16 +270,20 @@ class Command(BaseCommand):
 
     def _follow(self, job: MatchJob, show: bool) -> None:
         bar = tqdm(
-            total=job.docs_total, unit="doc", desc=f"job {job.pk}", disable=not show
-        )
+            total=job.docs_total, unit="doc", desc=f"job {job.pk}", disable=not show,
+            bar_format=BAR_FORMAT, file=self.stderr._out,
+        )  # fmt: skip
         while True:
             job.refresh_from_db()
+            progress = match_job_progress(job)
+            rate = progress["docs_per_second"]
             bar.update(job.docs_done - bar.n)
+            bar.set_postfix_str(f"{rate:.1f} docs/s" if rate else "", refresh=True)
             if job.status in FINAL:
                 break
             time.sleep(1)
         bar.close()
-        self._print(match_job_progress(job))
+        self._print(progress)
         if job.status != MatchJob.Status.DONE:
             raise CommandError(f"job {job.pk} {job.status}: {job.error}")
 

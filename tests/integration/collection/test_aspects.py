@@ -29,17 +29,29 @@ def world(shared_data, assessor, other_assessor):
     return build_world(shared_data, assessor, other_assessor)
 
 
-def test_a_new_aspect_gets_the_next_free_number_and_its_author(world, assessor):
+def test_a_new_aspect_gets_a_slug_of_its_label_and_its_author(world, assessor):
     aspect = aspect_create(
         user=assessor, topic=world.topic, text="  wind   tunnel\ttests "
     )
     stored = Topic.objects.get(pk=world.topic.pk).aspects
-    assert (aspect["id"], aspect["text"]) == ("1", "wind tunnel tests")
+    assert (aspect["id"], aspect["text"]) == ("wind-tunnel-tests", "wind tunnel tests")
     assert (aspect["source"], aspect["created_by"]) == ("assessor", "alice")
     assert stored[-1] == aspect
-    assert [a["id"] for a in stored] == ["a1", "a2", "1"]
+    assert [a["id"] for a in stored] == ["a1", "a2", "wind-tunnel-tests"]
     second = aspect_create(user=assessor, topic=world.topic, text="flutter")
-    assert second["id"] == "2"
+    assert second["id"] == "flutter"
+
+
+@pytest.mark.parametrize(
+    ("label", "slug"),
+    [("2", "aspect-2"), ("1969", "aspect-1969"), ("???", "aspect"),
+     ("Wind-tunnel tests!", "wind-tunnel-tests-2"), ("Prüfstände", "prüfstände")],
+)  # fmt: skip
+def test_a_new_aspect_id_is_never_a_bare_number_nor_one_taken(
+    world, assessor, label, slug
+):
+    aspect_create(user=assessor, topic=world.topic, text="wind tunnel tests")
+    assert aspect_create(user=assessor, topic=world.topic, text=label)["id"] == slug
 
 
 def test_a_nugget_can_be_filed_under_the_new_aspect_at_once(world, assessor):
@@ -90,7 +102,7 @@ def test_an_empty_or_long_label_is_refused(world, assessor, label, message):
 def test_the_same_aspect_on_another_topic_is_its_own(world, assessor, other_assessor):
     aspect_create(user=assessor, topic=world.topic, text="flutter")
     other = aspect_create(user=other_assessor, topic=world.other_topic, text="flutter")
-    assert other["id"] == "1"
+    assert other["id"] == "flutter"
 
 
 @pytest.mark.skipif(
@@ -126,7 +138,9 @@ def test_concurrent_additions_all_keep_their_aspect(
     assert sorted(a["text"] for a in added) == sorted(
         f"aspect {i}-{r}" for i in range(6) for r in range(3)
     )
-    assert sorted(int(a["id"]) for a in added) == list(range(1, 19))
+    assert sorted(a["id"] for a in added) == sorted(
+        f"aspect-{i}-{r}" for i in range(6) for r in range(3)
+    )
 
 
 def test_web09_topics_import_with_their_subtopics_as_aspects(shared_data, assessor):
@@ -150,16 +164,16 @@ def test_web09_topics_import_with_their_subtopics_as_aspects(shared_data, assess
     assert len(counts) == 50
     assert min(counts) >= 3
     assert max(counts) <= 8
-    # An assessor's aspect numbers on after the file's, and a re-import keeps it.
+    # An assessor's aspect gets a slug beside the file's numbers; a re-import keeps it.
     added = aspect_create(user=assessor, topic=first, text="Obama's father")
-    assert added["id"] == "4"
+    assert added["id"] == "obamas-father"
     topics_import(path=path, collection=collection)
     first.refresh_from_db()
     assert [(a["id"], a["source"]) for a in first.aspects] == [
         ("1", "topics file"),
         ("2", "topics file"),
         ("3", "topics file"),
-        ("4", "assessor"),
+        ("obamas-father", "assessor"),
     ]
 
 

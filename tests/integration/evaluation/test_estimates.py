@@ -15,6 +15,7 @@ from django.utils import timezone
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
+    FLAG_REASONS,
     INTERVAL_NOTE,
     MODEL_ONLY_NOTE,
     job_crossfit,
@@ -134,6 +135,11 @@ def test_evaluate_with_a_job_adds_model_assisted_estimates_and_the_bias_check(
     assert unjudged_values[("bias_flag", "all")] == "1"
     assert INTERVAL_NOTE in err.getvalue()
     assert FLAG_NOTE in err.getvalue()
+    # Each flagged run gets one line in plain words.
+    assert (
+        f"# {UNJUDGED_RUN} flagged: the model alone over-rates the documents this run "
+        "retrieves; trust the model-assisted figure" in err.getvalue().splitlines()
+    )
 
 
 def test_summary_prints_only_the_all_lines_and_a_bad_sample_is_named(fitted, tmp_path):
@@ -208,8 +214,8 @@ def test_the_runs_page_shows_the_model_assisted_estimate_and_a_flagged_run(
     assert rows[UNJUDGED_RUN][1] == "new"
     assert {rows[n][1] for n in world.file_runs} == {"pooled"}
     assert rows[UNJUDGED_RUN][-2] == "flagged"
-    assert rows[UNJUDGED_RUN][-1].startswith("the model alone")
-    assert page.context["model_assisted_flagged"][0] == UNJUDGED_RUN
+    assert rows[UNJUDGED_RUN][-1] == FLAG_REASONS["over"]
+    assert page.context["model_assisted_flagged"][UNJUDGED_RUN] == FLAG_REASONS["over"]
     assert "⚑ flagged" in page.text
     assert "by more than sampling explains" in page.text
     assert "about 95% of such intervals contain" in page.text
@@ -244,6 +250,9 @@ def test_compare_qrels_flags_the_run_the_model_credits_and_statap_cannot_see(
     assert flags[UNJUDGED_RUN] == "1"
     assert set(flags.values()) <= {"0", "1"}
     assert FLAG_NOTE in err.getvalue()
+    reasons = [line for line in err.getvalue().splitlines() if " flagged: " in line]
+    assert f"# {UNJUDGED_RUN} flagged: {FLAG_REASONS['over']}" in reasons
+    assert len(reasons) == sum(flag == "1" for flag in flags.values())
 
 
 def test_topics_whose_sample_holds_no_relevant_document_are_named(

@@ -203,3 +203,22 @@ def test_a_plot_opened_on_its_own_may_use_its_inline_styles_and_nothing_else(
         assert "script-src" not in policy  # falls back to default-src 'none'
     page = staff_client.get(reverse("evaluation-index"))
     assert "'unsafe-inline'" not in page["Content-Security-Policy"]
+
+
+def test_the_researchers_page_has_one_name_in_the_top_bar_home_and_title(
+    staff_client,
+):
+    import re
+
+    home = staff_client.get(reverse("home")).text
+    page = staff_client.get(reverse("evaluation-index")).text
+    url = reverse("evaluation-index")
+    names = {
+        "home": re.search(rf'<a href="{url}">([^<]+)</a>', home).group(1),
+        "top bar": re.search(
+            rf'<a href="{url}" id="nav-[^"]+"[^>]*>([^<]+)</a>', page
+        ).group(1),
+        "title": re.search(r"<title>([^<·]+?)\s*(·|</title>)", page).group(1),
+        "heading": re.search(r"<h1>([^<]+)</h1>", page).group(1),
+    }
+    assert set(names.values()) == {"Evaluation"}, names

@@ -335,7 +335,7 @@ def test_topic_page_shows_aspect_coverage_and_uncovered_aspects(
     export = subtopics_export(collection=world.collection, job=job, topics=[topic])
     person = {r["docno"] for r in export.provenance["lines"] if r["source"] == "person"}
     assert {d["docno"] for d in view.documents if d["source"] == "judged"} == person
-    page = staff_client.get(reverse("job-topic", args=[job.pk, topic.pk])).text
+    page = staff_client.get(reverse("job-topic", args=[job.pk, topic.qid])).text
     assert '<section class="card" id="aspects">' in page
     assert "No nugget covers yet: <strong>s3</strong>" in page
     first = view.documents[0]

@@ -171,11 +171,11 @@ def test_bank_nuggets_count_for_every_document_and_a_highlight_not_for_its_sourc
     )
     for url in (
         reverse("job-detail", args=[job.pk]),
-        reverse("job-topic", args=[job.pk, topic.pk]),
-        reverse("job-topic", args=[job.pk, topic.pk]) + "?kind=probability",
+        reverse("job-topic", args=[job.pk, topic.qid]),
+        reverse("job-topic", args=[job.pk, topic.qid]) + "?kind=probability",
     ):
         assert staff_client.get(url).status_code == 200, url
     page = staff_client.get(
-        reverse("job-document", args=[job.pk, topic.pk, result.document_id])
+        reverse("job-document", args=[job.pk, topic.qid, result.document_id])
     )
     assert "imported from nuggets.tsv.gz" in page.content.decode()

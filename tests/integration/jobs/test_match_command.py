@@ -113,3 +113,43 @@ def test_match_with_the_broker_down_is_a_clear_error_and_saves_nothing(
     assert "the task broker at redis://127.0.0.1:9/" in str(error.value)
     assert "Nothing was launched" in str(error.value)
     assert not MatchJob.objects.exists()
+
+
+@pytest.fixture
+def in_process():
+    """Tasks run in this process, as without a broker (``make run``)."""
+    from nuggets_app.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+@pytest.mark.django_db(transaction=True)
+def test_match_wait_shows_the_jobs_own_rate_and_no_celery_info_lines(
+    shared_data, assessor, settings, in_process, capfd
+):
+    import re
+
+    settings.MATCH_CHUNK_SIZE = 10
+    world = cranfield_world(shared_data, assessor)
+    out, err = StringIO(), StringIO()
+    call_command(
+        "match", "--collection", world.collection.name, "--pool", "depth", "--wait",
+        stdout=out, stderr=err,
+    )  # fmt: skip
+    job = MatchJob.objects.get()
+    summary = re.search(r"documents, ([\d.]+) docs/s", out.getvalue())
+    assert summary, out.getvalue()
+    bar = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert bar.startswith(f"job {job.pk}: 100%"), bar
+    # The bar's rate is the summary's (the job's documents over its elapsed time).
+    assert bar.endswith(f", {summary.group(1)} docs/s]"), (bar, out.getvalue())
+    captured = capfd.readouterr()
+    celery_info = [
+        line
+        for line in (captured.err + captured.out + err.getvalue()).splitlines()
+        if " INFO celery" in line
+    ]
+    assert celery_info == []

@@ -42,7 +42,7 @@ def _rows(html: str, heading: str) -> list[str]:
 
 def test_top_inferred_documents_lists_only_the_inferred_ones(staff_client, world, job):
     topic = world.topics[0]
-    url = reverse("job-topic", args=[job.pk, topic.pk])
+    url = reverse("job-topic", args=[job.pk, topic.qid])
     for threshold in (0.2, 0.5, 0.9):
         page = staff_client.get(url, {"kind": "threshold", "threshold": threshold})
         scores = dict(
@@ -59,7 +59,7 @@ def test_top_inferred_documents_lists_only_the_inferred_ones(staff_client, world
 
 def test_the_topic_page_shows_p_items_once_fitted(staff_client, world, job):
     topic = world.topics[0]
-    url = reverse("job-topic", args=[job.pk, topic.pk])
+    url = reverse("job-topic", args=[job.pk, topic.qid])
     before = staff_client.get(url)
     assert "The job's relevance model is not fitted yet." in before.text
     job_model_fit(job=job)
@@ -98,7 +98,7 @@ def test_the_topic_page_shows_p_items_once_fitted(staff_client, world, job):
 def test_the_model_rule_is_the_default_once_fitted(staff_client, world, job):
     job_model_fit(job=job)
     topic = world.topics[0]
-    page = staff_client.get(reverse("job-topic", args=[job.pk, topic.pk])).text
+    page = staff_client.get(reverse("job-topic", args=[job.pk, topic.qid])).text
     assert "documents inferred relevant under p &gt;= 0.5" in page
     docs, p = job_probabilities(job=job, override=False)[topic.pk]
     docnos = {d.pk: d.docno for d in world.pooled[topic.qid]}
@@ -124,7 +124,7 @@ def test_the_job_page_fits_warns_and_downloads(staff_client, world, job):
     assert all(len(line.split()) == 6 for line in lines)
     topic = world.topics[2]
     page = staff_client.get(
-        reverse("job-topic", args=[job.pk, topic.pk]),
+        reverse("job-topic", args=[job.pk, topic.qid]),
         {"kind": "threshold", "threshold": 0.5},
     ).text
     assert "This topic has no nuggets" in page

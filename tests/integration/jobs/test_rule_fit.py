@@ -222,7 +222,7 @@ def test_export_command_fit_needs_a_job(hand_job):
 def test_the_topic_page_suggests_the_fitted_threshold(staff_client, world, job):
     pairs = _reference_pairs(world, job, leave_out=True)
     topic = world.topics[0]
-    url = reverse("job-topic", args=[job.pk, topic.pk])
+    url = reverse("job-topic", args=[job.pk, topic.qid])
     page = staff_client.get(url).content.decode()
     assert "Suggest a threshold (best F1 on held-out judged documents)" in page
     suggested = staff_client.get(url, {"suggest": "f1"})
@@ -238,7 +238,7 @@ def test_the_topic_page_says_when_nothing_can_be_suggested(staff_client, hand_jo
     Judgment.objects.filter(relevance__gt=0).update(relevance=0)
     topic = hand_job.topics.get()
     response = staff_client.get(
-        reverse("job-topic", args=[hand_job.pk, topic.pk]), {"suggest": "f1"}
+        reverse("job-topic", args=[hand_job.pk, topic.qid]), {"suggest": "f1"}
     )
     assert "No threshold can be suggested: no judged relevant" in (
         response.content.decode()
@@ -248,6 +248,6 @@ def test_the_topic_page_says_when_nothing_can_be_suggested(staff_client, hand_jo
 def test_an_assessor_cannot_ask_for_a_suggestion(assessor_client, hand_job):
     topic = hand_job.topics.get()
     response = assessor_client.get(
-        reverse("job-topic", args=[hand_job.pk, topic.pk]), {"suggest": "f1"}
+        reverse("job-topic", args=[hand_job.pk, topic.qid]), {"suggest": "f1"}
     )
     assert response.status_code in (403, 404)

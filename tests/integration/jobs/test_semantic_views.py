@@ -41,7 +41,7 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
         .order_by("pk")
         .first()
     )
-    url = reverse("job-document", args=[job.pk, topic.pk, result.document_id])
+    url = reverse("job-document", args=[job.pk, topic.qid, result.document_id])
     # The page embeds nothing: it says the embeddings are pending and asks for them.
     pending = staff_client.get(url)
     assert "embeddings pending" in pending.text
@@ -67,7 +67,7 @@ def test_the_document_page_shows_the_nearest_sentence_to_each_nugget(staff_clien
         start, end = windows[best]
         assert f'data-span="{start}-{end}"' in page.text
         assert f"{max(0.0, float(sims[best])):.3f}" in page.text
-    topic_page = staff_client.get(reverse("job-topic", args=[job.pk, topic.pk]))
+    topic_page = staff_client.get(reverse("job-topic", args=[job.pk, topic.qid]))
     assert "semantic evidence: on" in topic_page.text
     assert "Semantic evidence: the nearest sentence (similarity)" in topic_page.text
     # The document embedded above shows its nearest sentence among the unjudged ones.
@@ -85,8 +85,8 @@ def test_without_the_extra_the_pages_say_semantic_evidence_is_off(
     topic = job.topics.order_by("qid").first()
     result = MatchResult.objects.filter(job=job, topic=topic).first()
     for url in (
-        reverse("job-document", args=[job.pk, topic.pk, result.document_id]),
-        reverse("job-topic", args=[job.pk, topic.pk]),
+        reverse("job-document", args=[job.pk, topic.qid, result.document_id]),
+        reverse("job-topic", args=[job.pk, topic.qid]),
     ):
         page = staff_client.get(url)
         assert page.status_code == 200

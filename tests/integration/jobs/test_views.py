@@ -36,8 +36,8 @@ def _urls(job, world) -> list[tuple[str, str]]:
         reverse("job-launch"),
         reverse("job-detail", args=[job.pk]),
         reverse("job-progress", args=[job.pk]),
-        reverse("job-topic", args=[job.pk, topic.pk]),
-        reverse("job-document", args=[job.pk, topic.pk, doc.pk]),
+        reverse("job-topic", args=[job.pk, topic.qid]),
+        reverse("job-document", args=[job.pk, topic.qid, doc.pk]),
         *(
             reverse("job-export", args=[job.pk, kind])
             for kind in (
@@ -120,7 +120,7 @@ def test_job_pages_show_progress_charts_and_highlights(staff_client, world, job)
 
     topic = world.topics[0]
     page = staff_client.get(
-        reverse("job-topic", args=[job.pk, topic.pk]), {"threshold": 0.3}
+        reverse("job-topic", args=[job.pk, topic.qid]), {"threshold": 0.3}
     )
     assert page.status_code == 200
     assert page.text.count("<rect x=") == 30  # 10 bins x 3 series
@@ -129,7 +129,7 @@ def test_job_pages_show_progress_charts_and_highlights(staff_client, world, job)
 
     result = MatchResult.objects.get(job=job, topic=topic, document__docno="12")
     doc_page = staff_client.get(
-        reverse("job-document", args=[job.pk, topic.pk, result.document_id])
+        reverse("job-document", args=[job.pk, topic.qid, result.document_id])
     )
     assert doc_page.status_code == 200
     assert PAYLOAD not in doc_page.text
@@ -344,3 +344,25 @@ def test_a_job_whose_chunks_have_not_moved_shows_as_stalled(
     run_inline(job)
     progress = client.get(reverse("job-progress", args=[job.pk])).json()
     assert (progress["state"], progress["stalled"]) == ("done", False)
+
+
+def test_a_job_topic_is_addressed_by_its_qid_and_old_id_addresses_redirect(
+    staff_client, world, job
+):
+    topic = world.topics[1]
+    url = f"/jobs/{job.pk}/qid/{topic.qid}/"
+    assert reverse("job-topic", args=[job.pk, topic.qid]) == url
+    page = staff_client.get(url)
+    assert page.status_code == 200
+    assert f"<h1>Job {job.pk}, topic {topic.qid}</h1>" in page.text
+    assert staff_client.get(f"/jobs/{job.pk}/qid/no-such-qid/").status_code == 404
+
+    old = staff_client.get(f"/jobs/{job.pk}/topics/{topic.pk}/?threshold=0.3")
+    assert old.status_code == 301
+    assert old["Location"] == f"{url}?threshold=0.3"
+    result = MatchResult.objects.filter(job=job, topic=topic).first()
+    old_doc = staff_client.get(
+        f"/jobs/{job.pk}/topics/{topic.pk}/documents/{result.document_id}/"
+    )
+    assert old_doc["Location"] == f"{url}documents/{result.document_id}/"
+    assert staff_client.get(old_doc["Location"]).status_code == 200

@@ -30,10 +30,10 @@ def test_the_assessor_adds_an_aspect_and_gets_the_topics_aspects(
     response = _add(assessor_client, world.assignment, "wing flutter")
     body = response.json()
     assert response.status_code == 201
-    assert body["aspect"]["id"] == "1"
+    assert body["aspect"]["id"] == "wing-flutter"
     assert body["aspect"]["created_by"] == "alice"
-    assert [a["id"] for a in body["aspects"]] == ["a1", "a2", "1"]
-    assert _aspect_ids(world.topic) == ["a1", "a2", "1"]
+    assert [a["id"] for a in body["aspects"]] == ["a1", "a2", "wing-flutter"]
+    assert _aspect_ids(world.topic) == ["a1", "a2", "wing-flutter"]
 
 
 def test_a_duplicate_label_answers_409_with_the_existing_aspect(world, assessor_client):
@@ -107,7 +107,10 @@ def test_the_new_aspect_is_escaped_in_every_assessors_page(
         reverse("judge", args=[world.assignment.pk, world.position("184")])
     ).content.decode()
     assert "<script>alert(1)</script>" not in page
-    assert '<option value="1">1: &lt;script&gt;alert(1)&lt;/script&gt; &amp; co' in page
+    assert (
+        '<option value="scriptalert1script-co">scriptalert1script-co: '
+        "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in page
+    )
     data = assessor_client.get(
         reverse("judge-data", args=[world.assignment.pk, world.position("184")])
     ).json()
@@ -131,5 +134,5 @@ def test_another_assessor_of_the_topic_sees_the_aspect_in_their_select(
     page = client.get(
         reverse("judge", args=[bobs.pk, world.position("184")])
     ).content.decode()
-    assert '<option value="1">1: wing flutter' in page
-    assert "<strong>1</strong> wing flutter" in page
+    assert '<option value="wing-flutter">wing-flutter: wing flutter' in page
+    assert "<strong>wing-flutter</strong> wing flutter" in page

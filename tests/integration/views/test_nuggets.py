@@ -100,18 +100,19 @@ def test_nugget_saves_run_few_queries_and_answer_what_is_stored(
     world, assessor, assessor_client, django_assert_num_queries
 ):
     # User, assignment, queue item, one read for a replay or a duplicate span, insert
-    # and its history in a transaction (a savepoint and its release inside the test's).
-    with django_assert_num_queries(8):
+    # and its history in a transaction (a savepoint and its release inside the test's),
+    # the topic's nugget texts (a twin's warning).
+    with django_assert_num_queries(9):
         created = _create(assessor_client, world).json()
     url = reverse("nugget-edit", args=[created["id"]])
-    # User, the nugget, the conditional update and its history (in a savepoint); the
-    # answer is not read back.
-    with django_assert_num_queries(6):
+    # User, the nugget, the conditional update and its history (in a savepoint), the
+    # texts; the answer is not read back.
+    with django_assert_num_queries(7):
         edited = assessor_client.post(
             url, {"version": 1, "text": "model similarity", "keywords": '["model"]'}
         ).json()
     stored = nugget_json(Nugget.objects.get(pk=created["id"]), assessor, saved=True)
-    assert edited == stored
+    assert edited == {**stored, "warning": ""}
     assert (stored["version"], stored["keywords"]) == (2, ["model"])
     # The same span again is refused, whatever its uuid.
     again = _create(assessor_client, world)
@@ -203,3 +204,36 @@ def test_preview_counts_judged_documents_a_draft_would_match(
         url, {"text": "boundary layer", "keywords": '["helicopter"]'}
     )
     assert gated.json()["nonrelevant"] == 0
+
+
+def test_a_nugget_with_the_text_of_another_in_the_topic_is_saved_with_a_warning(
+    world, assessor_client, client, other_assessor
+):
+    first = _create(assessor_client, world).json()
+    assert first["warning"] == ""
+    # Bob's nugget of another span, then worded as Alice's (case and spacing aside).
+    bobs = f.AssignmentFactory(
+        sample=world.assignment.sample, topic=world.topic, assessor=other_assessor
+    )
+    client.force_login(other_assessor)
+    doc = world.docs["184"]
+    words = " ".join(doc.text.split()[3:6])
+    start = doc.text.index(words)
+    url = reverse("nugget-create", args=[bobs.pk, world.position("184")])
+    second = client.post(
+        url,
+        {
+            "start": start,
+            "end": start + len(words),
+            "span_text": words,
+            "client_uuid": str(uuid.uuid4()),
+        },
+    )
+    assert second.json()["warning"] == ""
+    edit = reverse("nugget-edit", args=[second.json()["id"]])
+    answer = client.post(edit, {"version": 1, "text": f"  {PHRASE.upper()} "}).json()
+    assert answer["warning"] == (
+        f"the same text as nugget {first['id']} (alice) in this topic: "
+        "reword it, or delete one"
+    )
+    assert Nugget.objects.get(pk=second.json()["id"]).text == f"{PHRASE.upper()}"

@@ -3,16 +3,18 @@
 // shown are fetched ahead (text and state, as JSON), a move swaps them in and pushes a
 // history entry, and saves go through the autosave queue without holding the move up.
 
+import { AdvanceOnGrade } from "./advance.js";
+import { DocClock } from "./doc_clock.js";
 import { DocumentCache } from "./doc_cache.js";
 import { WorkHistory } from "./history.js";
 import { JudgmentSync } from "./judgment_sync.js";
 import { bindKeymap } from "./keymap.js";
 import { guardLeaving } from "./leaving.js";
+import { keySelect } from "./keyselect.js";
 import { Saver } from "./net.js";
 import { NuggetPanel } from "./nuggets.js";
 import {
   highlightTerms,
-  keyboardSelect,
   renderSegments,
   segmentsFromDom,
   selectionOffsets,
@@ -149,7 +151,7 @@ function show(doc) {
   window.scrollTo(0, 0);
   document.body.dataset.position = String(doc.position);
   shownAgain(doc);
-  document.dispatchEvent(new CustomEvent("judge:shown", { detail: { position: doc.position } }));
+  document.dispatchEvent(new CustomEvent("judge:shown", { detail: { position: doc.position, seconds: doc.seconds } }));
 }
 
 let moves = 0;
@@ -318,8 +320,26 @@ function skip() {
   else go(next);
 }
 
+// --- Grade-and-advance, time on the document ----------------------------------------
+const advance = new AdvanceOnGrade({
+  box: document.getElementById("advance-toggle"),
+  saver,
+  url: config.urls.preferences,
+  status,
+  onAdvance: () => {
+    const { next } = neighbours(current.position);
+    go(next ?? nextUnjudged(current.position));
+  },
+});
+const gradeAndGo = (value) => {
+  judge(value);
+  if (!config.readonly) advance.after(value);
+};
+const clock = new DocClock(document.getElementById("doc-clock"), config.idleSeconds);
+clock.show(current.position, current.seconds);
+
 bindKeymap(config.keymap, {
-  grade: (value) => judge(value),
+  grade: (value) => gradeAndGo(value),
   next: () => go(neighbours(current.position).next),
   previous: () => go(neighbours(current.position).previous),
   "next-unjudged": () => {
@@ -328,10 +348,14 @@ bindKeymap(config.keymap, {
     else go(p);
   },
   skip: () => skip(),
-  "select-start": () => keyboardSelect(root, "start"),
-  "select-word": () => keyboardSelect(root, "word"),
-  "select-back": () => keyboardSelect(root, "back"),
-  "select-sentence": () => keyboardSelect(root, "sentence"),
+  "select-start": () => keySelect(root, "start"),
+  "select-word": () => keySelect(root, "word"),
+  "select-back": () => keySelect(root, "back"),
+  "select-sentence": () => keySelect(root, "sentence"),
+  "select-next-sentence": () => keySelect(root, "next-sentence"),
+  "select-paragraph": () => keySelect(root, "paragraph"),
+  "select-next-paragraph": () => keySelect(root, "next-paragraph"),
+  "advance-toggle": () => advance.toggle(),
   nugget: () => makeNugget(),
   "edit-last": () => panel.focusLast(),
   terms: () => toggleTerms(),
@@ -344,7 +368,7 @@ bindKeymap(config.keymap, {
   },
 });
 
-for (const b of document.querySelectorAll("button.grade")) b.addEventListener("click", () => judge(b.dataset.grade));
+for (const b of document.querySelectorAll("button.grade")) b.addEventListener("click", () => gradeAndGo(b.dataset.grade));
 document.getElementById("skip").addEventListener("click", skip);
 const makeButton = document.getElementById("make-nugget");
 if (makeButton) {

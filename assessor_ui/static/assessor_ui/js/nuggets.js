@@ -275,6 +275,7 @@ export class NuggetPanel {
         this.nuggets.set(n.id, { ...before, ...body, score: before.score });
         statusEl.textContent = `saved (v${body.version})`;
         resolved();
+        this.warnTwin(body, statusEl);
         this.render();
         this.onChange();
       } else if (status === 409) {
@@ -322,6 +323,13 @@ export class NuggetPanel {
     return li;
   }
 
+  // Saved, but the topic has a nugget with the same text: say so.
+  warnTwin(body, statusEl) {
+    if (!body.warning) return;
+    if (statusEl) statusEl.textContent = `saved (v${body.version}); ${body.warning}`;
+    this.status("warning", `Nugget saved, but ${body.warning}.`);
+  }
+
   flash(id, on) {
     for (const seg of segmentsOf(this.root, id)) seg.classList.toggle("focus", on);
   }
@@ -361,6 +369,7 @@ export class NuggetPanel {
     this.render();
     this.reveal(this.docList.querySelector(`[data-id="${body.id}"]`));
     this.status("saved", `Nugget saved: ${quote(body.span_text)}`);
+    this.warnTwin(body, this.docList.querySelector(`[data-id="${body.id}"] .nugget-status`));
     this.onChange();
     return body;
   }
@@ -375,7 +384,9 @@ export class NuggetPanel {
     this.deletes.set(id, { n, timer, documentId: this.document });
     this.nuggets.delete(id);
     unmarkNugget(this.root, id);
+    const hadFocus = li.contains(document.activeElement);
     li.remove();
+    if (hadFocus) this.focusAfterRemoval();
     this.render();
     this.status("info", `Nugget deleted: ${quote(n.text)}.`);
     if (this.undoButton) this.undoButton.hidden = false;
@@ -415,11 +426,19 @@ export class NuggetPanel {
   // A new nugget's editor (its text, grade and aspect) scrolled into the nugget panel's
   // view: on a short window it opened below the panel's fold. Never past its top.
   reveal(li) {
-    const panel = li && li.closest(".nugget-panel");
+    // The panel scrolls, or below 1100 pixels the column holding topic and nuggets.
+    const scrolls = (el) => el && getComputedStyle(el).overflowY !== "visible";
+    const panel = li && [li.closest(".nugget-panel"), li.closest(".side")].find(scrolls);
     if (!panel) return;
     const box = panel.getBoundingClientRect();
     const r = li.getBoundingClientRect();
     if (r.bottom > box.bottom) panel.scrollTop += Math.min(r.bottom - box.bottom, r.top - box.top);
+  }
+
+  // The focus was in the editor just removed (a delete by keyboard): the document text
+  // takes it, where reading and the shortcuts go on, instead of the page body.
+  focusAfterRemoval() {
+    this.root.focus({ preventScroll: true });
   }
 
   focusLast() {

@@ -140,36 +140,8 @@ export function segmentsOf(root, id) {
   return Array.from(root.querySelectorAll(".seg[data-n]")).filter((seg) => idsOf(seg).includes(String(id)));
 }
 
-// Keyboard selection: "v" selects the next word, "w"/"b" grow or shrink by a word,
-// ")" grows to the end of the sentence (Selection.modify, supported by the major engines).
-export function keyboardSelect(root, how) {
-  const sel = window.getSelection();
-  const inside = sel.rangeCount > 0 && root.contains(sel.anchorNode);
-  if (how === "start" || !inside) {
-    if (inside) sel.collapseToEnd();
-    else placeCaretAtFirstVisible(root, sel);
-    sel.modify("move", "forward", "word");
-    sel.modify("extend", "backward", "word");
-    const r = sel.getRangeAt(0);
-    sel.setBaseAndExtent(r.startContainer, r.startOffset, r.endContainer, r.endOffset);
-  } else if (how === "word") {
-    sel.modify("extend", "forward", "word");
-  } else if (how === "back") {
-    sel.modify("extend", "backward", "word");
-  } else if (how === "sentence") {
-    sel.modify("extend", "forward", "sentenceboundary");
-  }
-  const node = sel.focusNode && sel.focusNode.parentElement;
-  if (node) node.scrollIntoView({ block: "nearest" });
-}
-
-function placeCaretAtFirstVisible(root, sel) {
-  const first = segs(root).find((seg) => seg.getBoundingClientRect().bottom > 0 && seg.firstChild) || root.firstElementChild;
-  sel.collapse(first.firstChild || first, 0);
-}
-
 // The DOM point (node, UTF-16 offset) of code point `offset` of the canonical text.
-function pointAt(root, offset) {
+export function pointAt(root, offset) {
   const seg = segAt(root, offset);
   if (!seg) return null;
   const node = seg.firstChild;
