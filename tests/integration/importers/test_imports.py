@@ -87,7 +87,7 @@ def test_cranfield_imports_with_the_readme_counts(cranfield):
 def test_npl_imports_with_the_readme_counts(db, shared_data):
     folder = shared_data / "npl-vaswani"
     stats = json.loads((folder / "stats.json").read_text())
-    collection_import(path=folder / "docs.trec.gz", name="npl")
+    collection_import(path=folder / "docs.jsonl.gz", name="npl")
     topics_import(path=folder / "topics.trec", collection="npl")
     qrels_import(path=folder / "qrels.txt", collection="npl", name="npl")
     assert (
