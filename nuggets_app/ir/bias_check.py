@@ -68,6 +68,8 @@ def bias_check(
     beale: bool = False,
     tune: bool = True,
     unsampled: Probs | None = None,
+    interval: str = "linearised",
+    design: Probs | None = None,
 ) -> list[BiasCheck]:
     """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
     and model-assisted, over the topics valid for all three (``bounded``: the
@@ -79,10 +81,13 @@ def bias_check(
     linearised variance (EAP and the shift treated as fixed); ``correction =
     model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
     ``unsampled``: p of documents outside the sampled pool (new runs' unpooled
-    documents), in EAP and, unscaled, in the model-assisted AP.
+    documents), in EAP and, unscaled, in the model-assisted AP. ``interval``,
+    ``design``: the model-assisted variance (:mod:`nuggets_app.ir.intervals`).
     """
     unsampled = unsampled or {}
-    assisted = topic_samples(judged, probs, level=level, tune=tune, unsampled=unsampled)
+    assisted = topic_samples(
+        judged, probs, level=level, tune=tune, unsampled=unsampled, design=design
+    )
     plain = topic_samples(judged, {}, level=level)
     per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
     for run in sorted(runs):
@@ -93,7 +98,7 @@ def bias_check(
             ranking = ranked(runs[run][qid], depth)
             if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
                 continue
-            ma = topic_estimates(assisted[qid], ranking, beale=beale)
+            ma = topic_estimates(assisted[qid], ranking, beale=beale, interval=interval)
             if bounded:
                 ma = topic_bounded(ma)
             st = topic_estimates(plain[qid], ranking)

@@ -64,6 +64,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
+from nuggets_app.pooling.selectors import sample_design, sample_inclusion
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 
@@ -127,6 +128,7 @@ class SimulationData:
     probabilities: Scores | None = None
     model: dict[str, Any] | None = None
     crossfit: Scores | None = None
+    design: Scores | None = None  # π of every pooled document (pooling.selectors)
 
     def inference_scores(self) -> Scores:
         """What the inference ranks the pool by: probabilities, else matcher scores."""
@@ -477,16 +479,6 @@ def _pool_docnos(pool: Pool) -> dict[str, list[str]]:
     return {qid: sorted(docnos) for qid, docnos in pooled.items()}
 
 
-def _sample_probs(sample: Sample) -> dict[str, dict[str, float]]:
-    probs: dict[str, dict[str, float]] = {}
-    rows = SampleDocument.objects.filter(sample=sample).values_list(
-        "topic__qid", "document__docno", "inclusion_prob"
-    )
-    for qid, docno, prob in rows:
-        probs.setdefault(qid, {})[docno] = prob
-    return probs
-
-
 def _baseline(
     collection: Collection,
     pool: dict[str, list[str]],
@@ -570,7 +562,7 @@ def simulation_run(
             job=job,
             pool=pooled,
             labels=human,
-            inclusion=_sample_probs(sample),
+            inclusion=sample_inclusion(sample=sample),
             relevance_level=config.relevance_level,
             semantic=config.semantic,
         )
@@ -584,7 +576,7 @@ def simulation_run(
         sample_size=sample.size,
         runs=runs_scores(runs),
         pool=pooled,
-        sample=_sample_probs(sample),
+        sample=sample_inclusion(sample=sample),
         human=human,
         truth=truth,
         nuggets=nuggets,
@@ -597,4 +589,5 @@ def simulation_run(
         probabilities=prediction.probabilities if prediction else None,
         model=json.loads(prediction.model.to_json()) if prediction else None,
         crossfit=prediction.crossfit if prediction else None,
+        design=sample_design(sample=sample),
     )

@@ -56,6 +56,7 @@ from nuggets_app.ir.reusability import (
 )
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Collection, Document, MatchJob, Run
+from nuggets_app.pooling.selectors import sample_inclusion
 from nuggets_app.research.services.simulation import (
     SimulationConfig,
     SimulationError,
@@ -66,7 +67,6 @@ from nuggets_app.research.services.simulation import (
     _match,
     _pool_and_sample,
     _pool_docnos,
-    _sample_probs,
 )
 
 MODES = ("leave-one-run-out", "leave-one-group-out")
@@ -273,7 +273,7 @@ def reusability_run(
             collection, pool, [q for q, n in nuggets.items() if n], assessor, config
         )
         extra = _unpooled({n: scored[n] for n in names}, pooled, config.depth)
-        inclusion = _sample_probs(sample)
+        inclusion = sample_inclusion(sample=sample)
         prediction = relevance_model_run(
             collection_id=collection.pk,
             job=job,

@@ -25,6 +25,7 @@ from nuggets_app.inference.services.pool_model import relevance_model_run
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.learning.simulation import rule_parse
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
+from nuggets_app.pooling.selectors import sample_inclusion
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.rounds import (
     sample_round_next,
@@ -46,7 +47,6 @@ from nuggets_app.research.services.simulation import (
     _match,
     _names_digest,
     _pool_docnos,
-    _sample_probs,
     model_inferred,
 )
 
@@ -123,7 +123,7 @@ def rounds_run(
             job=job,
             pool=pooled,
             labels=human,
-            inclusion=_sample_probs(sample),
+            inclusion=sample_inclusion(sample=sample),
             relevance_level=config.relevance_level,
         )
         now = time.perf_counter()
@@ -144,7 +144,7 @@ def rounds_run(
         sample_size=size,
         runs=runs_scores(runs),
         pool=pooled,
-        sample=_sample_probs(sample),
+        sample=sample_inclusion(sample=sample),
         human=human,
         truth=truth,
         nuggets=nuggets,
