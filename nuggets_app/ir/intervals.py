@@ -16,6 +16,11 @@ its variance (so its 95% interval) differs:
   judged document rests on the model alone: its bounded measures get the largest
   variance of a [0, 1]-valued estimate, 1/4 (Popoviciu's inequality).
 * ``combined``: ``anticipated``, with ``model_only``'s bound on such topics.
+* ``sparse``: ``combined`` where the sample is thin, the linearised variance elsewhere.
+  A topic's sample is thin when it holds fewer than three relevant judged documents:
+  the linearised variance is then a sum of zero to two non-negligible terms, mostly
+  near 0, so the model's anticipation is its floor; with three or more it is used as
+  it is (the number a sample should hold, :func:`judgments_to_narrow`).
 
 :func:`judgments_to_narrow` says how many judged documents a model-only topic would
 need before its sample is likely to hold a relevant one. No Django here.
@@ -26,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-INTERVALS = ("linearised", "anticipated", "model_only", "combined")
+INTERVALS = ("linearised", "anticipated", "model_only", "combined", "sparse")
 # The largest variance of a [0, 1]-valued estimate (Popoviciu).
 MODEL_ONLY_VAR = 0.25
 # Expected relevant documents in a sample for P(none drawn) <= exp(-3) ~ 5%.
@@ -45,12 +50,16 @@ def interval_check(interval: str) -> str:
     return interval
 
 
-def uses_anticipated(interval: str) -> bool:
+def uses_anticipated(interval: str, n_relevant: int) -> bool:
+    """Does the method floor the variance at the model's anticipation on a topic whose
+    sample holds ``n_relevant`` relevant judged documents?"""
+    if interval == "sparse":
+        return n_relevant < RELEVANT_WANTED
     return interval in ("anticipated", "combined")
 
 
 def uses_model_only_bound(interval: str) -> bool:
-    return interval in ("model_only", "combined")
+    return interval in ("model_only", "combined", "sparse")
 
 
 def anticipated_vars(

@@ -81,7 +81,7 @@ NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
 # The options of the default estimator as the application reports it.
-REPORTED = {"bounded": True, "beale": True, "interval": "combined"}
+REPORTED = {"bounded": True, "beale": True, "interval": "sparse"}
 
 Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
@@ -445,7 +445,7 @@ def topic_estimates(
         var_ap += outside * (ap / r) ** 2
         var_rp += outside * rp_out * rp_out
     var_nd += ndcg * ndcg * max(sample.ideal_var - ideal_top, 0.0)
-    if uses_anticipated(interval) and sample.design and r > 0:
+    if uses_anticipated(interval, sample.n_relevant) and sample.design and r > 0:
         more = anticipated_vars(
             ranking[: len(w.y_hat)], w.y_hat, sample.probs, sample.design,
             est_r=r, ap=ap, cutoff=k, rp_rank=w.rp_rank,
