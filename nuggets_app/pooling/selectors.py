@@ -20,7 +20,7 @@ from nuggets_app.models import (
 Inclusion = dict[str, dict[str, float]]  # qid -> docno -> π
 
 
-def sample_inclusion(*, sample: Sample) -> Inclusion:
+def sample_inclusion_by_topic(*, sample: Sample) -> Inclusion:
     """π of every drawn document of the sample (the estimators' stored π)."""
     probs: Inclusion = {}
     rows = SampleDocument.objects.filter(sample=sample).values_list(
@@ -40,7 +40,7 @@ def sample_design(*, sample: Sample) -> Inclusion:
     ``distinct / pool size``. Other designs (depth, run quotas, rounds, verification)
     give the drawn documents only. Drawn documents keep their stored π.
     """
-    drawn = sample_inclusion(sample=sample)
+    drawn = sample_inclusion_by_topic(sample=sample)
     plain = sample.rounds == 1 and not sample.per_run_quota
     methods = (Sample.Method.STATAP, Sample.Method.UNIFORM)
     if not plain or sample.method not in methods:

@@ -127,15 +127,17 @@ def runs_evaluation(
         page.context["expected_flags"] = uncertainty.expected_flags(table)
     if sample is not None and expected is not None:
         # Model-assisted MAP and the bias check (services.estimates)
+        chosen = Sample.objects.get(pk=sample)
+        probs = estimates.job_crossfit(job=job, sample=chosen)
         found = estimates.job_sample_estimates(
-            job=job, sample=Sample.objects.get(pk=sample), runs=runs
+            job=job, sample=chosen, runs=runs, probs=probs
         )
         page.tables["model_assisted"] = estimates.estimates_table(found)
         page.context["model_assisted_flagged"] = sorted(
             name for name, e in found.items() if e.check.flagged
         )
-        page.context["model_only_topics"] = estimates.topics_without_relevant(
-            prels, collection.relevant_threshold
+        page.context["model_only_topics"] = estimates.job_model_only_topics(
+            job=job, sample=chosen, probs=probs
         )
         page.context["model_only_note"] = estimates.MODEL_ONLY_NOTE
     return page

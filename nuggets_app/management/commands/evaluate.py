@@ -34,7 +34,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.evaluation.selectors import (
     SourceError,
     job_probability_qrels,
-    sample_prels,
     stored_qrels,
     stored_subtopic_qrels,
 )
@@ -47,8 +46,8 @@ from nuggets_app.evaluation.services.estimates import (
     RunEstimates,
     estimate_rows,
     estimate_sample,
+    job_model_only_topics,
     job_sample_estimates,
-    topics_without_relevant,
 )
 from nuggets_app.evaluation.services.new_runs import (
     NEW_RUN_COUNTS,
@@ -80,7 +79,16 @@ from nuggets_app.ir.statap import statap_evaluate, statap_rows
 from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
 
 INTEGER_MEASURES = frozenset(
-    {"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet", "ma_topics", "bias_flag"}
+    {
+        "valid_topics",
+        "NumQ",
+        "NumRel",
+        "NumRet",
+        "NumRelRet",
+        "ma_topics",
+        "ma_model_only",
+        "bias_flag",
+    }
     | set(NEW_RUN_COUNTS)
 )
 
@@ -456,12 +464,10 @@ class Command(BaseCommand):
                     f"# no sample of job {job.pk}'s pool: no model-assisted estimates"
                 )
                 return None
-            blind = topics_without_relevant(
-                sample_prels(sample), job.collection.relevant_threshold
-            )
+            blind = job_model_only_topics(job=job, sample=sample)
             if blind:
                 self.stderr.write(
-                    f"# topics without a relevant judged document: {' '.join(blind)}"
+                    f"# topics without a relevant judged document: {', '.join(blind)}"
                     f"\n# {MODEL_ONLY_NOTE}"
                 )
             scores = {run.name: run.scores for run in runs}

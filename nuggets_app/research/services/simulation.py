@@ -64,7 +64,7 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.pooling.selectors import sample_design, sample_inclusion
+from nuggets_app.pooling.selectors import sample_design, sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 
@@ -562,7 +562,7 @@ def simulation_run(
             job=job,
             pool=pooled,
             labels=human,
-            inclusion=sample_inclusion(sample=sample),
+            inclusion=sample_inclusion_by_topic(sample=sample),
             relevance_level=config.relevance_level,
             semantic=config.semantic,
         )
@@ -576,7 +576,7 @@ def simulation_run(
         sample_size=sample.size,
         runs=runs_scores(runs),
         pool=pooled,
-        sample=sample_inclusion(sample=sample),
+        sample=sample_inclusion_by_topic(sample=sample),
         human=human,
         truth=truth,
         nuggets=nuggets,

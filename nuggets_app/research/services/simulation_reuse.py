@@ -56,7 +56,7 @@ from nuggets_app.ir.reusability import (
 )
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Collection, Document, MatchJob, Run
-from nuggets_app.pooling.selectors import sample_inclusion
+from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 from nuggets_app.research.services.simulation import (
     SimulationConfig,
     SimulationError,
@@ -273,7 +273,7 @@ def reusability_run(
             collection, pool, [q for q, n in nuggets.items() if n], assessor, config
         )
         extra = _unpooled({n: scored[n] for n in names}, pooled, config.depth)
-        inclusion = sample_inclusion(sample=sample)
+        inclusion = sample_inclusion_by_topic(sample=sample)
         prediction = relevance_model_run(
             collection_id=collection.pk,
             job=job,

@@ -25,7 +25,7 @@ from nuggets_app.inference.services.pool_model import relevance_model_run
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.learning.simulation import rule_parse
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
-from nuggets_app.pooling.selectors import sample_inclusion
+from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.rounds import (
     sample_round_next,
@@ -123,7 +123,7 @@ def rounds_run(
             job=job,
             pool=pooled,
             labels=human,
-            inclusion=sample_inclusion(sample=sample),
+            inclusion=sample_inclusion_by_topic(sample=sample),
             relevance_level=config.relevance_level,
         )
         now = time.perf_counter()
@@ -144,7 +144,7 @@ def rounds_run(
         sample_size=size,
         runs=runs_scores(runs),
         pool=pooled,
-        sample=sample_inclusion(sample=sample),
+        sample=sample_inclusion_by_topic(sample=sample),
         human=human,
         truth=truth,
         nuggets=nuggets,
