@@ -30,9 +30,10 @@ estimated the estimates are approximately (not exactly) unbiased.
 Variance (linearisation, Poisson approximation of the design): with ``a_d`` the
 derivative of the measure with respect to ``y_d`` at the estimates,
 ``V̂ = Σ_{d ∈ S} (1 - π_d)/π_d² · (a_d (y_d - p_d))²`` (graded: the residual of each
-grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``. Topics: every topic of the
-prels that the run answers, except ``UMASS`` ones; valid when ``R̂ > 0``. Per run:
-mean over valid topics, ``var = Σ var_t / n²``. No Django here.
+grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``; ``interval`` picks another
+variance (:mod:`nuggets_app.ir.intervals`; the application's is ``REPORTED``'s). Topics:
+every topic of the prels the run answers but ``UMASS`` ones, valid when ``R̂ > 0``.
+Per run: mean over valid topics, ``var = Σ var_t / n²``. No Django here.
 
 Beale's ratio estimator of AP (``beale=True``, what the application reports): AP̂ =
 N̂/R̂ is a ratio of two (nearly) unbiased sums, so it is biased by about

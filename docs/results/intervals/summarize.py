@@ -1,0 +1,131 @@
+"""Summarise the interval measurements: coverage and half-width of each interval method.
+
+Usage: python docs/results/intervals/summarize.py DIR
+Reads DIR/dl19/d100-size<P>-seed<S>/report.json (docs/results/dl19/run.sh) and
+DIR/collections/<collection>/size<P>-seed<S>/report.json (docs/results/run_all.sh),
+``simulate`` reports with ``estimators.model_assisted.intervals``, and prints Markdown
+tables per setting:
+
+* per interval method of nuggets_app/ir/intervals.py, and statAP's interval: the
+  coverage of the pooled truth (share of runs whose true MAP on the topics averaged
+  lies inside), mean over seeds and the worst seed, and the mean half-width;
+* per seed, the reported method's and statAP's coverage;
+* the estimate's Kendall tau and MAP RMSE against the full qrels (the interval
+  methods share one estimate).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+METHODS = ("linearised", "anticipated", "model_only", "combined", "sparse")
+REPORTED = "sparse"  # REPORTED["interval"] of nuggets_app/ir/model_assisted.py
+LABELS = {"npl-vaswani": "NPL", "dl19": "DL19"}
+
+
+def _reports(root: Path) -> dict[tuple[str, str], list[tuple[int, dict]]]:
+    found: dict[tuple[str, str], list[tuple[int, dict]]] = defaultdict(list)
+    for path in sorted(root.glob("dl19/*/report.json")):
+        match = re.fullmatch(r"d100-size(\d+)-seed(\d+)", path.parent.name)
+        if match:
+            found[("dl19", match[1])].append((int(match[2]), _load(path)))
+    for path in sorted(root.glob("collections/*/*/report.json")):
+        match = re.fullmatch(r"size(\d+)-seed(\d+)", path.parent.name)
+        if match:
+            key = (path.parent.parent.name, match[1])
+            found[key].append((int(match[2]), _load(path)))
+    return {k: sorted(v, key=lambda x: x[0]) for k, v in sorted(found.items())}
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _label(name: str) -> str:
+    return LABELS.get(name, name.upper() if len(name) <= 4 else name.capitalize())
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _rmse(report: dict) -> float:
+    full = report["systems"]["map"]["full"]
+    scores = report["estimators"]["model_assisted"]["map"]
+    return math.sqrt(statistics.fmean((scores[r] - full[r]) ** 2 for r in full))
+
+
+def _row(name: str, size: str, seeds: list[tuple[int, dict]], method: str) -> list:
+    if method == "statap":
+        parts = [r["estimators"]["statap"] for _, r in seeds]
+    else:
+        parts = [
+            r["estimators"]["model_assisted"]["intervals"][method] for _, r in seeds
+        ]
+    coverage = [p["coverage"] for p in parts]
+    return [
+        f"{_label(name)} {size}%",
+        method if method != "statap" else "statAP",
+        str(len(seeds)),
+        _fmt(statistics.fmean(coverage)),
+        _fmt(min(coverage)),
+        _fmt(statistics.fmean(p["half_width"] for p in parts)),
+    ]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def summarize(root: Path) -> list[str]:
+    groups = _reports(root)
+    out = ["### Coverage and half-width per interval method", ""]
+    rows = [
+        _row(name, size, seeds, method)
+        for (name, size), seeds in groups.items()
+        for method in (*METHODS, "statap")
+    ]
+    header = ["setting", "interval", "seeds", "coverage (mean)", "worst seed",
+              "half-width"]  # fmt: skip
+    out += [*_table(header, rows), ""]
+    out += ["### Per seed: the reported method and statAP", ""]
+    rows = []
+    for (name, size), seeds in groups.items():
+        for method in (REPORTED, "statap"):
+            key = "statap" if method == "statap" else None
+            values = [
+                r["estimators"]["statap"]["coverage"]
+                if key
+                else r["estimators"]["model_assisted"]["intervals"][method]["coverage"]
+                for _, r in seeds
+            ]
+            rows.append(
+                [f"{_label(name)} {size}%", "statAP" if key else method,
+                 " ".join(f"{s}: {_fmt(v)}" for (s, _), v in zip(seeds, values,
+                                                                  strict=True))]
+            )  # fmt: skip
+    out += [*_table(["setting", "interval", "coverage by seed"], rows), ""]
+    out += ["### The estimate (shared by every interval method)", ""]
+    rows = [
+        [f"{_label(name)} {size}%", str(len(seeds)),
+         _fmt(statistics.fmean(r["estimators"]["model_assisted"]["tau"]
+                               for _, r in seeds)),
+         _fmt(statistics.fmean(_rmse(r) for _, r in seeds)),
+         _fmt(statistics.fmean(len(r["estimators"]["model_assisted"]
+                                   ["model_only_topics"]) for _, r in seeds), 1)]
+        for (name, size), seeds in groups.items()
+    ]  # fmt: skip
+    header = ["setting", "seeds", "tau", "MAP RMSE", "model-only topics (mean)"]
+    out += [*_table(header, rows), ""]
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(summarize(Path(sys.argv[1]))))
