@@ -1,6 +1,6 @@
 """Summarise the interval measurements: coverage and half-width of each interval method.
 
-Usage: python docs/results/intervals/summarize.py DIR
+Usage: python docs/results/intervals/summarize.py DIR [PUBLISHED]
 Reads DIR/dl19/d100-size<P>-seed<S>/report.json (docs/results/dl19/run.sh) and
 DIR/collections/<collection>/size<P>-seed<S>/report.json (docs/results/run_all.sh),
 ``simulate`` reports with ``estimators.model_assisted.intervals``, and prints Markdown
@@ -11,7 +11,12 @@ tables per setting:
   lies inside), mean over seeds and the worst seed, and the mean half-width;
 * per seed, the reported method's and statAP's coverage;
 * the estimate's Kendall tau and MAP RMSE against the full qrels (the interval
-  methods share one estimate).
+  methods share one estimate);
+* with PUBLISHED (docs/results/adaptive/reports-beale, the one-shot 10% reports of
+  the default estimator before the interval methods,
+  PUBLISHED/<collection>/one10-seed<S>/report.json): their coverage, half-width, tau
+  and MAP RMSE over all five seeds, and the largest difference of a run's MAP between
+  the two on the seeds measured here (0: the same estimate).
 """
 
 from __future__ import annotations
@@ -127,5 +132,39 @@ def summarize(root: Path) -> list[str]:
     return out
 
 
+def published(root: Path, published_root: Path) -> list[str]:
+    groups = _reports(root)
+    rows = []
+    for (name, size), seeds in groups.items():
+        paths = sorted(published_root.glob(f"{name}/one{size}-seed*/report.json"))
+        if not paths:
+            continue
+        old = {int(re.search(r"seed(\d+)", str(p))[1]): _load(p) for p in paths}
+        parts = [r["estimators"]["model_assisted"] for r in old.values()]
+        coverage = [p["coverage"] for p in parts]
+        half = [
+            statistics.fmean((h - lo) / 2 for lo, h in p["ci"].values()) for p in parts
+        ]
+        moved = max(
+            abs(r["estimators"]["model_assisted"]["map"][run] - old[s]["estimators"][
+                "model_assisted"]["map"][run])
+            for s, r in seeds if s in old
+            for run in r["estimators"]["model_assisted"]["map"]
+        )  # fmt: skip
+        rows.append(
+            [f"{_label(name)} {size}%", str(len(old)), _fmt(statistics.fmean(coverage)),
+             _fmt(min(coverage)), _fmt(statistics.fmean(half)),
+             _fmt(statistics.fmean(p["tau"] for p in parts)),
+             _fmt(statistics.fmean(_rmse(r) for r in old.values())), f"{moved:.1e}"]
+        )  # fmt: skip
+    header = ["setting", "seeds", "coverage (mean)", "worst seed", "half-width", "tau",
+              "MAP RMSE", "largest MAP difference"]  # fmt: skip
+    return ["### Published before (linearised interval, seeds 1-5)", "",
+            *_table(header, rows), ""]  # fmt: skip
+
+
 if __name__ == "__main__":
-    print("\n".join(summarize(Path(sys.argv[1]))))
+    lines = summarize(Path(sys.argv[1]))
+    if len(sys.argv) > 2:
+        lines += published(Path(sys.argv[1]), Path(sys.argv[2]))
+    print("\n".join(lines))
