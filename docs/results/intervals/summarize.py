@@ -31,7 +31,8 @@ from pathlib import Path
 
 METHODS = ("linearised", "anticipated", "model_only", "combined", "sparse")
 REPORTED = "sparse"  # REPORTED["interval"] of nuggets_app/ir/model_assisted.py
-LABELS = {"npl-vaswani": "NPL", "dl19": "DL19"}
+LABELS = {"npl-vaswani": "NPL", "dl19": "DL19", "medline": "MEDLINE", "lisa": "LISA",
+          "cranfield": "Cranfield"}  # fmt: skip
 
 
 def _reports(root: Path) -> dict[tuple[str, str], list[tuple[int, dict]]]:
@@ -53,7 +54,7 @@ def _load(path: Path) -> dict:
 
 
 def _label(name: str) -> str:
-    return LABELS.get(name, name.upper() if len(name) <= 4 else name.capitalize())
+    return LABELS.get(name, name.upper())
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
