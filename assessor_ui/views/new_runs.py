@@ -16,7 +16,6 @@ from django.views.decorators.http import require_POST
 
 from assessor_ui.forms.assessor import NewRunForm
 from assessor_ui.views.decorators import researcher_required, staff_required
-from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services import new_runs
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
@@ -25,7 +24,7 @@ from nuggets_app.evaluation.services.estimates import (
     EstimateError,
     estimate_sample,
     flag_reason,
-    topics_without_relevant,
+    job_model_only_topics,
 )
 from nuggets_app.inference.services.unpooled import (
     UnpooledError,
@@ -167,9 +166,7 @@ def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) ->
         "sample": sample,
         "interval_note": INTERVAL_NOTE,
         "flag_note": FLAG_NOTE,
-        "model_only_topics": topics_without_relevant(
-            sample_prels(sample), job.relevant_threshold
-        ),
+        "model_only_topics": job_model_only_topics(job=job, sample=sample),
         "model_only_note": MODEL_ONLY_NOTE,
         "new_run_note": found.note,
         "rule": found.rule,

@@ -67,6 +67,7 @@ from nuggets_app.models import (
     Topic,
 )
 from nuggets_app.pooling.assessors import simulated_user
+from nuggets_app.pooling.selectors import sample_design, sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 
@@ -107,6 +108,7 @@ class SimulationData:
     prels: dict[str, Any] | None = None
     estimates: dict[str, Any] | None = None
     expected_qrels: Scores | None = None
+    design: Scores | None = None  # π of every pooled document (pooling.selectors)
 
     def inference_scores(self) -> Scores:
         """What the inference ranks the pool by: probabilities, else matcher scores."""
@@ -358,16 +360,6 @@ def _pool_docnos(pool: Pool) -> dict[str, list[str]]:
     return {qid: sorted(docnos) for qid, docnos in pooled.items()}
 
 
-def _sample_probs(sample: Sample) -> dict[str, dict[str, float]]:
-    probs: dict[str, dict[str, float]] = {}
-    rows = SampleDocument.objects.filter(sample=sample).values_list(
-        "topic__qid", "document__docno", "inclusion_prob"
-    )
-    for qid, docno, prob in rows:
-        probs.setdefault(qid, {})[docno] = prob
-    return probs
-
-
 def _baseline(
     collection: Collection,
     pool: dict[str, list[str]],
@@ -467,7 +459,7 @@ def simulation_run(
         sample_size=sample.size,
         runs=run_scores,
         pool=pooled,
-        sample=_sample_probs(sample),
+        sample=sample_inclusion_by_topic(sample=sample),
         human=human,
         truth=truth,
         nuggets=nuggets,
@@ -485,4 +477,5 @@ def simulation_run(
         prels=figures.prels if figures else sample_prels(sample),
         estimates=figures.estimates if figures else None,
         expected_qrels=figures.expected if figures else None,
+        design=sample_design(sample=sample),
     )

@@ -13,7 +13,11 @@ report_build`'s dict:
   ``map`` per run, ``ci`` per run
   (``[low, high]``, None without an interval), ``tau`` and ``tau_ap`` against the
   full-qrels MAP ranking (as ``systems``), ``coverage`` and ``coverage_all_topics``
-  (None without intervals), ``n_topics`` per run;
+  (None without intervals), ``half_width`` (mean over runs, None without intervals),
+  ``n_topics`` per run; ``model_assisted`` also has ``intervals``: per interval
+  method of :mod:`nuggets_app.ir.intervals` (the same estimates), ``coverage``,
+  ``coverage_all_topics``, ``half_width``, and ``model_only_topics``, the topics
+  whose sample holds no relevant judged document;
 * ``pooled_truth``: per run, the *true value* the intervals aim at: MAP under the full
   qrels restricted to the pooled documents (an unpooled document counts non-relevant,
   ``R`` = the relevant pooled documents), ``map`` over every topic with a relevant
@@ -39,6 +43,7 @@ from typing import Any
 from lab.maths.simulation import average_precision
 from lab.services.simulation import SimulationData
 from nuggets_app.ir.bias_check import bias_check
+from nuggets_app.ir.intervals import INTERVALS
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     REPORTED,
@@ -98,6 +103,11 @@ def _coverage(
     return sum(inside) / len(inside) if inside else None
 
 
+def _half_width(ci: Mapping[str, tuple[float, float]]) -> float | None:
+    widths = [(hi - lo) / 2 for lo, hi in ci.values() if math.isfinite(hi - lo)]
+    return _mean(widths) if widths else None
+
+
 def _interval_estimator(
     estimates: Mapping[str, tuple[float, tuple[float, float], list[str]]],
     full: Mapping[str, float],
@@ -118,6 +128,24 @@ def _interval_estimator(
         **_ranking_agreement(full, scores),
         "coverage": _coverage(ci, on_topics),
         "coverage_all_topics": _coverage(ci, all_topics),
+        "half_width": _half_width(ci),
+    }
+
+
+def _assisted(
+    prels: Mapping[str, TopicPrels],
+    probs: Mapping[str, Mapping[str, float]],
+    runs: Runs,
+    design: Mapping[str, Mapping[str, float]],
+    interval: str,
+) -> dict[str, tuple[float, tuple[float, float], list[str]]]:
+    """run -> (MAP, interval, qids averaged) of the reported estimator with the
+    given interval method."""
+    options = {**REPORTED, "interval": interval}
+    found = model_assisted_evaluate(prels, probs, runs, design=design, **options)
+    return {
+        name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
+        for name, ap in ((n, m["AP"]) for n, m in found.items())
     }
 
 
@@ -149,17 +177,22 @@ def estimators_report(
         valid = [t.qid for t in result.topics if t.valid]
         statap[name] = (result.summary.stat_map, result.summary.ci95, valid)
     probs = data.crossfit or {}
+    design = data.design or {}
+    # Every interval method on the same estimates (the comparison of the intervals
+    # page); the reported one is the product's own, from the job (the one path).
+    by_interval = {
+        method: _assisted(prels, probs, runs, design, method) for method in INTERVALS
+    }
     if data.estimates is not None:
-        # The one path: the job's estimates as evaluate --job gives them.
-        assisted = {n: e.measures for n, e in data.estimates.items()}
+        model_assisted = {
+            name: (e.ap.estimate, e.ap.ci95, [t.qid for t in e.ap.topics])
+            for name, e in data.estimates.items()
+            if name in runs
+        }
         checks = [e.check for e in data.estimates.values()]
     else:
-        assisted = model_assisted_evaluate(prels, probs, runs, **REPORTED)
-        checks = bias_check(prels, probs, runs, **REPORTED)
-    model_assisted = {
-        name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
-        for name, ap in ((n, m["AP"]) for n, m in assisted.items())
-    }
+        model_assisted = by_interval[REPORTED["interval"]]
+        checks = bias_check(prels, probs, runs, design=design, **REPORTED)
     estimators: dict[str, Any] = {}
     for name in ("sample_only", "eap"):
         scores = dict(system_maps[name])
@@ -169,12 +202,23 @@ def estimators_report(
             **_ranking_agreement(full, scores),
             "coverage": None,
             "coverage_all_topics": None,
+            "half_width": None,
         }
     estimators["statap"] = _interval_estimator(statap, full, per_topic, all_topics)
     estimators["model_assisted"] = _interval_estimator(
         model_assisted, full, per_topic, all_topics
     )
     estimators["model_assisted"]["p"] = "crossfit" if data.crossfit else "none"
+    estimators["model_assisted"]["intervals"] = {
+        method: {
+            key: _interval_estimator(found, full, per_topic, all_topics)[key]
+            for key in ("coverage", "coverage_all_topics", "half_width")
+        }
+        for method, found in by_interval.items()
+    }
+    estimators["model_assisted"]["model_only_topics"] = sorted(
+        q for q, t in prels.items() if t.label != "UMASS" and not any(t.rel.values())
+    )
     return {
         "job": {"id": data.job_id, "sample": data.sample_name},
         "estimators": {k: estimators[k] for k in sorted(estimators)},

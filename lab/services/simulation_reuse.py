@@ -41,7 +41,6 @@ from lab.services.simulation import (
     _match,
     _pool_and_sample,
     _pool_docnos,
-    _sample_probs,
     simulation_check,
 )
 from lab.services.simulation_config import (
@@ -70,6 +69,7 @@ from nuggets_app.ir.reusability import (
 )
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Collection, Document, MatchJob, Run
+from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 
 MODES = ("leave-one-run-out", "leave-one-group-out")
 ESTIMATORS = (
@@ -273,7 +273,7 @@ def reusability_run(
         estimated = _scores(
             scored,
             human=human,
-            prels=_prels(_sample_probs(sample), human),
+            prels=_prels(sample_inclusion_by_topic(sample=sample), human),
             expected=expected,
             estimates=evaluation.estimates,
         )

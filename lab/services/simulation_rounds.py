@@ -32,7 +32,6 @@ from lab.services.simulation import (
     _match,
     _names_digest,
     _pool_docnos,
-    _sample_probs,
     model_inferred,
     simulation_check,
 )
@@ -48,6 +47,7 @@ from lab.services.simulation_nuggets import (
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
+from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.rounds import (
     sample_round_next,
@@ -148,7 +148,7 @@ def rounds_run(
         sample_size=size,
         runs=runs_scores(runs),
         pool=pooled,
-        sample=_sample_probs(sample),
+        sample=sample_inclusion_by_topic(sample=sample),
         human=human,
         truth=truth,
         nuggets=nuggets,

@@ -68,6 +68,8 @@ def bias_check(
     beale: bool = False,
     tune: bool = True,
     unsampled: Probs | None = None,
+    interval: str = "linearised",
+    design: Probs | None = None,
     shift: float | None = None,
 ) -> list[BiasCheck]:
     """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
@@ -80,13 +82,16 @@ def bias_check(
     linearised variance (EAP and the shift treated as fixed); ``correction =
     model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
     ``unsampled``: p of documents outside the sampled pool (new runs' unpooled
-    documents), in EAP and, unscaled, in the model-assisted AP. ``shift``: the shift
-    of the reference runs (a job's pooled runs, :func:`bias_shift`), so that a run's
-    verdict does not depend on which other runs are checked beside it; None: the
-    shift of ``runs``.
+    documents), in EAP and, unscaled, in the model-assisted AP. ``interval``,
+    ``design``: the model-assisted variance (:mod:`nuggets_app.ir.intervals`).
+    ``shift``: the shift of the reference runs (a job's pooled runs,
+    :func:`bias_shift`), so that a run's verdict does not depend on which other runs
+    are checked beside it; None: the shift of ``runs``.
     """
     unsampled = unsampled or {}
-    assisted = topic_samples(judged, probs, level=level, tune=tune, unsampled=unsampled)
+    assisted = topic_samples(
+        judged, probs, level=level, tune=tune, unsampled=unsampled, design=design
+    )
     plain = topic_samples(judged, {}, level=level)
     per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
     for run in sorted(runs):
@@ -97,7 +102,7 @@ def bias_check(
             ranking = ranked(runs[run][qid], depth)
             if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
                 continue
-            ma = topic_estimates(assisted[qid], ranking, beale=beale)
+            ma = topic_estimates(assisted[qid], ranking, beale=beale, interval=interval)
             if bounded:
                 ma = topic_bounded(ma)
             st = topic_estimates(plain[qid], ranking)

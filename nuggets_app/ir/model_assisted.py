@@ -30,9 +30,10 @@ estimated the estimates are approximately (not exactly) unbiased.
 Variance (linearisation, Poisson approximation of the design): with ``a_d`` the
 derivative of the measure with respect to ``y_d`` at the estimates,
 ``V̂ = Σ_{d ∈ S} (1 - π_d)/π_d² · (a_d (y_d - p_d))²`` (graded: the residual of each
-grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``. Topics: every topic of the
-prels that the run answers, except ``UMASS`` ones; valid when ``R̂ > 0``. Per run:
-mean over valid topics, ``var = Σ var_t / n²``. No Django here.
+grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``; ``interval`` picks another
+variance (:mod:`nuggets_app.ir.intervals`; the application's is ``REPORTED``'s). Topics:
+every topic of the prels the run answers but ``UMASS`` ones, valid when ``R̂ > 0``.
+Per run: mean over valid topics, ``var = Σ var_t / n²``. No Django here.
 
 Beale's ratio estimator of AP (``beale=True``, what the application reports): AP̂ =
 N̂/R̂ is a ratio of two (nearly) unbiased sums, so it is biased by about
@@ -59,11 +60,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from nuggets_app.ir.intervals import (
+    MODEL_ONLY_VAR,
+    anticipated_vars,
+    interval_check,
+    uses_anticipated,
+    uses_model_only_bound,
+)
 from nuggets_app.ir.prels import TopicPrels, ranking_order, topic_key
 
 DEFAULT_ESTIMATOR = "model_assisted"
@@ -74,7 +82,7 @@ NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
 # The options of the default estimator as the application reports it.
-REPORTED: dict[str, Any] = {"bounded": True, "beale": True}
+REPORTED: dict[str, Any] = {"bounded": True, "beale": True, "interval": "sparse"}
 
 Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
@@ -105,12 +113,14 @@ class GradeModel:
 
 @dataclass(frozen=True)
 class TopicEstimate:
-    """One measure of one run on one topic, with its linearised variance."""
+    """One measure of one run on one topic, with its variance (``model_only``: the
+    topic's sample holds no relevant judged document)."""
 
     qid: str
     estimate: float
     var: float
     est_r: float
+    model_only: bool = False
 
     @property
     def ci95(self) -> tuple[float, float]:
@@ -129,6 +139,11 @@ class RunEstimate:
     ci95: tuple[float, float]
     topics: tuple[TopicEstimate, ...]
     n_topics: int
+
+    @property
+    def n_model_only(self) -> int:
+        """Topics whose sample holds no relevant judged document."""
+        return sum(t.model_only for t in self.topics)
 
 
 class _Unit(NamedTuple):
@@ -156,6 +171,9 @@ class TopicSample:
     idcg: float
     ideal_var: float  # Σ_S var_w ideal²
     scale: float = 1.0  # λ of power_tuning (1: p as given)
+    design: Mapping[str, float] = field(default_factory=dict)  # π of pooled documents
+    n_relevant: int = 0  # sampled documents judged relevant
+    expected_relevant: float = 0.0  # Σ_S p, the model's count of relevant in S
 
 
 def interval95(estimate: float, var: float) -> tuple[float, float]:
@@ -247,6 +265,7 @@ def topic_sample(
     grades: GradeModel | None = None,
     tune: bool = True,
     unsampled: Mapping[str, float] | None = None,
+    design: Mapping[str, float] | None = None,
 ) -> TopicSample:
     """Prepare one topic: ``R̂``, its variance, the ideal DCG and per-document terms.
 
@@ -261,7 +280,8 @@ def topic_sample(
     documents, π = 0), binary only. They enter ``R̂`` and the lists with ``ŷ = p`` and
     are never scaled by ``λ``: no residual corrects them, so the calibrated p is their
     best prediction, while ``λ`` only trades variance within the sampled pool (a
-    document of ``probs`` keeps its pooled p).
+    document of ``probs`` keeps its pooled p). ``design``: π of every pooled
+    document, drawn or not (the ``anticipated`` interval of :mod:`.intervals`).
     """
     if cutoff < 1:
         raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
@@ -324,6 +344,9 @@ def topic_sample(
         idcg=idcg,
         ideal_var=math.fsum(u.var_w * u.ideal * u.ideal for u in units.values()),
         scale=scale,
+        design={**design, **{d: pi for d, pi, *_ in sampled}} if design else {},
+        n_relevant=sum(int(rel >= level) for _, _, rel, _ in sampled),
+        expected_relevant=math.fsum(probs.get(d, 0.0) for d, *_ in sampled),
     )
 
 
@@ -338,6 +361,7 @@ class _Walk(NamedTuple):
     rp_rank: int  # R̂r if the list reaches it, else 0 (the fallback SP̂/R̂)
     rp_sum: float  # SP̂(R̂r)
     hits: list[tuple[_Unit, float, float, int]]  # sampled: (unit, ĉ, Σ_{<= r} ŷ/r, r)
+    y_hat: list[float]  # ŷ down the list
 
 
 def _walk(sample: TopicSample, ranking: Sequence[str]) -> _Walk:
@@ -349,6 +373,7 @@ def _walk(sample: TopicSample, ranking: Sequence[str]) -> _Walk:
     p_k: float | None = None
     rp_rank = 0
     hits: list[tuple[_Unit, float, float, int]] = []
+    y_hats: list[float] = []
     for rank, docno in enumerate(ranking, 1):
         p = probs.get(docno, 0.0)
         unit = units.get(docno)
@@ -356,6 +381,7 @@ def _walk(sample: TopicSample, ranking: Sequence[str]) -> _Walk:
         c_hat = (1.0 + sp) / rank
         num += y_hat * c_hat
         sp += y_hat
+        y_hats.append(y_hat)
         tail += y_hat / rank
         if rank <= k:
             gain = exp_gain.get(docno, 0.0)
@@ -369,19 +395,25 @@ def _walk(sample: TopicSample, ranking: Sequence[str]) -> _Walk:
         if rank == rounded:
             rp_rank, rp_sum = rank, sp
     p_k = sp / k if p_k is None else p_k
-    return _Walk(sp, num, dcg, tail, p_k, rp_rank, rp_sum, hits)
+    return _Walk(sp, num, dcg, tail, p_k, rp_rank, rp_sum, hits, y_hats)
 
 
 def topic_estimates(
-    sample: TopicSample, ranking: Sequence[str], *, beale: bool = False
+    sample: TopicSample,
+    ranking: Sequence[str],
+    *,
+    beale: bool = False,
+    interval: str = "linearised",
 ) -> dict[str, TopicEstimate]:
     """Every measure of one ranked list (best first, cut by the caller). O(|L|).
 
     AP and R-prec are NaN when ``R̂ <= 0`` (not a valid topic: the run means leave it
     out, as statAP does); P@k, nDCG@k and R are given for every sample. ``beale``:
     AP by Beale's ratio estimator (module docstring); its variance is the same
-    linearisation.
+    linearisation. ``interval``: the variance of :mod:`nuggets_app.ir.intervals`
+    (``anticipated``: AP, R-prec and P@k; ``model_only``: every measure but R).
     """
+    interval_check(interval)
     est_r, k, idcg = sample.est_r, sample.cutoff, sample.idcg
     r = est_r if est_r > 0 else NAN
     w = _walk(sample, ranking)
@@ -414,6 +446,12 @@ def topic_estimates(
         var_ap += outside * (ap / r) ** 2
         var_rp += outside * rp_out * rp_out
     var_nd += ndcg * ndcg * max(sample.ideal_var - ideal_top, 0.0)
+    if uses_anticipated(interval, sample.n_relevant) and sample.design and r > 0:
+        more = anticipated_vars(
+            ranking[: len(w.y_hat)], w.y_hat, sample.probs, sample.design,
+            est_r=r, ap=ap, cutoff=k, rp_rank=w.rp_rank,
+        )  # fmt: skip
+        var_ap, var_rp, var_pk = map(max, (var_ap, var_rp, var_pk), more)
     if beale and r > 0:
         ap = (w.num * r + cov_nr) / (r * r + sample.var_r)
     values = (
@@ -423,8 +461,12 @@ def topic_estimates(
         (ndcg, var_nd / idcg / idcg if idcg > 0 else NAN),
         (est_r, sample.var_r),
     )
+    alone = sample.n_relevant == 0
+    bound = MODEL_ONLY_VAR if alone and uses_model_only_bound(interval) else 0.0
     return {
-        name: TopicEstimate(sample.qid, value, var, est_r)
+        name: TopicEstimate(
+            sample.qid, value, var if name == "R" else max(var, bound), est_r, alone
+        )
         for name, (value, var) in zip(measure_names(k), values, strict=True)
     }
 
@@ -436,7 +478,7 @@ def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEsti
     for name, t in estimates.items():
         if name != "R" and not math.isnan(t.estimate):
             value = min(max(t.estimate, 0.0), 1.0)
-            out[name] = TopicEstimate(t.qid, value, min(t.var, BOUNDED_VAR), t.est_r)
+            out[name] = replace(t, estimate=value, var=min(t.var, BOUNDED_VAR))
     return out
 
 
@@ -449,10 +491,11 @@ def topic_samples(
     grades: GradeModel | None = None,
     tune: bool = True,
     unsampled: Probs | None = None,
+    design: Probs | None = None,
 ) -> dict[str, TopicSample]:
     """:func:`topic_sample` of every topic that has a statAP-sampled document (not
     ``UMASS``), in numeric topic order; a topic absent from ``probs`` gets p ≡ 0."""
-    unsampled = unsampled or {}
+    unsampled, design = unsampled or {}, design or {}
     return {
         qid: topic_sample(
             judged[qid],
@@ -462,6 +505,7 @@ def topic_samples(
             grades=grades,
             tune=tune,
             unsampled=unsampled.get(qid),
+            design=design.get(qid),
         )
         for qid in sorted(judged, key=topic_key)
         if judged[qid].label != "UMASS"
@@ -500,6 +544,8 @@ def model_assisted_evaluate(
     beale: bool = False,
     tune: bool = True,
     unsampled: Probs | None = None,
+    interval: str = "linearised",
+    design: Probs | None = None,
 ) -> dict[str, dict[str, RunEstimate]]:
     """``run -> measure -> RunEstimate`` for every run (``qid -> {docno: score}``).
 
@@ -511,6 +557,8 @@ def model_assisted_evaluate(
     Beale's ratio estimator (:func:`topic_estimates`). ``tune``: each
     topic's p scaled by :func:`power_tuning` (the default estimator). ``unsampled``:
     p of documents outside the sampled pool, unscaled (:func:`topic_sample`).
+    ``interval``, ``design``: the variance of :mod:`nuggets_app.ir.intervals` and the
+    π of every pooled document it may use (``qid -> docno -> π``).
     """
     samples = topic_samples(
         judged,
@@ -520,6 +568,7 @@ def model_assisted_evaluate(
         grades=grades,
         tune=tune,
         unsampled=unsampled,
+        design=design,
     )
     names = measure_names(cutoff)
     out: dict[str, dict[str, RunEstimate]] = {}
@@ -528,7 +577,8 @@ def model_assisted_evaluate(
         for qid, sample in samples.items():
             if qid not in runs[run]:
                 continue
-            found = topic_estimates(sample, ranked(runs[run][qid], depth), beale=beale)
+            ranking = ranked(runs[run][qid], depth)
+            found = topic_estimates(sample, ranking, beale=beale, interval=interval)
             if bounded:
                 found = topic_bounded(found)
             if sample.est_r > 0:

@@ -1,4 +1,5 @@
-"""Reads of pools, samples and assignments: an assessor's progress on assignments."""
+"""Reads of pools, samples and assignments: an assessor's progress on assignments, the
+inclusion probabilities of a sample's design."""
 
 from __future__ import annotations
 
@@ -6,12 +7,62 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nuggets_app.ir.sampling import PI_CENSUS, inclusion_probabilities
 from nuggets_app.models import (
     Assignment,
     Judgment,
     Nugget,
+    PoolDocument,
+    Sample,
     SampleDocument,
 )
+
+Inclusion = dict[str, dict[str, float]]  # qid -> docno -> π
+
+
+def sample_inclusion_by_topic(*, sample: Sample) -> Inclusion:
+    """π of every drawn document of the sample (the estimators' stored π)."""
+    probs: Inclusion = {}
+    rows = SampleDocument.objects.filter(sample=sample).values_list(
+        "topic__qid", "document__docno", "inclusion_prob"
+    )
+    for qid, docno, prob in rows.iterator(chunk_size=5000):
+        probs.setdefault(qid, {})[docno] = prob
+    return probs
+
+
+def sample_design(*, sample: Sample) -> Inclusion:
+    """π of every pooled document under the sample's design, drawn or not.
+
+    A one-shot statAP sample without run quotas: ``1 - (1 - p(d))^K`` from the pool's
+    sampling distribution p (``PoolDocument.prior``) and the topic's draws K kept with
+    the sample (1 for every document of a census); a uniform sample:
+    ``distinct / pool size``. Other designs (depth, run quotas, rounds, verification)
+    give the drawn documents only. Drawn documents keep their stored π.
+    """
+    drawn = sample_inclusion_by_topic(sample=sample)
+    plain = sample.rounds == 1 and not sample.per_run_quota
+    methods = (Sample.Method.STATAP, Sample.Method.UNIFORM)
+    if not plain or sample.method not in methods:
+        return drawn
+    priors: Inclusion = {}
+    rows = PoolDocument.objects.filter(pool=sample.pool_id).values_list(
+        "topic__qid", "document__docno", "prior"
+    )
+    for qid, docno, prior in rows.iterator(chunk_size=20000):
+        priors.setdefault(qid, {})[docno] = prior
+    design: Inclusion = {}
+    for qid, topic_priors in priors.items():
+        record = sample.draws.get(qid) or {}
+        if record.get("pi") == PI_CENSUS:
+            design[qid] = dict.fromkeys(topic_priors, 1.0)
+        elif sample.method == Sample.Method.UNIFORM and topic_priors:
+            share = record.get("distinct", 0) / len(topic_priors)
+            design[qid] = dict.fromkeys(topic_priors, share)
+        elif "draws" in record and all(0 < p < 1 for p in topic_priors.values()):
+            design[qid] = inclusion_probabilities(topic_priors, int(record["draws"]))
+        design[qid] = {**design.get(qid, {}), **drawn.get(qid, {})}
+    return design
 
 
 @dataclass

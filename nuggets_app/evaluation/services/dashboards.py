@@ -143,15 +143,17 @@ def runs_evaluation(
         page.context["expected_flags"] = uncertainty.expected_flags(table)
     if sample is not None and expected is not None:
         # Model-assisted MAP and the bias check (services.estimates)
+        chosen = Sample.objects.get(pk=sample)
+        probs = estimates.job_crossfit(job=job, sample=chosen)
         found, new, pending = new_runs.job_runs_estimates(
-            job=job, sample=Sample.objects.get(pk=sample), runs=runs
+            job=job, sample=chosen, runs=runs
         )
         page.tables["model_assisted"] = estimates.estimates_table(found, new=new)
         page.context["new_runs_pending"] = pending
         page.context["relevance"] = job.relevance_text()
         page.context["model_assisted_flagged"] = estimates.flag_reasons(found)
-        page.context["model_only_topics"] = estimates.topics_without_relevant(
-            prels, job.relevant_threshold
+        page.context["model_only_topics"] = estimates.job_model_only_topics(
+            job=job, sample=chosen, probs=probs
         )
         page.context["model_only_note"] = estimates.MODEL_ONLY_NOTE
     return page

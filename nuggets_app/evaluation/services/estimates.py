@@ -30,6 +30,7 @@ from nuggets_app.evaluation.selectors import run_scores, sample_prels
 from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.inference.services.job_model import fit_data, fit_sample
 from nuggets_app.ir.bias_check import BiasCheck, bias_check, bias_shift
+from nuggets_app.ir.intervals import judgments_to_narrow
 from nuggets_app.ir.model_assisted import (
     CUTOFF,
     REPORTED,
@@ -43,6 +44,7 @@ from nuggets_app.learning.crossfit import (
     crossfit_predict,
 )
 from nuggets_app.models import Document, JobInference, MatchJob, Run, Sample
+from nuggets_app.pooling.selectors import sample_design
 
 Scores = Mapping[str, Mapping[str, float]]
 # The measures printed and shown, in order (names of ir.model_assisted).
@@ -94,9 +96,13 @@ def flag_reasons(estimates: Mapping[str, RunEstimates]) -> dict[str, str]:
 
 MODEL_ONLY_NOTE = (
     "In these topics no judged document of the sample is relevant: their estimates "
-    "rest on the relevance model alone, and their intervals are too narrow, since the "
-    "sample shows no error of the model there. Judge more of their documents (a "
-    "later round, or a larger sample) before trusting them."
+    "rest on the relevance model alone, since the sample shows no error of the model "
+    "there. Their intervals are therefore as wide as a value between 0 and 1 can need "
+    "(a variance of 1/4 per topic, counted in every run's interval and in its "
+    "model_only column), not narrow. To narrow them, judge about the number of "
+    "documents in brackets for that topic in all (a later round, or a larger "
+    "sample): a sample that size is expected to hold three relevant documents, "
+    "under the model."
 )
 
 
@@ -112,6 +118,31 @@ def topics_without_relevant(prels: Mapping[str, TopicPrels], level: int) -> list
         ),
         key=topic_key,
     )
+
+
+def model_only_topics(
+    *,
+    prels: Mapping[str, TopicPrels],
+    probs: Mapping[str, Mapping[str, float]],
+    level: int,
+    design: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[str]:
+    """``"qid (about N judged)"`` for every topic of :func:`topics_without_relevant`:
+    the judged documents it needs in all
+    (:func:`nuggets_app.ir.intervals.judgments_to_narrow` with the model's p of the
+    judged documents; capped at the pool, known from ``design``; ``all`` when the
+    model expects no relevant document there)."""
+    design = design or {}
+    out = []
+    for qid in topics_without_relevant(prels, level):
+        judged = [d for d, pi in prels[qid].inclusion_prob.items() if pi > 0]
+        p = probs.get(qid, {})
+        pool = len(design[qid]) if design.get(qid) else None
+        needed = judgments_to_narrow(
+            len(judged), math.fsum(p.get(d, 0.0) for d in judged), pool
+        )
+        out.append(f"{qid} (about {needed if needed else 'all'} judged)")
+    return out
 
 
 class EstimateError(ValueError):
@@ -199,12 +230,14 @@ def runs_model_assisted(
     level: int,
     unsampled: Mapping[str, Mapping[str, float]] | None = None,
     shift: float | None = None,
+    design: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, RunEstimates]:
     """Every run's model-assisted estimates (per topic bounded to [0, 1]) and bias
     check, by run name; ``unsampled``: p of new runs' unpooled documents; ``shift``:
-    the bias check's shift of the job's pooled runs (None: of ``runs``)."""
+    the bias check's shift of the job's pooled runs (None: of ``runs``); ``design``:
+    π of every pooled document (the interval's, :mod:`nuggets_app.ir.intervals`)."""
     plain = {n: {q: dict(d) for q, d in s.items()} for n, s in runs.items()}
-    common = {"level": level, "unsampled": unsampled, **REPORTED}
+    common = {"level": level, "unsampled": unsampled, "design": design, **REPORTED}
     found = model_assisted_evaluate(prels, probs, plain, **common)
     checks = {c.run: c for c in bias_check(prels, probs, plain, shift=shift, **common)}
     return {
@@ -217,7 +250,8 @@ def estimate_rows(
     estimates: RunEstimates, *, per_topic: bool = True
 ) -> Iterator[tuple[str, str, float]]:
     """``(measure, topic, value)`` rows for ``evaluate``: per measure ``ma<M>`` (per
-    topic, then ``all``) and its ``_ci_low``/``_ci_high``; ``ma_topics``; the bias
+    topic, then ``all``) and its ``_ci_low``/``_ci_high``; ``ma_topics`` and
+    ``ma_model_only`` (those resting on the model alone); the bias
     check's ``statMAP``, ``EAP_check`` (EAP under the cross-fitted p, same topics),
     ``bias_shift`` (the EAP/statMAP ratio common to all runs), ``bias_diff`` (EAP -
     shift x statMAP) with its interval and ``bias_flag`` (1 or 0)."""
@@ -230,6 +264,7 @@ def estimate_rows(
         yield f"ma{measure}_ci_high", "all", est.ci95[1]
     check = estimates.check
     yield "ma_topics", "all", float(estimates.ap.n_topics)
+    yield "ma_model_only", "all", float(estimates.ap.n_model_only)
     yield "statMAP", "all", check.statap
     yield "EAP_check", "all", check.eap
     yield "bias_shift", "all", check.shift
@@ -240,8 +275,9 @@ def estimate_rows(
 
 
 ESTIMATE_COLUMNS = (
-    "run", "pool", "maAP", "ci_low", "ci_high", "topics", "statMAP", "EAP",
-    "EAP - shift x statMAP", "diff_ci_low", "diff_ci_high", "bias_flag", "reason",
+    "run", "pool", "maAP", "ci_low", "ci_high", "topics", "model_only", "statMAP",
+    "EAP", "EAP - shift x statMAP", "diff_ci_low", "diff_ci_high", "bias_flag",
+    "reason",
 )  # fmt: skip
 
 
@@ -250,14 +286,15 @@ def estimates_table(
 ) -> Table:
     """Per run, by model-assisted MAP (highest first): ``pooled`` or ``new`` (in
     ``new``: evaluated as a new run), the estimate, its 95% interval, the topics
-    averaged, statMAP and EAP (over the topics valid for both), their difference
-    with its interval, ``flagged`` or ``no``, and the flag's reason in words."""
+    averaged and those of them resting on the model alone, statMAP and EAP (over the
+    topics valid for both), their difference with its interval, ``flagged`` or
+    ``no``, and the flag's reason in words."""
     fresh = set(new)
     ranked = sorted(estimates.values(), key=lambda e: (-_key(e.ap.estimate), e.name))
     rows = [
         (e.name, "new" if e.name in fresh else "pooled", e.ap.estimate, *e.ap.ci95,
-         e.ap.n_topics, e.check.statap, e.check.eap, e.check.diff, *e.check.ci95,
-         "flagged" if e.check.flagged else "no", flag_reason(e.check))
+         e.ap.n_topics, e.ap.n_model_only, e.check.statap, e.check.eap, e.check.diff,
+         *e.check.ci95, "flagged" if e.check.flagged else "no", flag_reason(e.check))
         for e in ranked
     ]  # fmt: skip
     return Table("model_assisted", ESTIMATE_COLUMNS, rows)
@@ -278,28 +315,63 @@ def job_pool_runs(job: MatchJob) -> dict[str, Scores]:
 
 
 def pooled_estimates(
-    *, job: MatchJob, prels: Mapping[str, TopicPrels], probs: Scores
+    *,
+    job: MatchJob,
+    prels: Mapping[str, TopicPrels],
+    probs: Scores,
+    design: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, RunEstimates]:
     """The estimates of the job's pooled runs, as the runs page shows them: the
     reference of every run's bias check (their shift)."""
     return runs_model_assisted(
-        prels=prels, probs=probs, runs=job_pool_runs(job), level=job.relevant_threshold
+        prels=prels,
+        probs=probs,
+        runs=job_pool_runs(job),
+        level=job.relevant_threshold,
+        design=design,
     )
 
 
 def job_sample_estimates(
-    *, job: MatchJob, sample: Sample, runs: Mapping[str, Scores]
+    *,
+    job: MatchJob,
+    sample: Sample,
+    runs: Mapping[str, Scores],
+    probs: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, RunEstimates]:
-    """:func:`runs_model_assisted` with the sample's prels and the job's cross-fitted
-    p, at the job's relevance level; the bias check relative to the job's pooled
-    runs, so a run gets the same verdict alone or beside others."""
+    """:func:`runs_model_assisted` with the sample's prels, the job's cross-fitted
+    p (``probs`` when the caller has it) and the sample's design, at the job's
+    relevance level; the bias check relative to the job's pooled runs, so a run gets
+    the same verdict alone or beside others."""
     prels = sample_prels(sample)
-    probs = job_crossfit(job=job, sample=sample)
-    reference = pooled_estimates(job=job, prels=prels, probs=probs)
+    probs = job_crossfit(job=job, sample=sample) if probs is None else probs
+    design = sample_design(sample=sample)
+    reference = pooled_estimates(job=job, prels=prels, probs=probs, design=design)
     return runs_model_assisted(
         prels=prels,
         probs=probs,
         runs=runs,
         level=job.relevant_threshold,
         shift=bias_shift([e.check for e in reference.values()]) if reference else None,
+        design=design,
+    )
+
+
+def job_model_only_topics(
+    *,
+    job: MatchJob,
+    sample: Sample,
+    probs: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[str]:
+    """:func:`model_only_topics` of the sample, with the job's cross-fitted p
+    (``probs`` when the caller has it)."""
+    prels = sample_prels(sample)
+    level = job.relevant_threshold
+    if not topics_without_relevant(prels, level):
+        return []
+    return model_only_topics(
+        prels=prels,
+        probs=job_crossfit(job=job, sample=sample) if probs is None else probs,
+        level=level,
+        design=sample_design(sample=sample),
     )

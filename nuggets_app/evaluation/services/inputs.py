@@ -39,7 +39,16 @@ from nuggets_app.ir.prels import run_scores as contiguous_run_scores
 from nuggets_app.models import MatchJob, Qrels, QrelsEntry, Run
 
 INTEGER_MEASURES = frozenset(
-    {"valid_topics", "NumQ", "NumRel", "NumRet", "NumRelRet", "ma_topics", "bias_flag"}
+    {
+        "valid_topics",
+        "NumQ",
+        "NumRel",
+        "NumRet",
+        "NumRelRet",
+        "ma_topics",
+        "ma_model_only",
+        "bias_flag",
+    }
     | set(NEW_RUN_COUNTS)
 )
 

@@ -59,6 +59,7 @@ from nuggets_app.models import (
     Sample,
     UnpooledScore,
 )
+from nuggets_app.pooling.selectors import sample_design
 
 LOOKUP_BATCH = 5000
 
@@ -225,7 +226,14 @@ def new_runs_evaluate(
         }
     result.unpooled_p = unsampled
     result.estimates = _estimates(
-        job, sample_prels(sample), probs, pooled, new_runs, unsampled, depth
+        job,
+        sample_prels(sample),
+        probs,
+        pooled,
+        new_runs,
+        unsampled,
+        depth,
+        sample_design(sample=sample),
     )
     return result
 
@@ -238,19 +246,25 @@ def _estimates(
     new_runs: Mapping[str, Scores],
     unsampled: Mapping[str, Mapping[str, float]],
     depth: int | None,
+    design: Mapping[str, Mapping[str, float]],
 ) -> dict[str, RunEstimates]:
     """The pooled runs as the runs page shows them (the pool's estimand, untouched by
     the new runs), and each new run with its own unpooled documents added to the pool
     P (p alone) and its bias check against the pooled runs' shift: the same figure
     alone or beside other new runs."""
     level = job.relevant_threshold
-    reference = pooled_estimates(job=job, prels=prels, probs=probs)
+    reference = pooled_estimates(job=job, prels=prels, probs=probs, design=design)
     shift = bias_shift([e.check for e in reference.values()]) if reference else None
     out = {n: reference[n] for n in pooled if n in reference}
     if len(out) < len(pooled):
         out.update(
             runs_model_assisted(
-                prels=prels, probs=probs, runs=pooled, level=level, shift=shift
+                prels=prels,
+                probs=probs,
+                runs=pooled,
+                level=level,
+                shift=shift,
+                design=design,
             )
         )
     for name, run in new_runs.items():
@@ -270,6 +284,7 @@ def _estimates(
                 level=level,
                 unsampled={q: d for q, d in own.items() if d},
                 shift=shift,
+                design=design,
             )
         )
     return dict(sorted(out.items()))

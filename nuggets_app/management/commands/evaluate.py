@@ -28,7 +28,6 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.evaluation.selectors import (
-    sample_prels,
     stored_qrels,
     stored_subtopic_qrels,
 )
@@ -41,8 +40,8 @@ from nuggets_app.evaluation.services.estimates import (
     estimate_rows,
     estimate_sample,
     flag_reasons,
+    job_model_only_topics,
     job_sample_estimates,
-    topics_without_relevant,
 )
 from nuggets_app.evaluation.services.inputs import (
     NamedRun,
@@ -290,12 +289,10 @@ class Command(BaseCommand):
                 f"of sample {fitted.name if fitted else '(none: equal weights)'}; "
                 f"estimates from the judgments of sample {sample.name}"
             )
-            blind = topics_without_relevant(
-                sample_prels(sample), job.relevant_threshold
-            )
+            blind = job_model_only_topics(job=job, sample=sample)
             if blind:
                 self.stderr.write(
-                    f"# topics without a relevant judged document: {' '.join(blind)}"
+                    f"# topics without a relevant judged document: {', '.join(blind)}"
                     f"\n# {MODEL_ONLY_NOTE}"
                 )
             scores = {run.name: run.scores for run in runs}

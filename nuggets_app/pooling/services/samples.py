@@ -23,6 +23,7 @@ from nuggets_app.ir.sampling import (
     draw_uniform,
 )
 from nuggets_app.models import Pool, PoolDocument, Sample, SampleDocument
+from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import Progress, pool_rankings, qid_sort_key
 
 _BATCH = 5000
@@ -235,7 +236,7 @@ def sample_extend(
 
 def sample_inclusion(sample: Sample) -> dict[tuple[str, str], float]:
     """``(qid, docno) -> inclusion_prob`` of every sampled document (for prels)."""
-    rows = SampleDocument.objects.filter(sample=sample).values_list(
-        "topic__qid", "document__docno", "inclusion_prob"
-    )
-    return {(qid, docno): prob for qid, docno, prob in rows}
+    by_topic = sample_inclusion_by_topic(sample=sample)
+    return {
+        (qid, d): prob for qid, docs in by_topic.items() for d, prob in docs.items()
+    }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -19,8 +20,10 @@ from nuggets_app.evaluation.services.estimates import (
     INTERVAL_NOTE,
     MODEL_ONLY_NOTE,
     job_crossfit,
+    job_sample_estimates,
 )
 from nuggets_app.inference.services.exports import prels_export, probabilistic_export
+from nuggets_app.ir.intervals import MODEL_ONLY_VAR
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
 
@@ -285,7 +288,20 @@ def test_topics_whose_sample_holds_no_relevant_document_are_named(
     # As a re-judgment through the service would (the cached page sees the change).
     judged.update(relevance=0, updated_at=timezone.now())
     err, page = shown()
-    assert f"# topics without a relevant judged document: {qid}\n" in err
+    [named] = page.context["model_only_topics"]
+    # How many judged documents would narrow it: a count, or the whole pool.
+    assert re.fullmatch(rf"{qid} \(about (\d+|all) judged\)", named)
+    assert f"# topics without a relevant judged document: {named}\n" in err
     assert MODEL_ONLY_NOTE in err
-    assert page.context["model_only_topics"] == [qid]
-    assert f"Topics without a relevant judged document: {qid}." in page.text
+    assert f"Topics without a relevant judged document: {named}." in page.text
+    # Where it is averaged (R̂ > 0), its interval is the widest a [0, 1] value can
+    # need, and the run counts it.
+    found = job_sample_estimates(
+        job=world.job, sample=world.sample, runs={name: world.file_runs[name]}
+    )
+    topics = found[name].ap.topics
+    assert [t.qid for t in topics if t.model_only] == [
+        t.qid for t in topics if t.qid == qid
+    ]
+    assert all(t.var == MODEL_ONLY_VAR for t in topics if t.model_only)
+    assert found[name].ap.n_model_only == sum(t.qid == qid for t in topics)

@@ -11,6 +11,7 @@ import math
 import pytest
 
 from nuggets_app.models import PoolDocument, Sample, SampleDocument
+from nuggets_app.pooling.selectors import sample_design
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import (
     SampleError,
@@ -83,6 +84,24 @@ def test_a_statap_sample_stores_pi_from_k_and_the_pool_priors(spec_pool):
     assert sample.draws["1"]["pi"] == "stop-rule-ignored"
     for docno, prob in drawn["1"]:
         assert prob == pytest.approx(pi(SPEC_P[docno], draws), abs=TOL)
+
+
+def test_the_design_gives_pi_of_every_pooled_document_drawn_or_not(spec_pool):
+    """statAP: 1 - (1 - p)^K for every pooled document from the stored K and the
+    specification's p; uniform: distinct / pool size; depth: the drawn ones only."""
+    sample = sample_draw(pool=spec_pool, size=3, method="statap", seed=5, name="s")
+    design = sample_design(sample=sample)
+    draws = sample.draws["1"]["draws"]
+    assert set(design["1"]) == set(SPEC_P)
+    for docno, prob in SPEC_P.items():
+        assert design["1"][docno] == pytest.approx(pi(prob, draws), abs=TOL)
+    assert len(design["2"]) == 12 > len(rows(sample)["2"])
+    uniform = sample_draw(pool=spec_pool, size=3, method="uniform", seed=5, name="u")
+    assert sample_design(sample=uniform)["1"] == dict.fromkeys(SPEC_P, 3 / 5)
+    depth = sample_draw(pool=spec_pool, size=2, method="depth", seed=5, name="d")
+    assert sample_design(sample=depth) == {
+        qid: dict(found) for qid, found in rows(depth).items()
+    }
 
 
 def test_a_sample_is_reproducible_for_a_seed(spec_pool):

@@ -11,7 +11,9 @@ import pytest
 
 from lab.services.simulation import SimulationConfig, simulation_run
 from lab.services.simulation_report import report_build, report_write
+from nuggets_app.ir.intervals import INTERVALS
 from nuggets_app.ir.measures import run_evaluate
+from nuggets_app.ir.model_assisted import REPORTED
 from nuggets_app.models import Run
 
 ESTIMATORS = {"sample_only", "statap", "eap", "model_assisted"}
@@ -80,6 +82,28 @@ def test_the_report_compares_estimators_with_intervals_coverage_and_bias_checks(
         assert 0.0 <= result["coverage"] <= 1.0
         assert -1.0 <= result["tau"] <= 1.0
         assert -1.0 <= result["tau_ap"] <= 1.0
+    # Every interval method on the same estimates; the reported one is the top level.
+    assisted = estimators["model_assisted"]
+    assert set(assisted["intervals"]) == set(INTERVALS)
+    reported = assisted["intervals"][REPORTED["interval"]]
+    assert reported["coverage"] == assisted["coverage"]
+    assert reported["half_width"] == pytest.approx(
+        sum((high - low) / 2 for low, high in assisted["ci"].values()) / len(runs)
+    )
+    linear = assisted["intervals"]["linearised"]
+    assert reported["half_width"] >= linear["half_width"]
+    assert assisted["model_only_topics"] == sorted(
+        q
+        for q, labels in data.human.items()
+        if not any(g >= 1 for g in labels.values())
+    )
+    # The design's π for every pooled document, drawn or not.
+    assert data.design is not None
+    for qid, docs in data.pool.items():
+        assert set(data.design[qid]) == set(docs)
+        assert all(0.0 < pi <= 1.0 for pi in data.design[qid].values())
+        for docno, pi in data.sample[qid].items():
+            assert data.design[qid][docno] == pi
     # Model-assisted per-topic values are bounded, so its MAP lies in [0, 1].
     assert all(0.0 <= v <= 1.0 for v in estimators["model_assisted"]["map"].values())
 
