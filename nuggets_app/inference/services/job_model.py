@@ -358,10 +358,13 @@ def sample_fully_judged(
     return bool(drawn)
 
 
-def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
+def job_model_fit(
+    *, job: MatchJob, reliability: bool = True, ablate: Sequence[str] = ()
+) -> FitSummary:
     """Fit the model on the job's judged documents and store it with a probability of
     relevance for every (topic, document) of the job. ``reliability``: also estimate
-    the reliability diagram by cross-validation on the judged documents."""
+    the reliability diagram by cross-validation on the judged documents. ``ablate``:
+    feature families left out of the fit (:mod:`nuggets_app.learning.ablation`)."""
     if job.status != MatchJob.Status.DONE:
         raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
     started = time.perf_counter()
@@ -380,7 +383,7 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
     try:
         fit_started = time.perf_counter()
         model = relevance_model.model_fit(
-            data, weights=weights, pool_relevant=pool_relevant
+            data, weights=weights, pool_relevant=pool_relevant, ablate=ablate
         )
         predicted = relevance_model.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
@@ -405,7 +408,7 @@ def job_model_fit(*, job: MatchJob, reliability: bool = True) -> FitSummary:
     }
     if reliability:
         info["reliability"] = reliability_cv(
-            data, weights=weights, pool_relevant=pool_relevant
+            data, weights=weights, pool_relevant=pool_relevant, ablate=ablate
         )
     blob = probabilities_pack(topic_col, doc_col, p_col)
     seconds = time.perf_counter() - started
@@ -442,6 +445,7 @@ def reliability_cv(
     folds: int = CV_FOLDS,
     bins: int = RELIABILITY_BINS,
     pool_relevant: float | None = None,
+    ablate: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Observed rate of relevance per p bin, each judged document's p predicted by a
     model fitted without its fold (folds: judged documents in order, round robin).
@@ -462,7 +466,7 @@ def reliability_cv(
             continue
         try:
             model = relevance_model.model_fit(
-                masked, weights=weights, pool_relevant=pool_relevant
+                masked, weights=weights, pool_relevant=pool_relevant, ablate=ablate
             )
         except ValueError:
             continue

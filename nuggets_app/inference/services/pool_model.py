@@ -151,6 +151,7 @@ def relevance_model_run(
     extra: Mapping[str, Sequence[str]] | None = None,
     extra_minspan: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
     semantic: bool = False,
+    ablate: Sequence[str] = (),
 ) -> RelevancePrediction:
     """Features, fit and probabilities for the pooled documents (``{qid: docnos}``).
 
@@ -170,6 +171,8 @@ def relevance_model_run(
     :mod:`nuggets_app.learning.semantic_features` (requirements-semantic.txt must be
     installed): the pooled (and ``extra``) documents and the nuggets without stored
     embeddings are embedded first, in this process, and kept for the next run.
+    ``ablate``: feature families left out of the fit and the cross-fit
+    (:mod:`nuggets_app.learning.ablation`).
     """
     options = (
         MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
@@ -274,7 +277,12 @@ def relevance_model_run(
         else None
     )
     model = model_fit(
-        rows, weights=weights, c=c, pool_relevant=pool_relevant, feature_names=names
+        rows,
+        weights=weights,
+        c=c,
+        pool_relevant=pool_relevant,
+        feature_names=names,
+        ablate=ablate,
     )
     predicted = model_predict(model, {q: x for q, (x, _) in rows.items()})
     crossfit = crossfit_predict(
@@ -283,6 +291,7 @@ def relevance_model_run(
         c=model.c,
         anchored=pool_relevant is not None,
         feature_names=names,
+        ablate=ablate,
     )
     return RelevancePrediction(
         model=model,

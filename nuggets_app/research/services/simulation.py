@@ -101,6 +101,7 @@ class SimulationConfig:
     nuggets: str = "simulated"
     nugget_bank: str | None = None
     semantic: bool = False
+    ablate: tuple[str, ...] = ()  # feature families left out (learning.ablation)
 
 
 @dataclass
@@ -301,10 +302,7 @@ def _human_bank(collection: Collection, name: str | None) -> NuggetBank:
 
 
 def _extract_human(
-    collection: Collection,
-    human: Labels,
-    assessor,
-    config: SimulationConfig,
+    collection: Collection, human: Labels, assessor, config: SimulationConfig
 ) -> tuple[dict[str, int], int]:
     """The simulated assessor's nuggets from people's: every nugget of the bank whose
     source span lies in a judged relevant document of its topic, once per topic and
@@ -573,6 +571,7 @@ def simulation_run(
             inclusion=_sample_probs(sample),
             relevance_level=config.relevance_level,
             semantic=config.semantic,
+            ablate=config.ablate,
         )
         inferred = model_inferred(prediction.probabilities, human, config.rule)
         lap("relevance model")

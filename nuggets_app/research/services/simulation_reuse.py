@@ -283,6 +283,7 @@ def reusability_run(
             relevance_level=level,
             extra=extra,
             extra_minspan=_minspan(job, collection, extra),
+            ablate=config.ablate,
         )
         human = _binary(grades, level)
         estimated = _scores(
@@ -345,4 +346,5 @@ def config_dict(config: SimulationConfig) -> dict[str, Any]:
         "k": config.k,
         "lam": config.lam,
         "relevance_level": config.relevance_level,
+        "ablate": list(config.ablate),
     }

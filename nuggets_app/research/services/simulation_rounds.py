@@ -125,6 +125,7 @@ def rounds_run(
             labels=human,
             inclusion=_sample_probs(sample),
             relevance_level=config.relevance_level,
+            ablate=config.ablate,
         )
         now = time.perf_counter()
         timings[f"round {sample.rounds_drawn}"] = round(now - clock, 3)
