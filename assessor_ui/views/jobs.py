@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.errors import error_page
 from assessor_ui.views.job_charts import chart_reliability
+from assessor_ui.views.job_nuggets import nugget_value_context
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.inference import selectors as inference_selectors
@@ -209,6 +210,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "warnings": rules.launch_warnings(job),
         "model": job_model.job_inference(job),
         "reliability": _reliability(job),
+        **nugget_value_context(job),
         "new_documents": new_documents_progress(job=job)
         if job.status == "done"
         else None,
@@ -353,6 +355,7 @@ def job_topic(request: HttpRequest, pk: int, topic_pk: int) -> HttpResponse:
         "model": model,
         "by_p": _by_p(job, topic, model),
         "reliability": _reliability(job),
+        **nugget_value_context(job),
         "aspects": diversity.topic_aspects(job=job, topic=topic),
         "semantic_status": embeddings.semantic_status(),
         "semantic_on": embeddings.semantic_on(),
