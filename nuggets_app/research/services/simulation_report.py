@@ -420,6 +420,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
             "nuggets": config.nuggets,
             "semantic": config.semantic,
             "ablate": list(config.ablate),
+            "nugget_evidence": config.nugget_evidence,
             "k": config.k,
             "lam": config.lam,
             "relevance_level": level,

@@ -284,6 +284,7 @@ def reusability_run(
             extra=extra,
             extra_minspan=_minspan(job, collection, extra),
             ablate=config.ablate,
+            nugget_evidence=config.nugget_evidence,
         )
         human = _binary(grades, level)
         estimated = _scores(
@@ -347,4 +348,5 @@ def config_dict(config: SimulationConfig) -> dict[str, Any]:
         "lam": config.lam,
         "relevance_level": config.relevance_level,
         "ablate": list(config.ablate),
+        "nugget_evidence": config.nugget_evidence,
     }
