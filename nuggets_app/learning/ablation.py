@@ -7,10 +7,8 @@ after the evidence it comes from:
 
 ``nuggets``
     what the assessors' nuggets give: ``nugget_bm25``, the min-span matcher's
-    ``minspan_mean`` and ``minspan_matched``, the nuggets' semantic scores
-    ``nugget_semantic_max`` / ``nugget_semantic_mean`` and the optional nugget-level
-    evidence ``nugget_noisy_or`` / ``nugget_recurrence``
-    (:mod:`nuggets_app.learning.nugget_evidence`);
+    ``minspan_mean`` and ``minspan_matched``, and the nuggets' semantic scores
+    ``nugget_semantic_max`` / ``nugget_semantic_mean``;
 ``topic``
     the topic statement and how rich the topic is: ``topic_bm25``,
     ``log_prevalence``, ``topic_semantic``;
@@ -47,8 +45,6 @@ FEATURE_FAMILIES: dict[str, frozenset[str]] = {
             "minspan_matched",
             "nugget_semantic_max",
             "nugget_semantic_mean",
-            "nugget_noisy_or",
-            "nugget_recurrence",
         }
     ),
     "topic": frozenset({"topic_bm25", "log_prevalence", "topic_semantic"}),

@@ -1,7 +1,8 @@
 #!/bin/sh
 # What the nuggets add (docs/results/nuggets.md): the simulation without the nugget
 # features (--ablate nuggets, arm "nonug") and with the nugget-level evidence
-# (--nugget-evidence, arm "ev"), in the settings of the one-shot and reusability
+# (--nugget-evidence, arm "ev": only in a checkout of commit a15a9bf, the features were
+# dropped after), in the settings of the one-shot and reusability
 # reports they are compared with. Reports: $OUT/<setting>/size<P>-seed<S>-<arm>/.
 # Usage (from the repository root, after the imports of dl19/run.sh, run_all.sh and
 # reusability/run.sh): ARMS="nonug" SEEDS="1 2" sh docs/results/nuggets/run.sh dl19-5

@@ -27,11 +27,6 @@ from nuggets_app.inference.services import embeddings as stored
 from nuggets_app.inference.services.evidence import evidence_nugget_scores
 from nuggets_app.learning.crossfit import crossfit_by_docno, crossfit_predict
 from nuggets_app.learning.embeddings import DIMENSION
-from nuggets_app.learning.nugget_evidence import (
-    NUGGET_EVIDENCE_NAMES,
-    nugget_evidence_features,
-    nugget_record,
-)
 from nuggets_app.learning.relevance_features import (
     FEATURE_NAMES,
     CorpusStats,
@@ -157,7 +152,6 @@ def relevance_model_run(
     extra_minspan: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
     semantic: bool = False,
     ablate: Sequence[str] = (),
-    nugget_evidence: bool = False,
 ) -> RelevancePrediction:
     """Features, fit and probabilities for the pooled documents (``{qid: docnos}``).
 
@@ -178,8 +172,7 @@ def relevance_model_run(
     installed): the pooled (and ``extra``) documents and the nuggets without stored
     embeddings are embedded first, in this process, and kept for the next run.
     ``ablate``: feature families left out of the fit and the cross-fit
-    (:mod:`nuggets_app.learning.ablation`). ``nugget_evidence`` adds the features of
-    :mod:`nuggets_app.learning.nugget_evidence` (after the semantic ones).
+    (:mod:`nuggets_app.learning.ablation`).
     """
     options = (
         MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
@@ -205,7 +198,6 @@ def relevance_model_run(
     )
     vectors = _nugget_vectors(nuggets) if semantic else {}
     names = FEATURE_NAMES + (SEMANTIC_FEATURE_NAMES if semantic else ())
-    names += NUGGET_EVIDENCE_NAMES if nugget_evidence else ()
     rows: dict[str, tuple[FloatArray, np.ndarray]] = {}
     weights: dict[str, FloatArray] = {}
     docnos: dict[str, list[str]] = {}
@@ -245,10 +237,6 @@ def relevance_model_run(
             x = np.hstack(
                 [x, _semantic_rows(topic, nuggets, vectors, windows, judged, ordered)]
             )
-        if nugget_evidence:
-            spans_of = {d: per_doc.get(doc_ids.get(d, -1)) for d in ordered}
-            more_x = _evidence_rows(topic, nuggets, judged, per_doc, doc_ids, spans_of)
-            x = np.hstack([x, more_x])
         y = np.array([int(judged[d]) if d in judged else -1 for d in ordered])
         probs = (inclusion or {}).get(qid, {})
         weights[qid] = np.array(
@@ -280,12 +268,6 @@ def relevance_model_run(
                         _semantic_rows(topic, nuggets, vectors, windows, judged, more),
                     ]
                 )
-            if nugget_evidence:
-                spans_of = {d: spans.get(d) for d in more}
-                more_x = _evidence_rows(
-                    topic, nuggets, judged, per_doc, doc_ids, spans_of
-                )
-                extra_x[qid] = np.hstack([extra_x[qid], more_x])
             extra_docnos[qid] = more
     # With a sample, anchor the model's expected count of relevant pooled documents to
     # the sample's Horvitz-Thompson estimate (statAP's R-hat summed over topics).
@@ -336,28 +318,6 @@ def relevance_model_run(
             ).items()
         },
     )
-
-
-def _evidence_rows(
-    topic: Topic | None,
-    nuggets: Mapping[int, Sequence[NuggetText]],
-    judged: Mapping[str, bool],
-    per_doc: Mapping[int, Mapping[str, float]],
-    doc_ids: Mapping[str, int],
-    scores: Mapping[str, Mapping[str, float] | None],
-) -> FloatArray:
-    """The nugget-evidence features of the documents of ``scores`` (``{docno: their
-    min-span scores}``), each nugget weighed on the topic's judged documents."""
-    texts = nuggets.get(topic.pk, []) if topic else []
-    record = nugget_record(
-        sources={n.id: n.source for n in texts},
-        judged=judged,
-        minspan={d: per_doc.get(doc_ids.get(d, -1)) or {} for d in judged},
-    )
-    return np.array(
-        [nugget_evidence_features(record, d, s) for d, s in scores.items()],
-        dtype=np.float64,
-    ).reshape(len(scores), len(NUGGET_EVIDENCE_NAMES))
 
 
 def _pool_windows(

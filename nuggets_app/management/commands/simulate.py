@@ -159,12 +159,6 @@ class Command(BaseCommand):
             + "); recorded in report.json config.ablate",
         )
         parser.add_argument(
-            "--nugget-evidence",
-            action="store_true",
-            help="add the nugget-level features of learning/nugget_evidence.py (each "
-            "nugget weighed by its precision on the judged documents)",
-        )
-        parser.add_argument(
             "--rounds",
             type=int,
             default=1,
@@ -208,7 +202,6 @@ class Command(BaseCommand):
                 relevance_level=options["relevance_level"],
                 semantic=options["semantic"],
                 ablate=options["ablate"],
-                nugget_evidence=options["nugget_evidence"],
             )
             runs = self._runs(collection, options["runs"])
             if options["reusability"] or options["groups"]:

@@ -6,6 +6,7 @@ user ``simulated-assessor``) and extract nuggets from the relevant ones (Nugget 
 strategy in :mod:`nuggets_app.learning.simulation`), runs a matching job over the pool
 through the jobs service, and returns everything the report needs
 (:mod:`nuggets_app.research.services.simulation_report` turns it into numbers and files).
+
 Runs to pool come from :mod:`nuggets_app.collection.services.suite_runs`.
 """
 
@@ -101,7 +102,6 @@ class SimulationConfig:
     nugget_bank: str | None = None
     semantic: bool = False
     ablate: tuple[str, ...] = ()  # feature families left out (learning.ablation)
-    nugget_evidence: bool = False  # the features of learning.nugget_evidence
 
 
 @dataclass
@@ -572,7 +572,6 @@ def simulation_run(
             relevance_level=config.relevance_level,
             semantic=config.semantic,
             ablate=config.ablate,
-            nugget_evidence=config.nugget_evidence,
         )
         inferred = model_inferred(prediction.probabilities, human, config.rule)
         lap("relevance model")

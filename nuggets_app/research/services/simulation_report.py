@@ -420,7 +420,6 @@ def report_build(data: SimulationData) -> dict[str, Any]:
             "nuggets": config.nuggets,
             "semantic": config.semantic,
             "ablate": list(config.ablate),
-            "nugget_evidence": config.nugget_evidence,
             "k": config.k,
             "lam": config.lam,
             "relevance_level": level,

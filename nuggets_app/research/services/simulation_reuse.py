@@ -284,7 +284,6 @@ def reusability_run(
             extra=extra,
             extra_minspan=_minspan(job, collection, extra),
             ablate=config.ablate,
-            nugget_evidence=config.nugget_evidence,
         )
         human = _binary(grades, level)
         estimated = _scores(
@@ -348,5 +347,4 @@ def config_dict(config: SimulationConfig) -> dict[str, Any]:
         "lam": config.lam,
         "relevance_level": config.relevance_level,
         "ablate": list(config.ablate),
-        "nugget_evidence": config.nugget_evidence,
     }

@@ -126,7 +126,6 @@ def rounds_run(
             inclusion=_sample_probs(sample),
             relevance_level=config.relevance_level,
             ablate=config.ablate,
-            nugget_evidence=config.nugget_evidence,
         )
         now = time.perf_counter()
         timings[f"round {sample.rounds_drawn}"] = round(now - clock, 3)
