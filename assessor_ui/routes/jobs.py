@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assessor_ui.views import job_legacy, jobs, new_runs
+from assessor_ui.views import job_legacy, job_nuggets, jobs, new_runs
 
 urlpatterns = [
     path("jobs/", jobs.job_list, name="job-list"),
@@ -13,6 +13,16 @@ urlpatterns = [
     path("jobs/<int:pk>/resume", jobs.job_resume, name="job-resume"),
     path("jobs/<int:pk>/rescore", jobs.job_rescore, name="job-rescore"),
     path("jobs/<int:pk>/fit", jobs.job_fit, name="job-fit"),
+    path(
+        "jobs/<int:pk>/nugget-value",
+        job_nuggets.job_nugget_value,
+        name="job-nugget-value",
+    ),
+    path(
+        "jobs/<int:pk>/nugget-value/progress",
+        job_nuggets.job_nugget_value_progress,
+        name="job-nugget-value-progress",
+    ),
     # A topic by its qid, as a researcher would type it (the ids of the old
     # /topics/<id>/ addresses redirect here).
     path("jobs/<int:pk>/qid/<str:qid>/", jobs.job_topic, name="job-topic"),

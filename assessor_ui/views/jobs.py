@@ -15,6 +15,7 @@ from assessor_ui.forms.jobs import LaunchForm, RuleForm
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.errors import error_page
 from assessor_ui.views.job_charts import chart_curve, chart_histogram, chart_reliability
+from assessor_ui.views.job_nuggets import nugget_value_context
 from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
@@ -96,6 +97,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "judgments_changed": job_model.judgments_changed(job),
         "new_runs": list(job.new_runs.defer("scores")),
         "reliability": _reliability(job),
+        **nugget_value_context(job),
         "new_documents": new_documents_progress(job=job)
         if job.status == "done"
         else None,
@@ -240,6 +242,7 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         "model": model,
         "by_p": _by_p(job, topic, model),
         "reliability": _reliability(job),
+        **nugget_value_context(job),
         "aspects": diversity.topic_aspects(job=job, topic=topic),
         "semantic_status": embeddings.semantic_status(),
         "semantic_on": embeddings.semantic_on(),

@@ -448,7 +448,9 @@ def simulation_run(
     else:
         scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
         lap("matching")
-        figures = job_fit_and_figures(job=job, sample=sample, runs=run_scores)
+        figures = job_fit_and_figures(
+            job=job, sample=sample, runs=run_scores, ablate=config.ablate
+        )
         inferred = model_inferred(figures.probabilities, human, config.rule)
         lap("relevance model")
     baseline = _baseline(collection, pooled, human, config)

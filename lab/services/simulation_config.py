@@ -36,6 +36,7 @@ class SimulationConfig:
     nuggets: str = "simulated"
     nugget_bank: str | None = None
     semantic: bool = False
+    ablate: tuple[str, ...] = ()  # feature families left out (learning.ablation)
     # Replace an earlier simulation's judgments on this collection, deleting the jobs
     # that were fitted on them (without it, such a simulation is refused).
     replace: bool = False

@@ -11,7 +11,7 @@ the bias check, and the probabilistic qrels of EAP.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,11 +44,16 @@ class JobFigures:
 
 
 def job_fit_and_figures(
-    *, job: MatchJob, sample: Sample, runs: Mapping[str, Scores]
+    *,
+    job: MatchJob,
+    sample: Sample,
+    runs: Mapping[str, Scores],
+    ablate: Sequence[str] = (),
 ) -> JobFigures:
     """Fit the job's model with ``sample``'s design (as ``match --fit`` does for a
-    job on the sample's pool) and read every figure a user would."""
-    job_model_fit(job=job, sample=sample)
+    job on the sample's pool), without the feature families ``ablate``, and read
+    every figure a user would."""
+    job_model_fit(job=job, sample=sample, ablate=ablate)
     columns = job_probabilities(job=job, override=False)
     qids = dict(Topic.objects.filter(pk__in=list(columns)).values_list("pk", "qid"))
     ids = {d for docs, _ in columns.values() for d in docs.tolist()}

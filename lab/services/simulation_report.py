@@ -423,6 +423,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
             "inference": config.inference,
             "nuggets": config.nuggets,
             "semantic": config.semantic,
+            "ablate": list(config.ablate),
             "k": config.k,
             "lam": config.lam,
             "relevance_level": level,

@@ -252,7 +252,9 @@ def reusability_run(
         # sample's design, and the held-out runs evaluated as new runs against it.
         job = _match(collection, pool, list(pooled), assessor, config)
         kept_scores = {r.name: scored[r.name] for r in kept}
-        figures = job_fit_and_figures(job=job, sample=sample, runs=kept_scores)
+        figures = job_fit_and_figures(
+            job=job, sample=sample, runs=kept_scores, ablate=config.ablate
+        )
         evaluation = new_runs_evaluate(
             job=job,
             sample=sample,
@@ -330,4 +332,5 @@ def config_dict(config: SimulationConfig) -> dict[str, Any]:
         "k": config.k,
         "lam": config.lam,
         "relevance_level": config.relevance_level,
+        "ablate": list(config.ablate),
     }

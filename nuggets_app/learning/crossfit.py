@@ -83,6 +83,7 @@ def crossfit_predict(
     anchored: bool = False,
     folds: int = CROSSFIT_FOLDS,
     feature_names: Sequence[str] = FEATURE_NAMES,
+    ablate: Sequence[str] = (),
 ) -> CrossFit:
     """``p`` of every row of every topic from a model fitted on the other folds.
 
@@ -91,7 +92,8 @@ def crossfit_predict(
     elsewhere); ``c`` the full fit's inverse L2 strength; ``anchored``: anchor each
     fold's model to the Horvitz-Thompson estimate of its training topics (``weights``
     are then the inverse inclusion probabilities), as the full fit of a fully judged
-    statAP sample is anchored to all topics'.
+    statAP sample is anchored to all topics'. ``ablate``: feature families left out
+    of every fold's fit, as of the full fit's.
     """
     fold_of = topic_folds(list(topics), folds)
     p: dict[str, FloatArray] = {}
@@ -117,6 +119,7 @@ def crossfit_predict(
                 feature_names=feature_names,
                 c=c,
                 pool_relevant=target,
+                ablate=ablate,
             )
         except RelevanceModelError:
             unfitted.extend(held)

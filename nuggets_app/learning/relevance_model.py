@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from nuggets_app.learning.ablation import ablate_parse, kept_columns
 from nuggets_app.learning.relevance_features import (
     FEATURE_NAMES,
     TOPIC_FEATURES,
@@ -73,11 +74,17 @@ class RelevanceModel:
     c: float = 1.0
     fitted_rows: int = 0
     shift: float = 0.0
+    # Feature families left out of the fit (nuggets_app.learning.ablation): their
+    # coefficients are 0.
+    ablate: tuple[str, ...] = ()
 
     def to_json(self) -> str:
-        """The model as a JSON object (every field by name)."""
+        """The model as a JSON object (every field by name; ``ablate`` only when
+        families were left out)."""
+        extra = {"ablate": list(self.ablate)} if self.ablate else {}
         return json.dumps(
             {
+                **extra,
                 "feature_names": list(self.feature_names),
                 "per_topic": list(self.per_topic),
                 "center": list(self.center),
@@ -112,6 +119,7 @@ class RelevanceModel:
                 c=float(data.get("c", 1.0)),
                 fitted_rows=int(data.get("fitted_rows", 0)),
                 shift=float(data.get("shift", 0.0)),
+                ablate=ablate_parse(data.get("ablate", [])),
             )
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise RelevanceModelError(f"relevance model JSON: {error}") from error
@@ -205,6 +213,7 @@ def model_fit(
     c: float | None = None,
     folds: int = 5,
     pool_relevant: float | None = None,
+    ablate: Sequence[str] = (),
 ) -> RelevanceModel:
     """Fit on ``{qid: (raw features, labels)}``, labels 1 / 0 for judged documents and
     -1 for unjudged ones (which count for the per-topic z-scores only).
@@ -221,8 +230,13 @@ def model_fit(
     on out-of-fold logits, ``folds`` groups of topics (none with fewer than 2 topics
     having both labels). Raises :class:`RelevanceModelError` without judged documents
     of both labels.
+
+    ``ablate``: feature families (:mod:`nuggets_app.learning.ablation`) left out of
+    the regression; their columns get a coefficient of 0.
     """
     names = tuple(feature_names)
+    ablate = ablate_parse(ablate)
+    kept = kept_columns(names, ablate)
     per_topic = tuple(n not in TOPIC_FEATURES for n in names)
     raw: dict[str, FloatArray] = {}
     labels: dict[str, npt.NDArray[np.int64]] = {}
@@ -273,10 +287,15 @@ def model_fit(
             "the relevance model needs judged relevant and non-relevant documents"
         )
     group_fit = np.concatenate(groups)
+    full_width = x_fit.shape[1]
+    if ablate:
+        x_fit = x_fit[:, kept]
     if c is None:
         c = select_c(x_fit, y_fit, w_fit, group_fit, folds)
     coef, intercept = logistic_fit(x_fit, y_fit, w_fit, c)
     calibration = _calibrate(x_fit, y_fit, w_fit, group_fit, c, folds, coef, intercept)
+    if ablate:
+        coef = _spread(coef, kept, full_width)
     shift = 0.0
     if pool_relevant is not None:
         slope, offset = calibration
@@ -293,7 +312,15 @@ def model_fit(
         c=c,
         fitted_rows=len(y_fit),
         shift=shift,
+        ablate=ablate,
     )
+
+
+def _spread(coef: FloatArray, kept: Sequence[int], width: int) -> FloatArray:
+    """Coefficients of the kept columns placed among zeros for the left-out ones."""
+    out = np.zeros(width)
+    out[list(kept)] = coef
+    return out
 
 
 # The anchoring shift is searched in [-SHIFT_BOUND, SHIFT_BOUND] logits (a factor of

@@ -21,11 +21,28 @@ def reliability_cv(
     folds: int = CV_FOLDS,
     bins: int = RELIABILITY_BINS,
     pool_relevant: float | None = None,
+    ablate: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Observed rate of relevance per p bin, each judged document's p predicted by a
-    model fitted without its fold (folds: judged documents in order, round robin).
+    """Observed rate of relevance per p bin of :func:`heldout_predictions`."""
+    held = heldout_predictions(
+        data, weights=weights, folds=folds, pool_relevant=pool_relevant, ablate=ablate
+    )
+    return reliability_bins(held, bins=bins)
+
+
+def heldout_predictions(
+    data: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    weights: dict[str, np.ndarray] | None = None,
+    folds: int = CV_FOLDS,
+    pool_relevant: float | None = None,
+    ablate: Sequence[str] = (),
+) -> list[tuple[float, int]]:
+    """``(p, label)`` of every judged document, its p predicted by a model fitted
+    without its fold (folds: judged documents in order, round robin).
     ``pool_relevant``: the whole sample's estimate the model is anchored to; each
-    fold's model is anchored to it too, its held-out documents counting as unjudged."""
+    fold's model is anchored to it too, its held-out documents counting as unjudged.
+    ``ablate``: feature families left out of every fold's fit."""
     held: list[tuple[float, int]] = []
     for fold in range(folds):
         masked = {}
@@ -41,7 +58,7 @@ def reliability_cv(
             continue
         try:
             model = relevance_model.model_fit(
-                masked, weights=weights, pool_relevant=pool_relevant
+                masked, weights=weights, pool_relevant=pool_relevant, ablate=ablate
             )
         except ValueError:
             continue
@@ -49,7 +66,7 @@ def reliability_cv(
         for qid, out in targets.items():
             for i in out.tolist():
                 held.append((float(predicted[qid][i]), int(data[qid][1][i])))
-    return reliability_bins(held, bins=bins)
+    return held
 
 
 def reliability_bins(

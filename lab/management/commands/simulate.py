@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.ir.reusability import groups_parse
 from nuggets_app.learning import embeddings
+from nuggets_app.learning.ablation import FAMILIES, ablate_parse
+from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.models import Collection, Run
 from nuggets_app.pooling.services.pools import PoolError
 from nuggets_app.pooling.services.samples import SampleError
@@ -62,6 +65,14 @@ def sample_size(text: str) -> tuple[int, float | None]:
         raise CommandError(
             f"--sample-size: expected a positive integer or a percentage, got {text!r}"
         ) from None
+
+
+def _ablate(text: str) -> tuple[str, ...]:
+    """``--ablate nuggets,topic``: the feature families, checked."""
+    try:
+        return ablate_parse(text)
+    except RelevanceModelError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class Command(BaseCommand):
@@ -156,6 +167,15 @@ class Command(BaseCommand):
             "requirements-semantic.txt; embeddings are computed once and kept)",
         )
         parser.add_argument(
+            "--ablate",
+            metavar="FAMILY[,FAMILY]",
+            type=_ablate,
+            default=(),
+            help="fit the relevance model without these feature families ("
+            + ", ".join(FAMILIES)
+            + "); recorded in report.json config.ablate",
+        )
+        parser.add_argument(
             "--rounds",
             type=int,
             default=1,
@@ -200,6 +220,7 @@ class Command(BaseCommand):
                 semantic=options["semantic"],
                 assessor=options["assessor"],
                 replace=options["replace"],
+                ablate=options["ablate"],
             )
             runs = self._runs(collection, options["runs"])
             if options["reusability"] or options["groups"]:

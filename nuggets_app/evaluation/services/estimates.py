@@ -21,7 +21,7 @@ the ratio common to every run is removed): ``flagged`` when the 95% interval of
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +43,7 @@ from nuggets_app.learning.crossfit import (
     crossfit_by_docno,
     crossfit_predict,
 )
+from nuggets_app.learning.relevance_model import model_fit
 from nuggets_app.models import Document, JobInference, MatchJob, Run, Sample
 from nuggets_app.pooling.selectors import sample_design
 
@@ -164,7 +165,7 @@ class RunEstimates:
 
 
 def job_crossfit(
-    *, job: MatchJob, sample: Sample | None = None
+    *, job: MatchJob, sample: Sample | None = None, ablate: Sequence[str] = ()
 ) -> dict[str, dict[str, float]]:
     """``{qid: {docno: p}}``: the job's model refitted on the other topic folds for
     every topic (topics whose fold cannot be fitted are absent: p ≡ 0 there).
@@ -172,8 +173,9 @@ def job_crossfit(
     Weights and anchoring follow ``sample`` when given (the sample the estimate
     uses: 1/π of its drawn documents, anchored to its Horvitz-Thompson estimate when
     every drawn document is judged), else the job's own sample, as the job's fit.
+    ``ablate``: feature families left out (:func:`job_crossfit_fit`).
     """
-    result, features, qids = job_crossfit_fit(job=job, sample=sample)
+    result, features, qids = job_crossfit_fit(job=job, sample=sample, ablate=ablate)
     doc_ids = {int(d) for ids, _ in features.values() for d in ids.tolist()}
     names = dict(Document.objects.filter(pk__in=doc_ids).values_list("pk", "docno"))
     docnos = {qids[t]: [names[int(d)] for d in features[t][0]] for t in features}
@@ -181,11 +183,13 @@ def job_crossfit(
 
 
 def job_crossfit_fit(
-    *, job: MatchJob, sample: Sample | None = None
+    *, job: MatchJob, sample: Sample | None = None, ablate: Sequence[str] = ()
 ) -> tuple[CrossFit, dict[int, tuple[np.ndarray, np.ndarray]], dict[int, str]]:
     """The cross-fit of :func:`job_crossfit` with the job's raw features ``{topic id:
     (document ids, matrix)}`` of its judged topics and ``{topic id: qid}`` (to score
-    documents beside the pool with the fold models)."""
+    documents beside the pool with the fold models). ``ablate``: feature families
+    left out of every fold's fit, with the inverse L2 strength chosen for the
+    features left (a full fit without them) instead of the stored fit's."""
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
     if stored is None:
         raise EstimateError(
@@ -193,11 +197,19 @@ def job_crossfit_fit(
             f"--fit {job.pk})"
         )
     fit = fit_data(job, sample or stored.fit_sample)
+    c = float(stored.model["c"])
+    fitted_without = tuple(stored.model.get("ablate", ()))
+    if not ablate:
+        # The job's own model: left without the families its fit left out.
+        ablate = fitted_without
+    elif tuple(ablate) != fitted_without:
+        c = model_fit(fit.rows, weights=fit.weights, ablate=ablate).c
     result = crossfit_predict(
         fit.rows,
         weights=fit.weights,
-        c=float(stored.model["c"]),
+        c=c,
         anchored=fit.pool_relevant is not None,
+        ablate=ablate,
     )
     return result, fit.features, fit.qids
 

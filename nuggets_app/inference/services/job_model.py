@@ -441,12 +441,17 @@ def judgments_digest(data: FitData) -> list[list[int]]:
 
 
 def job_model_fit(
-    *, job: MatchJob, sample: Sample | None = None, reliability: bool = True
+    *,
+    job: MatchJob,
+    sample: Sample | None = None,
+    reliability: bool = True,
+    ablate: Sequence[str] = (),
 ) -> FitSummary:
     """Fit the model on the job's judged documents, with the design of ``sample``
     (:func:`fit_data`), and store it with a probability of relevance for every
     (topic, document) of the job's judged topics. ``reliability``: also estimate the
-    reliability diagram by cross-validation on the judged documents."""
+    reliability diagram by cross-validation on the judged documents. ``ablate``:
+    feature families left out of the fit (:mod:`nuggets_app.learning.ablation`)."""
     if job.status != MatchJob.Status.DONE:
         raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
     started = time.perf_counter()
@@ -459,7 +464,7 @@ def job_model_fit(
     try:
         fit_started = time.perf_counter()
         model = relevance_model.model_fit(
-            data, weights=fit.weights, pool_relevant=fit.pool_relevant
+            data, weights=fit.weights, pool_relevant=fit.pool_relevant, ablate=ablate
         )
         predicted = relevance_model.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
@@ -488,7 +493,7 @@ def job_model_fit(
     }
     if reliability:
         info["reliability"] = reliability_cv(
-            data, weights=fit.weights, pool_relevant=fit.pool_relevant
+            data, weights=fit.weights, pool_relevant=fit.pool_relevant, ablate=ablate
         )
     blob = probabilities_pack(topic_col, doc_col, p_col)
     seconds = time.perf_counter() - started

@@ -8,6 +8,8 @@ any picklable value. The decorator gives it:
   these input versions; otherwise it starts the computation as a Celery task
   (``computed_run``, in-process when ``REDIS_URL`` is unset) and answers with its
   progress. The caller shows the result, or the progress, or the error;
+- ``.peek(**params)``: the kept result or the progress, without starting anything
+  (a page that computes only when the user asks);
 - ``__call__(**params)``: the computation itself, nothing kept (commands, tests).
 
 ``versions(**params)``, given to the decorator, returns the *input versions*: small
@@ -90,6 +92,15 @@ class Computation(Generic[T]):
             [self.name, params, self.versions(**params)], sort_keys=True, default=str
         )
         return KEY_PREFIX + hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+    def peek(self, **params: Any) -> Outcome | None:
+        """The kept result or the progress of a computation already started, None
+        when nothing was asked for these inputs yet (nothing is started)."""
+        key = self.key(**params)
+        state = cache.get(key)
+        if state is None or _stale(state):
+            return None
+        return _outcome(state, key)
 
     def get(self, **params: Any) -> Outcome:
         """The kept result, or the progress of the computation this call started."""

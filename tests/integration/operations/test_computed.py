@@ -77,6 +77,17 @@ def test_a_result_is_computed_once_and_kept(tasks_in_process, token):
     assert len(RUNS) == 2
 
 
+def test_peeking_starts_nothing_and_then_sees_the_kept_result(tasks_in_process, token):
+    assert total.peek(values=[1, 2], token=token) is None
+    assert RUNS == []
+    total.get(values=[1, 2], token=token)
+    seen = total.peek(values=[1, 2], token=token)
+    assert (seen.status, seen.value) == ("done", 3)
+    assert len(RUNS) == 1
+    INPUTS["version"] += 1
+    assert total.peek(values=[1, 2], token=token) is None
+
+
 def test_progress_is_visible_while_computing(tasks_in_process, token):
     total.get(values=[5, 5, 5, 5], token=token)
     (run,) = RUNS
