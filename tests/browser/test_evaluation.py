@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from nuggets_app.evaluation.services.estimates import FLAG_REASONS
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import chunks, launch
@@ -78,7 +79,7 @@ def test_the_runs_page_shows_a_flagged_runs_flag_and_what_it_means(
         "the model-assisted table",
     )
     headers = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
-    assert headers[:5] == ["run", "maAP", "ci_low", "ci_high", "topics"]
+    assert headers[:6] == ["run", "pool", "maAP", "ci_low", "ci_high", "topics"]
     assert "statMAP" in headers
     assert "bias_flag" in headers
     row = table.find_element(
@@ -97,10 +98,7 @@ def test_the_runs_page_shows_a_flagged_runs_flag_and_what_it_means(
     reason = driver.find_element(
         By.XPATH, f"//*[@id='flag-reasons']//li[strong[normalize-space()='{FLAGGED}']]"
     )
-    assert reason.text == (
-        f"{FLAGGED}: the model alone over-rates the documents this run retrieves; "
-        "trust the model-assisted figure."
-    )
+    assert reason.text == f"{FLAGGED}: {FLAG_REASONS['over']}."
     driver.execute_script("arguments[0].scrollIntoView()", table)
     screenshot(driver, "runs-model-assisted-flag")
 
@@ -131,7 +129,7 @@ def test_the_runs_page_draws_each_runs_interval_as_an_error_bar(
         assert {g.get_attribute("data-run") for g in runs} == set(rows)
         for g in runs:
             cells = rows[g.get_attribute("data-run")]
-            estimate, low, high = (float(c) for c in cells[:3])
+            estimate, low, high = (float(c) for c in cells[1:4])
             bar = g.find_element(By.CSS_SELECTOR, "line.interval")
             dot = g.find_element(By.CSS_SELECTOR, "circle.estimate")
             x0, x1 = (float(bar.get_attribute(a)) for a in ("x1", "x2"))
@@ -142,7 +140,7 @@ def test_the_runs_page_draws_each_runs_interval_as_an_error_bar(
                 assert (cx - x0) / (x1 - x0) == pytest.approx(
                     (estimate - low) / (high - low), abs=0.02
                 )
-            flagged = cells[-1] == "\u2691 flagged"
+            flagged = cells[-2] == "\u2691 flagged"
             assert ("flagged" in g.get_attribute("class")) == flagged
         assert misaligned_numbers(driver) == []
         for width, label in chart_sizes(driver):

@@ -140,8 +140,8 @@ def test_evaluate_with_a_job_adds_model_assisted_estimates_and_the_bias_check(
     assert FLAG_NOTE in err.getvalue()
     # Each flagged run gets one line in plain words.
     assert (
-        f"# {UNJUDGED_RUN} flagged: the model alone over-rates the documents this run "
-        "retrieves; trust the model-assisted figure" in err.getvalue().splitlines()
+        f"# {UNJUDGED_RUN} flagged: {FLAG_REASONS['over']}"
+        in err.getvalue().splitlines()
     )
 
 

@@ -16,7 +16,7 @@ NUGGET_FEATURES = {"nugget_bm25", "minspan_mean", "minspan_matched"}
 def _simulate(qrels, out, *extra: str) -> dict:
     call_command(
         "simulate", "--collection", "adi", "--qrels", str(qrels), "--depth", "20",
-        "--sample-size", "8", "--seed", "3", "--out", str(out), *extra,
+        "--sample-size", "8", "--seed", "3", "--replace", "--out", str(out), *extra,
     )  # fmt: skip
     return json.loads((out / "report.json").read_text())
 
