@@ -1,4 +1,6 @@
-"""Fixtures of the browser tests: one headless Chromium per test module."""
+"""Fixtures of the browser tests: one headless Chromium per test module, the
+researcher persona, computations run inside the request, and the Cranfield world
+with its job's model fitted."""
 
 import pytest
 
@@ -9,3 +11,42 @@ from tests.browser.chrome import chromium
 def driver():
     with chromium() as browser:
         yield browser
+
+
+@pytest.fixture
+def researcher(db):
+    from django.contrib.auth.models import Group
+
+    from tests.factories import UserFactory
+
+    user = UserFactory(username="carol")
+    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    return user
+
+
+@pytest.fixture
+def eager_tasks():
+    """A page's computation runs inside the request (no worker in these tests)."""
+    from nuggets_app.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+@pytest.fixture
+def fitted_world(shared_data, assessor, monkeypatch):
+    """The evaluation world (Cranfield, a pool, a sample, a finished job) with the
+    job's relevance model fitted; the job's chunks run in this process, so a worker
+    left by an earlier test cannot take them from the broker first."""
+    from nuggets_app.inference.services import job_model
+    from nuggets_app.inference.services.matching import chunks, launch
+    from tests.integration.evaluation.world import evaluation_world
+
+    monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
+    monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
+    world = evaluation_world(shared_data, assessor)
+    job_model.features_cache_clear()
+    job_model.job_model_fit(job=world.job)
+    return world

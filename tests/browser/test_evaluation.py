@@ -8,9 +8,6 @@ import pytest
 from django.urls import reverse
 
 from nuggets_app.evaluation.services.estimates import FLAG_REASONS
-from nuggets_app.inference.services import job_model as relevance
-from nuggets_app.inference.services.job_model import job_model_fit
-from nuggets_app.inference.services.matching import chunks, launch
 from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
 from tests.browser.chrome import (
     chart_sizes,
@@ -20,32 +17,14 @@ from tests.browser.chrome import (
     screenshot,
     wait_for,
 )
-from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FLAGGED = "unjudged-only"
 
 
 @pytest.fixture
-def eager_tasks():
-    """The page's computation runs inside the request (no worker in this test)."""
-    from nuggets_app.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager = app.conf.task_eager_propagates = True
-    yield
-    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
-
-
-@pytest.fixture
-def world(shared_data, assessor, monkeypatch):
-    # The job's chunks run in this process: a worker left by an earlier test must
-    # not take them from the broker first.
-    monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
-    monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
-    world = evaluation_world(shared_data, assessor)
-    relevance.features_cache_clear()
-    job_model_fit(job=world.job)
+def world(fitted_world):
+    world = fitted_world
     # A run of the pooled documents nobody judged: statAP gives it 0 with no
     # variance, the model credits it, so the bias check flags it.
     judged = set(Judgment.objects.values_list("topic_id", "document_id"))

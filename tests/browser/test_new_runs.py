@@ -7,38 +7,16 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from nuggets_app.inference.services import job_model as relevance
-from nuggets_app.inference.services.job_model import job_model_fit
-from nuggets_app.inference.services.matching import chunks, launch
 from tests.browser.chrome import login, screenshot, wait_for
 from tests.integration.evaluation.test_new_runs import new_run
-from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NEW = "browser-new-system"
 
 
 @pytest.fixture
-def researcher(db):
-    from django.contrib.auth.models import Group
-
-    from tests.factories import UserFactory
-
-    user = UserFactory(username="carol")
-    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
-    return user
-
-
-@pytest.fixture
-def world(shared_data, assessor, monkeypatch):
-    # The job's chunks run in this process: a worker left by an earlier test must
-    # not take them from the broker first.
-    monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
-    monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
-    world = evaluation_world(shared_data, assessor)
-    relevance.features_cache_clear()
-    job_model_fit(job=world.job)
-    return world
+def world(fitted_world):
+    return fitted_world
 
 
 def test_a_researcher_uploads_a_new_run_and_sees_it_marked_not_pooled(

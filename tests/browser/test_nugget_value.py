@@ -7,45 +7,14 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from nuggets_app.inference.services import job_model as relevance
-from nuggets_app.inference.services.job_model import job_model_fit
-from nuggets_app.inference.services.matching import chunks, launch
 from tests.browser.chrome import login, screenshot, wait_for
-from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def researcher(db):
-    from django.contrib.auth.models import Group
-
-    from tests.factories import UserFactory
-
-    user = UserFactory(username="carol")
-    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
-    return user
-
-
-@pytest.fixture
-def eager_tasks():
-    """The measure runs inside the request (no worker in this test)."""
-    from nuggets_app.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager = app.conf.task_eager_propagates = True
-    yield
-    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
-
-
-@pytest.fixture
-def world(shared_data, assessor, monkeypatch):
-    monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
-    monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
-    world = evaluation_world(shared_data, assessor)
-    relevance.features_cache_clear()
-    job_model_fit(job=world.job)
-    return world
+def world(fitted_world):
+    return fitted_world
 
 
 def test_a_researcher_learns_whether_the_nuggets_pay(

@@ -10,6 +10,10 @@ from typing import Any, TypeVar
 from django.core.management.base import CommandError, CommandParser
 from django.db.models import Model, QuerySet
 
+from nuggets_app.collection.services.relevance import (
+    RelevanceLevelError,
+    relevance_level_set,
+)
 from nuggets_app.evaluation.services.inputs import InputError
 from nuggets_app.inference.services.rules import (
     RULE_OPTIONS,
@@ -17,7 +21,7 @@ from nuggets_app.inference.services.rules import (
     rule_default,
     rule_from_options,
 )
-from nuggets_app.models import MatchJob
+from nuggets_app.models import Collection, MatchJob
 
 M = TypeVar("M", bound=Model)
 
@@ -90,3 +94,39 @@ def rule_of_options(
         )
     except ValueError as error:
         raise CommandError(str(error)) from None
+
+
+def _relevance_level(text: str) -> int:
+    """A grade of 1 or more, checked before anything is read or written."""
+    try:
+        level = int(text)
+    except ValueError:
+        level = 0
+    if level < 1:
+        raise argparse.ArgumentTypeError(
+            f"a grade of 1 or more (relevant at grade >= it), got {text!r}"
+        )
+    return level
+
+
+def add_relevance_level_argument(parser: CommandParser, *, what: str) -> None:
+    """``--relevance-level K``: relevant at grade >= K, set on the collection."""
+    parser.add_argument(
+        "--relevance-level",
+        type=_relevance_level,
+        metavar="K",
+        help=f"{what}: relevant at grade >= K for binary decisions (TREC DL: 2; "
+        "default: the smallest positive grade); recorded on every job launched later",
+    )
+
+
+def relevance_level_apply(name: str, level: int | None) -> str | None:
+    """Set collection ``name``'s level when one was given; the line to print."""
+    if level is None:
+        return None
+    collection = Collection.objects.get(name=name)
+    try:
+        relevance_level_set(collection=collection, level=level)
+    except RelevanceLevelError as error:
+        raise CommandError(f"--relevance-level: {error}") from None
+    return f"{collection.name}: relevant at grade >= {collection.relevant_threshold}"

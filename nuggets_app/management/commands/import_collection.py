@@ -9,13 +9,12 @@ from nuggets_app.collection.services.imports import (
     collection_import,
     ir_datasets_import,
 )
-from nuggets_app.collection.services.relevance import (
-    RelevanceLevelError,
-    relevance_level_set,
-)
 from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.documents import FORMATS
-from nuggets_app.models import Collection
+from nuggets_app.management.commands._base import (
+    add_relevance_level_argument,
+    relevance_level_apply,
+)
 
 
 class Command(BaseCommand):
@@ -48,28 +47,14 @@ class Command(BaseCommand):
             help="read the documents of an ir_datasets dataset instead of PATH "
             "(needs the ir_datasets package and its files)",
         )
-        parser.add_argument(
-            "--relevance-level",
-            type=int,
-            metavar="K",
-            help="relevant at grade >= K for binary decisions (TREC DL: 2; default: "
-            "the smallest positive grade); recorded on every job launched later",
-        )
+        add_relevance_level_argument(parser, what="the collection's level")
         add_common_arguments(parser)
 
     def handle(self, *args, **options) -> None:
         self._import(options)
-        if options["relevance_level"] is not None:
-            collection = Collection.objects.get(name=options["name"])
-            try:
-                relevance_level_set(
-                    collection=collection, level=options["relevance_level"]
-                )
-            except RelevanceLevelError as error:
-                raise CommandError(f"--relevance-level: {error}") from None
-            self.stdout.write(
-                f"{collection.name}: relevant at grade >= {collection.relevant_threshold}"
-            )
+        line = relevance_level_apply(options["name"], options["relevance_level"])
+        if line:
+            self.stdout.write(line)
 
     def _import(self, options: dict) -> None:
         if options["ir_datasets"]:

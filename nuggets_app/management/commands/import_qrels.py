@@ -3,16 +3,15 @@ probabilistic qrels, or (``--kind subtopics``) subtopic qrels."""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from nuggets_app.collection.services.imports import qrels_import
-from nuggets_app.collection.services.relevance import (
-    RelevanceLevelError,
-    relevance_level_set,
-)
 from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.qrels import KINDS
-from nuggets_app.models import Collection
+from nuggets_app.management.commands._base import (
+    add_relevance_level_argument,
+    relevance_level_apply,
+)
 
 
 class Command(BaseCommand):
@@ -36,13 +35,7 @@ class Command(BaseCommand):
             help="file format (default: auto, by the column count; subtopic qrels "
             "have the 4 columns of plain qrels, so they need --kind subtopics)",
         )
-        parser.add_argument(
-            "--relevance-level",
-            type=int,
-            metavar="K",
-            help="also set the collection's level: relevant at grade >= K (TREC DL: "
-            "2); recorded on every job launched later",
-        )
+        add_relevance_level_argument(parser, what="also the collection's level")
         add_common_arguments(parser)
 
     def handle(self, *args, **options) -> None:
@@ -61,14 +54,6 @@ class Command(BaseCommand):
             ),
         )
         self.stdout.write(summary.describe())
-        if options["relevance_level"] is not None:
-            collection = Collection.objects.get(name=options["collection"])
-            try:
-                relevance_level_set(
-                    collection=collection, level=options["relevance_level"]
-                )
-            except RelevanceLevelError as error:
-                raise CommandError(f"--relevance-level: {error}") from None
-            self.stdout.write(
-                f"{collection.name}: relevant at grade >= {collection.relevant_threshold}"
-            )
+        line = relevance_level_apply(options["collection"], options["relevance_level"])
+        if line:
+            self.stdout.write(line)

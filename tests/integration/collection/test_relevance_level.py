@@ -1,0 +1,63 @@
+"""The relevance level: "relevant at grade >= k", set at import or on the staff page,
+copied on every job at launch and kept there."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from nuggets_app.models import Collection, MatchJob
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.django_db
+ADI = REPO / "tests" / "data" / "public" / "adi"
+
+
+def _import(*extra: str) -> str:
+    out = io.StringIO()
+    call_command(
+        "import_collection", "--name", "adi", str(ADI / "docs.jsonl.gz"), *extra,
+        stdout=out, stderr=io.StringIO(),
+    )  # fmt: skip
+    return out.getvalue()
+
+
+def test_import_sets_the_level_and_a_job_keeps_the_one_it_was_launched_with():
+    assert "adi: relevant at grade >= 2" in _import("--relevance-level", "2")
+    collection = Collection.objects.get(name="adi")
+    assert collection.relevant_threshold == 2
+    job = MatchJob.objects.create(
+        collection=collection, relevance_level=collection.relevant_threshold
+    )
+    collection.relevance_level = 1
+    collection.save()
+    job.refresh_from_db()
+    assert job.relevant_threshold == 2
+    assert job.relevance_text() == "relevant at grade >= 2"
+
+
+def test_a_level_below_one_is_refused_before_anything_is_imported():
+    with pytest.raises(CommandError, match="a grade of 1 or more"):
+        _import("--relevance-level", "0")
+    assert not Collection.objects.filter(name="adi").exists()
+
+
+def test_staff_set_the_level_on_the_collection_page(staff_client):
+    _import()
+    collection = Collection.objects.get(name="adi")
+    assert collection.relevant_threshold == 1  # the smallest positive grade
+    url = reverse("staff-collection", args=[collection.name])
+    page = staff_client.get(url)
+    assert "relevant at grade &ge; 1" in page.content.decode()
+    answer = staff_client.post(url, {"level": "2"}, follow=True)
+    assert "Relevant at grade &gt;= 2 for jobs launched from now on" in (
+        answer.content.decode()
+    )
+    collection.refresh_from_db()
+    assert collection.relevance_level == 2
+    staff_client.post(url, {"level": ""})
+    collection.refresh_from_db()
+    assert collection.relevance_level is None
