@@ -87,7 +87,7 @@ bench: setup-semantic ## Benchmarks on PostgreSQL + Redis: matcher, import, samp
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging_ui
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_dashboards
-	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_new_run
+	LAB=1 DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_new_run
 	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_recovery
 
 docs: setup-dev ## The manual (docs/) as a static site in site/, built strictly: a broken link fails

@@ -10,7 +10,7 @@ from django.core.management import get_commands, load_command_class
     sorted(
         (app, n)
         for n, app in get_commands().items()
-        if app in ("nuggets_app", "nuggets_app.benchmarks")
+        if app in ("nuggets_app", "nuggets_app.benchmarks", "lab")
     ),
 )
 def test_help_prints_no_doubled_percent_sign(app, name):
