@@ -126,3 +126,23 @@ def chart_sizes(driver) -> list[tuple[float, float]]:
         });
         """
     )
+
+
+def page_gone(element) -> bool:
+    """Whether the page ``element`` belonged to has gone, after a click that
+    navigates (Chromium answers a node of a document being replaced either as stale
+    or as not of the document)."""
+    from selenium.common.exceptions import (
+        StaleElementReferenceException,
+        WebDriverException,
+    )
+
+    try:
+        element.tag_name  # noqa: B018
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False

@@ -24,7 +24,7 @@ from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 from nuggets_app.staff import services as staff_tasks
 from tests import factories as f
-from tests.browser.chrome import login, open_page, screenshot, wait_for
+from tests.browser.chrome import login, open_page, page_gone, screenshot, wait_for
 from tests.conftest import TEST_DATA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -71,21 +71,11 @@ def world(staff, assessor, other_assessor, monkeypatch, settings, tmp_path):
 def _submit(driver, button_selector: str) -> None:
     old = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, button_selector).click()
-    wait_for(lambda: _stale(old), "the next page")
+    wait_for(lambda: page_gone(old), "the next page")
     wait_for(
         lambda: driver.execute_script("return document.readyState") == "complete",
         "page loaded",
     )
-
-
-def _stale(element) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    try:
-        element.tag_name  # noqa: B018
-    except StaleElementReferenceException:
-        return True
-    return False
 
 
 def _fill(driver, selector: str, value: str) -> None:

@@ -27,7 +27,7 @@ from nuggets_app.models import (
     Topic,
 )
 from tests import factories as f
-from tests.browser.chrome import login, screenshot
+from tests.browser.chrome import login, page_gone, screenshot
 from tests.conftest import TEST_DATA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -87,17 +87,7 @@ def submit(driver, form_id: str, button: str = "button[type=submit]") -> None:
     form = by_id(driver, form_id)
     old = driver.find_element(By.TAG_NAME, "html")
     form.find_element(By.CSS_SELECTOR, button).click()
-    wait_for(lambda: _stale(old), "next page")
-
-
-def _stale(element) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    try:
-        element.tag_name  # noqa: B018
-    except StaleElementReferenceException:
-        return True
-    return False
+    wait_for(lambda: page_gone(old), "next page")
 
 
 def task_status(driver, wanted: set[str], timeout: float = 120.0) -> str:
@@ -125,7 +115,7 @@ def upload_and_import(driver, base: str, kind: str, files: list[Path], **fields)
     summary = by_id(driver, "check-summary").text
     old = by_id(driver, "task-confirm")
     old.click()
-    wait_for(lambda: _stale(old), "import page")
+    wait_for(lambda: page_gone(old), "import page")
     task_status(driver, {"done", "failed"})
     assert by_id(driver, "task-error").text == ""
     return summary
