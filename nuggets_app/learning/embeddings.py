@@ -57,6 +57,10 @@ ON_MESSAGE = f"semantic evidence: on ({MODEL_NAME})"
 
 Matrix = npt.NDArray[np.float32]
 _LAYERS = 6
+# Texts per forward pass: small batches keep a layer's activations in the CPU's cache;
+# 8 embedded a quarter more passages per CPU-second than 32 on DL19 passages (82
+# tokens on average), and 4 or 12 no more than 8.
+BATCH_SIZE = 8
 _HEADS = 12
 _EPS = 1e-12
 
@@ -205,7 +209,7 @@ class Encoder:
         self,
         texts: Sequence[str],
         *,
-        batch_size: int = 32,
+        batch_size: int = BATCH_SIZE,
         threads: int | None = None,
         exact: bool = False,
     ) -> Matrix:
@@ -235,19 +239,19 @@ class Encoder:
             result[batch] = self._forward([ids[i] for i in batch], exact)
 
         workers = min(threads or os.cpu_count() or 1, len(batches))
-        if workers <= 1:
-            for batch in batches:
-                run(batch)
-            return result
         # Part of the extra (requirements-semantic.txt), like the tokenizer.
         from threadpoolctl import threadpool_limits
 
-        # Longest batches first, so that no thread is left with a long one at the end.
-        with (
-            threadpool_limits(limits=1, user_api="blas"),
-            ThreadPoolExecutor(workers) as pool,
-        ):
-            list(pool.map(run, reversed(batches)))
+        # One BLAS thread even for a single batch: OpenBLAS's other threads spin after
+        # each product, ten times the CPU of a short text (a nugget) for nothing.
+        with threadpool_limits(limits=1, user_api="blas"):
+            if workers <= 1:
+                for batch in batches:
+                    run(batch)
+                return result
+            # Longest batches first: no thread is left with a long one at the end.
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(run, reversed(batches)))
         return result
 
     def _forward(self, batch: list[list[int]], exact: bool = False) -> Matrix:
