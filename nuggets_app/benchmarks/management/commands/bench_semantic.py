@@ -96,9 +96,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("texts", type=Path, help="JSONL(.gz) of passages (text)")
         parser.add_argument("--limit", type=int, default=1000)
-        parser.add_argument(
-            "--batch-size", type=int, default=embeddings.BATCH_SIZE
-        )
+        parser.add_argument("--batch-size", type=int, default=embeddings.BATCH_SIZE)
         parser.add_argument("--threads", type=int, default=0, help="0: one per core")
         parser.add_argument(
             "--reference", type=int, default=128, help="passages of the baseline"
