@@ -1,14 +1,17 @@
 """Tables of docs/results/nuggets.md: the default estimator with and without the nugget
-features, and with the nugget-level evidence, paired per seed.
+features, paired per seed.
 
-Usage (from the repository root): python docs/results/nuggets/summarize.py [REPORTS]
+Usage (from the repository root):
+    python docs/results/nuggets/summarize.py [REPORTS] [--interval METHOD]
 REPORTS (default var/nuggets) holds what docs/results/nuggets/run.sh wrote:
-``<setting>/size<P>-seed<S>-<arm>/report.json`` with arm ``nonug`` (``--ablate
-nuggets``) or ``ev`` (``--nugget-evidence``). The ``with nuggets`` arm is read from the
-committed one-shot reports (docs/results/adaptive/reports-beale, and
-docs/results/reusability for leave-one-group-out), measured at a commit whose
-simulation is the same as now (checked: DL19 10% seed 1 rerun gave the same MAPs to
-1e-16). Settings or seeds without reports are left out.
+``<setting>/size<P>-seed<S>-<arm>/report.json`` with arm ``with`` (the default model)
+and ``nonug`` (``--ablate nuggets``), or ``ev`` (``--nugget-evidence``, an earlier
+measurement). A setting without a ``with`` report of a seed falls back to the
+committed reports of that time (docs/results/adaptive/reports-beale, and
+docs/results/reusability for leave-one-group-out), measured before the one path.
+``--interval``: the coverage and width of that interval method of
+``estimators.model_assisted.intervals`` (default: the report's own reported interval).
+Settings or seeds without reports are left out.
 """
 
 from __future__ import annotations
@@ -33,13 +36,19 @@ SETTINGS = {
     "cranfield-reuse": ("cranfield", 10, True),
 }  # fmt: skip
 ARMS = {"nonug": "without nuggets", "ev": "with nugget evidence"}
+INTERVAL: str | None = None  # --interval
 
 
 def _load(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _with(collection: str, size: int, reuse: bool, seed: int) -> dict | None:
+def _with(
+    base: Path, setting: str, collection: str, size: int, reuse: bool, seed: int
+) -> dict | None:
+    fresh = _arm(base, setting, size, seed, "with")
+    if fresh is not None:
+        return fresh
     if reuse:
         return _load(REUSE / collection / f"leave-one-group-out-seed{seed}.json")
     return _load(ADAPTIVE / collection / f"one{size}-seed{seed}" / "report.json")
@@ -50,9 +59,17 @@ def _arm(base: Path, setting: str, size: int, seed: int, arm: str) -> dict | Non
 
 
 def _width(estimator: dict) -> float:
+    if INTERVAL is not None:
+        return 2 * estimator["intervals"][INTERVAL]["half_width"]
     widths = [hi - lo for lo, hi in (estimator["ci"] or {}).values()
               if math.isfinite(lo) and math.isfinite(hi)]  # fmt: skip
     return statistics.fmean(widths) if widths else math.nan
+
+
+def _coverage(estimator: dict) -> float:
+    if INTERVAL is not None:
+        return estimator["intervals"][INTERVAL]["coverage"]
+    return estimator["coverage"]
 
 
 def metrics(report: dict, reuse: bool) -> dict[str, float]:
@@ -71,7 +88,7 @@ def metrics(report: dict, reuse: bool) -> dict[str, float]:
     return {
         "tau (default)": ma["tau"],
         "tau_AP (default)": ma["tau_ap"],
-        "coverage (default)": ma["coverage"],
+        "coverage (default)": _coverage(ma),
         "interval width (default)": _width(ma),
         "tau (EAP)": eap["tau"],
         "tau_AP (EAP)": eap["tau_ap"],
@@ -88,7 +105,7 @@ def table(base: Path, setting: str, arm: str) -> str | None:
     collection, size, reuse = SETTINGS[setting]
     pairs = []
     for seed in SEEDS:
-        a = _with(collection, size, reuse, seed)
+        a = _with(base, setting, collection, size, reuse, seed)
         b = _arm(base, setting, size, seed, arm)
         if a is not None and b is not None:
             pairs.append((seed, metrics(a, reuse), metrics(b, reuse)))
@@ -116,6 +133,11 @@ def table(base: Path, setting: str, arm: str) -> str | None:
 
 
 def main(argv: list[str]) -> None:
+    global INTERVAL
+    if "--interval" in argv:
+        at = argv.index("--interval")
+        INTERVAL = argv[at + 1]
+        argv = argv[:at] + argv[at + 2 :]
     base = Path(argv[1]) if len(argv) > 1 else ROOT / "var/nuggets"
     for setting in SETTINGS:
         for arm in ARMS:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from nuggets_app.ir.intervals import (
     MODEL_ONLY_VAR,
+    THIN_BELOW,
     IntervalError,
     anticipated_vars,
     judgments_to_narrow,
@@ -126,6 +127,28 @@ def test_the_anticipated_variance_sums_the_models_residual_over_the_whole_pool(
             rp_rank=rounded if 0 < rounded <= len(ranking) else 0,
         )
         assert got == pytest.approx(want, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("relevant", [THIN_BELOW - 1, THIN_BELOW])
+def test_sparse_floors_the_variance_only_below_the_thin_sample_threshold(relevant):
+    """A topic of 60 pooled documents: 12 drawn at π = 0.9 and well predicted
+    (``relevant`` of them relevant), 48 undrawn at π = 0.1 with p = 0.3. The drawn
+    residuals are small, the model anticipates a large design variance from the
+    undrawn: ``sparse`` gives ``combined``'s AP variance while the sample holds fewer
+    than THIN_BELOW relevant judged documents, ``linearised``'s from there."""
+    pool = [f"d{i:02d}" for i in range(60)]
+    drawn = pool[:12]
+    pi = {d: 0.9 if d in drawn else 0.1 for d in pool}
+    labels = {d: int(i < relevant) for i, d in enumerate(drawn)}
+    probs = {d: 0.3 for d in pool} | {d: 0.1 + 0.8 * y for d, y in labels.items()}
+    prepared = topic_sample(topic_of(labels, pi), probs, tune=False, design=pi)
+    var = {
+        method: topic_estimates(prepared, pool[::2], interval=method)["AP"].var
+        for method in ("linearised", "combined", "sparse")
+    }
+    assert var["combined"] > 100 * var["linearised"]
+    thin = relevant < THIN_BELOW
+    assert var["sparse"] == var["combined" if thin else "linearised"]
 
 
 # Every sample of a tiny sparse pool ------------------------------------------------
