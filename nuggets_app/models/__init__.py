@@ -4,7 +4,7 @@ from .collections import Collection, Document
 from .embeddings import EmbeddingJob, NuggetEmbedding, UnitEmbedding
 from .history import WorkChange
 from .judgments import Assignment, Judgment
-from .matching import JobInference, MatchChunk, MatchJob, MatchResult
+from .matching import JobInference, JobStatsPart, MatchChunk, MatchJob, MatchResult
 from .nuggets import Nugget, NuggetBank
 from .pools import Pool, PoolDocument
 from .preferences import AssessorPreference
@@ -23,6 +23,7 @@ __all__ = [
     "EmbeddingJob",
     "JobInference",
     "JobNewRun",
+    "JobStatsPart",
     "Judgment",
     "MatchChunk",
     "MatchJob",

@@ -184,8 +184,8 @@ class JobInference(models.Model):
     job = models.OneToOneField(
         MatchJob, on_delete=models.CASCADE, related_name="inference"
     )
-    # Corpus statistics over the documents of the job (computed once, by the first
-    # chunk to run, so every chunk's features agree).
+    # Corpus statistics over the documents of the job (computed once, in parts the
+    # workers share, then merged, so every chunk's features agree).
     stats = models.JSONField(null=True, blank=True)
     feature_names = models.JSONField(default=list, blank=True)
     # The fitted model (RelevanceModel.to_json) and what the fit saw.
@@ -209,3 +209,29 @@ class JobInference(models.Model):
 
     def __str__(self) -> str:
         return f"inference of job {self.job_id}"
+
+
+class JobStatsPart(models.Model):
+    """One slice of a job's corpus-statistics pass, claimed by whichever worker is
+    free: its documents and, once done, their sums (merged into ``JobInference.stats``,
+    then deleted)."""
+
+    job = models.ForeignKey(
+        MatchJob, on_delete=models.CASCADE, related_name="stats_parts"
+    )
+    index = models.PositiveSmallIntegerField()
+    # A contiguous slice of the job's sorted distinct document ids.
+    document_ids = models.JSONField(default=list)
+    documents = models.PositiveIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+    df = models.JSONField(default=dict)
+    done = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["job_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="unique_stats_part")
+        ]
+
+    def __str__(self) -> str:
+        return f"statistics part {self.index} of job {self.job_id}"

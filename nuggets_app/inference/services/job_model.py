@@ -10,13 +10,14 @@ judgments, never a document's text.
 
 Documents are read with their titles and topics by their statement
 (:func:`topic_statement`). BM25 corpus statistics (document count, mean length, document
-frequencies) are the job's: computed once, over every document the job matches (the union of its chunks'
-documents: the pool, the sample or the collection), by the first chunk that runs; the
-other chunks wait for them on a row lock, so every chunk scores with the same
-statistics. The topic evidence (statement, nuggets, judged documents and the tokens of
-judged relevant ones) is read when a worker first scores a topic of the job: features
-reflect the judgments of that moment, while each fit uses the judgments of its own
-moment as labels.
+frequencies) are the job's: computed once, over every document the job matches (the
+union of its chunks' documents: the pool, the sample or the collection), in parts the
+workers share before their first chunk scores
+(:mod:`nuggets_app.inference.services.corpus_stats`), so every chunk scores with the
+same statistics. The topic evidence (statement, nuggets, judged documents and the
+tokens of judged relevant ones) is read when a worker first scores a topic of the job:
+features reflect the judgments of that moment, while each fit uses the judgments of
+its own moment as labels.
 
 Human judgments always override: :func:`job_probabilities` gives 1 to a document judged
 relevant and 0 to one judged non-relevant, unless asked for the model's own p.
@@ -26,15 +27,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-from django.db import transaction
 from django.utils import timezone
 
-from matcher import MatchOptions, normalize
+from matcher import normalize
+from nuggets_app.inference.services.corpus_stats import (
+    document_terms,
+    job_options,
+    job_stats_ensure,
+    stats_cache_clear,
+)
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features, relevance_model
 from nuggets_app.learning.reliability import reliability_cv
@@ -49,7 +55,6 @@ from nuggets_app.models import (
 )
 
 _HEADER = np.dtype("<i8")
-TEXT_BATCH = 2000
 
 
 class RelevanceModelError(ValueError):
@@ -99,50 +104,13 @@ def probabilities_unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 # --- features inside chunks -------------------------------------------------------------
-_STATS: dict[int, relevance_features.CorpusStats] = {}
 _EVIDENCE: dict[tuple[int, int], relevance_features.TopicEvidence] = {}
 
 
 def features_cache_clear() -> None:
     """Forget the per-process statistics and topic evidence."""
-    _STATS.clear()
+    stats_cache_clear()
     _EVIDENCE.clear()
-
-
-def job_options(job: MatchJob) -> MatchOptions:
-    """The matcher options of the job (its terms are the model's terms too)."""
-    return MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
-
-
-def stats_to_json(stats: relevance_features.CorpusStats) -> dict[str, Any]:
-    return {"n_docs": stats.n_docs, "avg_len": stats.avg_len, "df": dict(stats.df)}
-
-
-def stats_from_json(data: dict[str, Any]) -> relevance_features.CorpusStats:
-    return relevance_features.CorpusStats(
-        int(data["n_docs"]), float(data["avg_len"]), dict(data["df"])
-    )
-
-
-def job_stats_ensure(*, job: MatchJob) -> relevance_features.CorpusStats:
-    """The job's corpus statistics, computed and stored by the first caller (the
-    others wait on the row lock and read them)."""
-    if job.pk in _STATS:
-        return _STATS[job.pk]
-    JobInference.objects.get_or_create(job=job)
-    with transaction.atomic():
-        info = JobInference.objects.select_for_update().get(job=job)
-        if info.stats is None:
-            stats = relevance_features.CorpusStats.from_tokens(_job_terms(job))
-            info.stats = stats_to_json(stats)
-            info.feature_names = list(relevance_features.FEATURE_NAMES)
-            info.save(update_fields=["stats", "feature_names"])
-        else:
-            stats = stats_from_json(info.stats)
-    if len(_STATS) > 16:
-        _STATS.clear()
-    _STATS[job.pk] = stats
-    return stats
 
 
 def topic_statement(topic: Topic) -> str:
@@ -151,35 +119,6 @@ def topic_statement(topic: Topic) -> str:
     if not title or description.startswith(title):
         return description or title
     return f"{title}\n{description}" if description else title
-
-
-def title_terms(title: str, text: str, options: MatchOptions) -> list[str]:
-    """The terms a document's title adds to its text's (none when the text starts
-    with it): documents are indexed with their titles, as the retrieval baselines."""
-    if not title or text.startswith(title):
-        return []
-    return normalize(title, options)
-
-
-def document_terms(title: str, text: str, options: MatchOptions) -> list[str]:
-    """The model's terms of a document: its title's, then its text's."""
-    return title_terms(title, text, options) + normalize(text, options)
-
-
-def _job_terms(job: MatchJob) -> Iterator[list[str]]:
-    """The terms of every distinct document of the job, in id order."""
-    options = job_options(job)
-    ids: set[int] = set()
-    for doc_ids in MatchChunk.objects.filter(job=job).values_list(
-        "document_ids", flat=True
-    ):
-        ids.update(doc_ids)
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), TEXT_BATCH):
-        batch = ordered[start : start + TEXT_BATCH]
-        rows = Document.objects.filter(pk__in=batch).values_list("title", "text")
-        for title, text in rows.iterator(chunk_size=500):
-            yield document_terms(title, text, options)
 
 
 def topic_evidence_load(

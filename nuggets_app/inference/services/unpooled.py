@@ -24,13 +24,15 @@ from django.db import transaction
 
 from matcher import TopicMatcher
 from nuggets_app.inference.selectors import job_nugget_specs
+from nuggets_app.inference.services.corpus_stats import (
+    job_options,
+    job_stats_ensure,
+    title_terms,
+)
 from nuggets_app.inference.services.job_model import (
     chunk_features_pack,
     features_unpack,
     job_features,
-    job_options,
-    job_stats_ensure,
-    title_terms,
 )
 from nuggets_app.learning.relevance_model import RelevanceModel
 from nuggets_app.learning.unpooled import predict_beside_pool

@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from matcher import MatchOptions, TopicMatcher
+from nuggets_app.inference.services import corpus_stats
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import (
@@ -58,7 +59,7 @@ def _pooled_terms(world, job) -> dict[int, list[str]]:
     options = MatchOptions(k=job.k, lam=job.lam, stem=job.stem, stopwords=job.stopwords)
     docs = {d.pk: d for docs in world.pooled.values() for d in docs}
     return {
-        pk: relevance.document_terms(doc.title, doc.text, options)
+        pk: corpus_stats.document_terms(doc.title, doc.text, options)
         for pk, doc in docs.items()
     }
 
@@ -68,7 +69,7 @@ def test_every_pooled_document_has_its_features_stored(world, job):
     assert info.feature_names == list(model_ir.FEATURE_NAMES)
     terms = _pooled_terms(world, job)
     # The job's BM25 statistics are those of every document it matched.
-    stats = relevance.stats_from_json(info.stats)
+    stats = corpus_stats.stats_from_json(info.stats)
     reference = model_ir.CorpusStats.from_tokens(terms[pk] for pk in sorted(terms))
     assert stats == reference
     stored = {}

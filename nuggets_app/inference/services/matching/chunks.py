@@ -16,12 +16,9 @@ from django.utils import timezone
 from matcher import MatchOptions, TopicMatcher
 from matcher.tokens import stems_save
 from nuggets_app.inference.selectors import job_nugget_specs
+from nuggets_app.inference.services.corpus_stats import job_stats_ensure, title_terms
 from nuggets_app.inference.services.evidence import evidence_pack
-from nuggets_app.inference.services.job_model import (
-    chunk_features_pack,
-    job_stats_ensure,
-    title_terms,
-)
+from nuggets_app.inference.services.job_model import chunk_features_pack
 from nuggets_app.models import (
     Document,
     MatchChunk,
