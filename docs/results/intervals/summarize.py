@@ -1,6 +1,6 @@
 """Summarise the interval measurements: coverage and half-width of each interval method.
 
-Usage: python docs/results/intervals/summarize.py DIR [PUBLISHED]
+Usage: python docs/results/intervals/summarize.py DIR [PUBLISHED] [--reported METHOD]
 Reads DIR/dl19/d100-size<P>-seed<S>/report.json (docs/results/dl19/run.sh) and
 DIR/collections/<collection>/size<P>-seed<S>/report.json (docs/results/run_all.sh),
 ``simulate`` reports with ``estimators.model_assisted.intervals``, and prints Markdown
@@ -29,8 +29,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+# The methods of nuggets_app/ir/intervals.py; reports of a checkout with more candidate
+# methods (the threshold and moderated variants compared on the results page) list
+# theirs too, in the order found.
 METHODS = ("linearised", "anticipated", "model_only", "combined", "sparse")
-REPORTED = "sparse"  # REPORTED["interval"] of nuggets_app/ir/model_assisted.py
+REPORTED = (
+    "sparse"  # REPORTED["interval"] of nuggets_app/ir/model_assisted.py; --reported
+)
 LABELS = {"npl-vaswani": "NPL", "dl19": "DL19", "medline": "MEDLINE", "lisa": "LISA",
           "cranfield": "Cranfield"}  # fmt: skip
 
@@ -90,13 +95,23 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def summarize(root: Path) -> list[str]:
+def _methods(groups: dict) -> list[str]:
+    found = [m for m in METHODS]
+    for seeds in groups.values():
+        for _, r in seeds:
+            for m in r["estimators"]["model_assisted"]["intervals"]:
+                if m not in found:
+                    found.append(m)
+    return found
+
+
+def summarize(root: Path, reported: str = REPORTED) -> list[str]:
     groups = _reports(root)
     out = ["### Coverage and half-width per interval method", ""]
     rows = [
         _row(name, size, seeds, method)
         for (name, size), seeds in groups.items()
-        for method in (*METHODS, "statap")
+        for method in (*_methods(groups), "statap")
     ]
     header = ["setting", "interval", "seeds", "coverage (mean)", "worst seed",
               "half-width"]  # fmt: skip
@@ -104,7 +119,7 @@ def summarize(root: Path) -> list[str]:
     out += ["### Per seed: the reported method and statAP", ""]
     rows = []
     for (name, size), seeds in groups.items():
-        for method in (REPORTED, "statap"):
+        for method in (reported, "statap"):
             key = "statap" if method == "statap" else None
             values = [
                 r["estimators"]["statap"]["coverage"]
@@ -165,7 +180,13 @@ def published(root: Path, published_root: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    lines = summarize(Path(sys.argv[1]))
-    if len(sys.argv) > 2:
-        lines += published(Path(sys.argv[1]), Path(sys.argv[2]))
+    args = sys.argv[1:]
+    chosen = REPORTED
+    if "--reported" in args:
+        at = args.index("--reported")
+        chosen = args[at + 1]
+        args = args[:at] + args[at + 2 :]
+    lines = summarize(Path(args[0]), chosen)
+    if len(args) > 1:
+        lines += published(Path(args[0]), Path(args[1]))
     print("\n".join(lines))

@@ -32,6 +32,7 @@ SETTINGS = {
     "dl19-10": ("dl19", 10, False),
     **{f"{c}-10": (c, 10, False) for c in
        ("adi", "cranfield", "medline", "cisi", "cacm", "lisa", "npl-vaswani")},
+    "ts-10": ("ts", 10, False),  # TREC TS, the assessors' own nuggets (--nuggets human)
     "dl19-reuse": ("dl19", 10, True),
     "cranfield-reuse": ("cranfield", 10, True),
 }  # fmt: skip
