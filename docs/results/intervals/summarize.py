@@ -96,26 +96,35 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _methods(groups: dict) -> list[str]:
-    found = [m for m in METHODS]
-    for seeds in groups.values():
-        for _, r in seeds:
-            for m in r["estimators"]["model_assisted"]["intervals"]:
-                if m not in found:
-                    found.append(m)
-    return found
+    extra = {
+        m
+        for seeds in groups.values()
+        for _, r in seeds
+        for m in r["estimators"]["model_assisted"]["intervals"]
+    } - set(METHODS)
+
+    def family_then_number(method: str) -> tuple[str, int]:
+        found = re.fullmatch(r"(\D+)(\d*)", method)
+        assert found is not None
+        return found[1], int(found[2] or 0)
+
+    return [*METHODS, *sorted(extra, key=family_then_number)]
 
 
 def summarize(root: Path, reported: str = REPORTED) -> list[str]:
     groups = _reports(root)
-    out = ["### Coverage and half-width per interval method", ""]
-    rows = [
-        _row(name, size, seeds, method)
-        for (name, size), seeds in groups.items()
-        for method in (*_methods(groups), "statap")
-    ]
-    header = ["setting", "interval", "seeds", "coverage (mean)", "worst seed",
-              "half-width"]  # fmt: skip
-    out += [*_table(header, rows), ""]
+    methods = [*_methods(groups), "statap"]
+    names = [m if m != "statap" else "statAP" for m in methods]
+    out = ["### Coverage per interval method: mean over the seeds (worst seed)", ""]
+    rows, widths = [], []
+    for (name, size), seeds in groups.items():
+        cells = [_row(name, size, seeds, method) for method in methods]
+        label = f"{_label(name)} {size}% ({len(seeds)} seeds)"
+        rows.append([label, *(f"{c[3]} ({c[4]})" for c in cells)])
+        widths.append([label, *(c[5] for c in cells)])
+    out += [*_table(["setting", *names], rows), ""]
+    out += ["### Mean half-width per interval method", ""]
+    out += [*_table(["setting", *names], widths), ""]
     out += ["### Per seed: the reported method and statAP", ""]
     rows = []
     for (name, size), seeds in groups.items():
