@@ -110,13 +110,7 @@ class CorpusStats:
     @classmethod
     def from_tokens(cls, documents: Iterable[Terms]) -> CorpusStats:
         """Statistics of documents given as term lists."""
-        df: Counter[str] = Counter()
-        n_docs = 0
-        total = 0
-        for terms in documents:
-            n_docs += 1
-            total += len(terms)
-            df.update(set(terms))
+        n_docs, total, df = corpus_sums(documents)
         return cls(n_docs, total / n_docs if n_docs else 0.0, dict(df))
 
     def idf(self, term: str) -> float:
@@ -126,6 +120,18 @@ class CorpusStats:
             df = min(self.df.get(term, 0), self.n_docs)
             value = self._idf[term] = math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
         return value
+
+
+def corpus_sums(documents: Iterable[Terms]) -> tuple[int, int, Counter[str]]:
+    """Document count, total length and document frequencies of term lists: the sums
+    behind :class:`CorpusStats` (integers, so parts of a corpus add up exactly)."""
+    df: Counter[str] = Counter()
+    n_docs = total = 0
+    for terms in documents:
+        n_docs += 1
+        total += len(terms)
+        df.update(set(terms))
+    return n_docs, total, df
 
 
 def bm25_score(

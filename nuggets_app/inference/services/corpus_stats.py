@@ -152,12 +152,9 @@ def _part_compute_next(job: MatchJob) -> bool:
 
 def _part_compute(part: JobStatsPart, options: MatchOptions) -> None:
     """Store the part's sums (``CorpusStats.from_tokens`` before the division)."""
-    df: Counter[str] = Counter()
-    documents = total = 0
-    for terms in _documents_terms(part.document_ids, options):
-        documents += 1
-        total += len(terms)
-        df.update(set(terms))
+    documents, total, df = relevance_features.corpus_sums(
+        _documents_terms(part.document_ids, options)
+    )
     part.documents, part.total_length, part.df = documents, total, dict(df)
     part.done = True
     part.save(update_fields=["documents", "total_length", "df", "done"])
