@@ -10,6 +10,10 @@ Then it moves everything loaded so far out of the garbage collector's sight
 (``gc.freeze``): those ~190,000 objects live as long as the worker, and every full
 collection walked them all, a 100-130 ms stall of whatever requests the worker was
 serving at the time, which made the judging page's p95.
+
+Nor does a worker run the sentence model itself: the embeddings its background thread
+computes without a broker run in a child process at a low CPU priority
+(``encoder_install``), away from the request threads and their GIL.
 """
 
 import gc
@@ -18,11 +22,14 @@ from pathlib import Path
 
 from django.core.wsgi import get_wsgi_application
 
+from nuggets_app.learning.embeddings import encoder_install
+from nuggets_app.learning.encoder_process import EncoderProcess
 from nuggets_app.serving import serving_require
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
 serving_require()
 application = get_wsgi_application()
+encoder_install(EncoderProcess())
 
 
 def _warm_up() -> None:

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -354,8 +354,31 @@ def gelu(x: Matrix) -> Matrix:
     return out
 
 
+class TextEncoder(Protocol):
+    """What embeds texts: this process's :class:`Encoder` or a child process's."""
+
+    def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
 _lock = threading.Lock()
 _encoder: Encoder | None = None
+_installed: TextEncoder | None = None
+
+
+def encoder_install(other: TextEncoder | None) -> None:
+    """From now on :func:`encoder` is ``other`` (None: this process's own model). A
+    process that serves people installs a child process's
+    (:class:`~nuggets_app.learning.encoder_process.EncoderProcess`): the model's work
+    would slow its request threads."""
+    global _installed
+    with _lock:
+        _installed = other
+
+
+def encoder() -> TextEncoder:
+    """What embeds texts in this process: the one installed by
+    :func:`encoder_install`, else this process's own model (:func:`load_encoder`)."""
+    return _installed or load_encoder()
 
 
 def load_encoder() -> Encoder:

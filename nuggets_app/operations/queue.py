@@ -36,17 +36,18 @@ def task_enqueue(task_name: str, /, *args: Any, **kwargs: Any) -> None:
     _task(task_name).delay(*args, **kwargs)
 
 
-def task_enqueue_background(task_name: str, /, *args: Any) -> None:
-    """Send the task like :func:`task_enqueue`, except without a broker: then it runs
-    after the caller returns, on this process's background thread, never inside it."""
+def task_enqueue_background(task_name: str, ids: list[int], /) -> None:
+    """Send the task (one argument: a list of ids) like :func:`task_enqueue`, except
+    without a broker: then it runs after the caller returns, on this process's
+    background thread, merged with other such calls still waiting, never inside it."""
     from nuggets_app.celery import app
     from nuggets_app.operations.background import background_submit
 
     task = _task(task_name)
     if app.conf.task_always_eager:
-        background_submit(task_name, task, args)
+        background_submit(task_name, task, ids)
     else:
-        task.delay(*args)
+        task.delay(ids)
 
 
 def _task(task_name: str) -> Any:

@@ -165,7 +165,7 @@ def documents_embed(
                 )
             )
             texts.append(doc.text[window.start : window.end])
-    blobs = iter(embeddings.to_bytes(embeddings.load_encoder().embed(texts)))
+    blobs = iter(embeddings.to_bytes(embeddings.encoder().embed(texts)))
     for row in rows:
         if row.end > row.start:
             row.vector = next(blobs)
@@ -176,7 +176,7 @@ def documents_embed(
 def text_vectors(texts: Sequence[str]) -> np.ndarray:
     """Embeddings of texts that are not stored (a topic statement): rows in order."""
     _require()
-    return embeddings.load_encoder().embed(list(texts))
+    return embeddings.encoder().embed(list(texts))
 
 
 def _sha1(text: str) -> str:
@@ -197,9 +197,7 @@ def nuggets_embed(*, nugget_ids: Sequence[int], model: str = MODEL) -> int:
     todo = [n for n in nuggets if (n.pk, _sha1(n.text)) not in kept]
     if not todo:
         return 0
-    vectors = embeddings.to_bytes(
-        embeddings.load_encoder().embed([n.text for n in todo])
-    )
+    vectors = embeddings.to_bytes(embeddings.encoder().embed([n.text for n in todo]))
     NuggetEmbedding.objects.bulk_create(
         [
             NuggetEmbedding(
@@ -214,14 +212,42 @@ def nuggets_embed(*, nugget_ids: Sequence[int], model: str = MODEL) -> int:
     return len(todo)
 
 
+# A document's windows are written once per model and never again (a document with
+# rows is never embedded again): a process keeps those it has read, so the requests of
+# one document (the prefetch, the refresh after a nugget change, the next assessor)
+# read its vectors once. About 15 KB a document.
+_WINDOWS: dict[tuple[int, str], tuple[list[tuple[int, int]], np.ndarray]] = {}
+_WINDOWS_LIMIT = 1_000
+
+
 def document_windows(
     document_ids: Iterable[int], *, model: str = MODEL
 ) -> dict[int, tuple[list[tuple[int, int]], np.ndarray]]:
-    """Stored windows of each document: ``([(start, end), ...], vectors)``;
-    documents without rows are absent."""
+    """Stored windows of each document: ``([(start, end), ...], vectors)``, the
+    vectors read-only; documents without rows are absent."""
+    found, missing = {}, []
+    for doc in document_ids:
+        kept = _WINDOWS.get((doc, model))
+        if kept is None:
+            missing.append(doc)
+        else:
+            found[doc] = kept
+    if not missing:
+        return found
+    read = _windows_read(missing, model=model)
+    if len(_WINDOWS) + len(read) > _WINDOWS_LIMIT:
+        _WINDOWS.clear()
+    if len(read) <= _WINDOWS_LIMIT:
+        _WINDOWS.update(((doc, model), windows) for doc, windows in read.items())
+    return found | read
+
+
+def _windows_read(
+    document_ids: list[int], *, model: str
+) -> dict[int, tuple[list[tuple[int, int]], np.ndarray]]:
     out: dict[int, tuple[list[tuple[int, int]], list[bytes]]] = {}
     rows = (
-        UnitEmbedding.objects.filter(document_id__in=list(document_ids), model=model)
+        UnitEmbedding.objects.filter(document_id__in=document_ids, model=model)
         .order_by("document_id", "start", "end")
         .values_list("document_id", "start", "end", "vector")
     )
@@ -230,15 +256,17 @@ def document_windows(
         if end > start:
             spans.append((start, end))
             blobs.append(bytes(vector))
-    return {
-        doc: (spans, embeddings.from_bytes(blobs))
-        for doc, (spans, blobs) in out.items()
-    }
+    windows = {}
+    for doc, (spans, blobs) in out.items():
+        vectors = embeddings.from_bytes(blobs)
+        vectors.flags.writeable = False
+        windows[doc] = (spans, vectors)
+    return windows
 
 
-# (nugget id, text sha1, model) -> vector: a text's embedding never changes, so a
-# process keeps what it read. Every judging move reads the topic's nuggets' vectors;
-# reading them all from the database cost a move 18-20 ms of CPU at 300 nuggets.
+# (nugget id, text, model) -> vector: a text's embedding never changes, so a process
+# keeps what it read. Every judging move reads the topic's nuggets' vectors; reading
+# them all from the database cost a move 18-20 ms of CPU at 300 nuggets.
 _VECTORS: dict[tuple[int, str, str], np.ndarray] = {}
 _VECTORS_LIMIT = 100_000
 
@@ -251,28 +279,28 @@ def nugget_vectors(
 ) -> dict[int, np.ndarray]:
     """Stored embeddings of these nuggets (current text only; ``texts``: the current
     texts by id, when the caller has them, else read). Those read once are kept by the
-    process under their text's hash: an edited text is looked up afresh."""
+    process under their text: an edited text is looked up afresh."""
     if texts is None:
         texts = dict(
             Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
         )
-    nuggets = {pk: _sha1(text) for pk, text in texts.items()}
     found: dict[int, np.ndarray] = {}
-    missing = []
-    for pk, sha1 in nuggets.items():
-        vector = _VECTORS.get((pk, sha1, model))
+    missing: dict[int, str] = {}
+    for pk, text in texts.items():
+        vector = _VECTORS.get((pk, text, model))
         if vector is None:
-            missing.append(pk)
+            missing[pk] = text
         else:
             found[pk] = vector
     if not missing:
         return found
-    rows = NuggetEmbedding.objects.filter(nugget_id__in=missing, model=model)
+    rows = NuggetEmbedding.objects.filter(nugget_id__in=list(missing), model=model)
     if len(_VECTORS) >= _VECTORS_LIMIT:
         _VECTORS.clear()
     for pk, sha1, blob in rows.values_list("nugget_id", "text_sha1", "vector"):
-        if nuggets[pk] == sha1:
-            found[pk] = _VECTORS[(pk, sha1, model)] = embeddings.from_bytes(
+        text = missing[pk]
+        if _sha1(text) == sha1:
+            found[pk] = _VECTORS[(pk, text, model)] = embeddings.from_bytes(
                 [bytes(blob)]
             )[0]
     return found
@@ -326,7 +354,7 @@ def stored_semantic(
         document.pk, ([], embeddings.from_bytes([]))
     )
     if not spans:
-        return {}, _unembedded(texts, model=model)
+        return {}, nuggets_unembedded(texts, model=model)
     vectors = nugget_vectors(texts, model=model, texts=texts)
     pending = set(texts) - set(vectors)
     if not vectors:
@@ -346,7 +374,7 @@ def stored_semantic(
     return nearest, pending
 
 
-def _unembedded(texts: Mapping[int, str], *, model: str) -> set[int]:
+def nuggets_unembedded(texts: Mapping[int, str], *, model: str = MODEL) -> set[int]:
     """The nuggets whose current text has no stored embedding (vectors not read)."""
     stored = NuggetEmbedding.objects.filter(nugget_id__in=list(texts), model=model)
     kept = set(stored.values_list("nugget_id", "text_sha1"))
@@ -372,7 +400,7 @@ def embeddings_request(
     texts = dict(
         Nugget.objects.filter(pk__in=list(nugget_ids)).values_list("pk", "text")
     )
-    nuggets = sorted(_unembedded(texts, model=MODEL))
+    nuggets = sorted(nuggets_unembedded(texts))
     if docs:
         _enqueue_after_commit(queue.EMBED_DOCUMENTS, docs)
     if nuggets:

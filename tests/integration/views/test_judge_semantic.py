@@ -160,3 +160,45 @@ def test_without_a_broker_a_saved_nugget_is_embedded_after_the_response(
         nugget_vectors([nugget_id])[nugget_id], real().embed([phrase])[0], atol=1e-5
     )
     assert _data(client, world, "1")[phrase]["semantic_pending"] is False
+
+
+def test_a_web_process_leaves_the_model_to_its_child_process(
+    transactional_db, shared_data, assessor, other_assessor, client, no_broker,
+    monkeypatch,
+):  # fmt: skip
+    """As the WSGI entry point sets it up: the background thread's embedding runs in
+    the child process; this process never loads or runs the model."""
+    from nuggets_app.learning.encoder_process import EncoderProcess
+    from nuggets_app.operations.background import background_wait
+
+    real = embeddings.load_encoder
+
+    def refused():
+        raise RuntimeError("the web process ran the model")
+
+    monkeypatch.setattr(embeddings, "load_encoder", refused)
+    child = EncoderProcess()
+    embeddings.encoder_install(child)
+    world = build_world(shared_data, assessor, other_assessor)
+    client.force_login(assessor)
+    doc = world.docs["184"]
+    phrase = "thermo-aeroelastic similarity"
+    start = doc.text.index(phrase)
+    url = reverse("nugget-create", args=[world.assignment.pk, world.position("184")])
+    try:
+        response = client.post(
+            url,
+            {"start": start, "end": start + len(phrase), "span_text": phrase,
+             "client_uuid": str(uuid.uuid4())},
+        )  # fmt: skip
+        assert response.status_code == 201
+        assert background_wait(60)
+        assert child.pid is not None
+    finally:
+        embeddings.encoder_install(None)
+        child.close()
+    nugget_id = response.json()["id"]
+    np.testing.assert_allclose(
+        nugget_vectors([nugget_id])[nugget_id], real().embed([phrase])[0], atol=1e-5
+    )
+    assert _data(client, world, "1")[phrase]["semantic_pending"] is False

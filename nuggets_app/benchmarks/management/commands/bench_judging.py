@@ -148,6 +148,11 @@ class Command(BaseCommand):
                 "judging",
             )
             results["nuggets_at_end"] = [float(_bench_nuggets().count())]
+            if opts["semantic_mode"] == "on":
+                # The embeddings are done after the responses, not skipped: how many
+                # nuggets wait at the end, and how long the server takes to finish.
+                results["backlog"] = [float(_embedding_backlog())]
+                results["drained_s"] = [_drain_seconds(timeout=300.0)]
         return results
 
     def side_by_side(self, tables: dict[str, dict[str, list[float]]]) -> None:
@@ -200,6 +205,16 @@ class Command(BaseCommand):
         # Every judging request reads the topic's nuggets: their number sets its cost.
         (count,) = results["nuggets_at_end"]
         self.stdout.write(f"topic nuggets at the end: {count:.0f}")
+        if "backlog" in results:
+            (backlog,), (drained,) = results["backlog"], results["drained_s"]
+            self.stdout.write(
+                f"nuggets waiting for their embedding at the end: {backlog:.0f}, "
+                + (
+                    f"all embedded {drained:.1f} s later"
+                    if drained >= 0
+                    else "some still waiting after 300 s"
+                )
+            )
 
 
 KINDS = (
@@ -214,6 +229,22 @@ KINDS = (
 
 def _bench_nuggets():
     return m.Nugget.objects.filter(topic__collection__name="bench-judging")
+
+
+def _embedding_backlog() -> int:
+    from nuggets_app.inference.services.embeddings import nuggets_unembedded
+
+    return len(nuggets_unembedded(dict(_bench_nuggets().values_list("pk", "text"))))
+
+
+def _drain_seconds(*, timeout: float) -> float:
+    """Seconds until every bench nugget's text is embedded (-1: not in ``timeout``)."""
+    start = time.monotonic()
+    while _embedding_backlog():
+        if time.monotonic() - start > timeout:
+            return -1.0
+        time.sleep(0.5)
+    return time.monotonic() - start
 
 
 def _embed_bench_documents() -> None:
