@@ -102,13 +102,20 @@ def text_windows(text: str, *, max_words: int = DEFAULT_MAX_WORDS) -> list[Windo
 def best_windows(windows: Matrix, nuggets: Matrix) -> list[WindowMatch]:
     """For each nugget (row of ``nuggets``) the nearest window (row of ``windows``),
     both L2-normalised; similarity floored at 0. Empty windows: similarity 0."""
+    best, similarity = nearest_windows(windows, nuggets)
+    return [WindowMatch(*pair) for pair in zip(best, similarity, strict=True)]
+
+
+def nearest_windows(windows: Matrix, nuggets: Matrix) -> tuple[list[int], list[float]]:
+    """:func:`best_windows` as two lists, the windows' indices (-1: no window) and the
+    similarities: whole-array steps, for the judging page, which asks for every
+    topic nugget at every move."""
     if len(windows) == 0:
-        return [WindowMatch(-1, 0.0) for _ in range(len(nuggets))]
+        return [-1] * len(nuggets), [0.0] * len(nuggets)
     sims = nuggets @ windows.T
     best = sims.argmax(axis=1)
-    return [
-        WindowMatch(int(i), max(0.0, float(sims[row, i]))) for row, i in enumerate(best)
-    ]
+    found = np.maximum(sims[np.arange(len(best)), best], 0.0)
+    return best.tolist(), found.tolist()
 
 
 def combined_score(minspan: float, semantic: float, *, weight: float) -> float:

@@ -3,9 +3,10 @@
 Without ``REDIS_URL`` Celery runs a task inside the caller (``task_always_eager``), so a
 task enqueued on a request's commit would make the person wait for it: model work
 (embeddings) above all. :func:`background_submit` hands such a task to one daemon
-thread per process instead, at a lower CPU priority than the threads serving requests
-(the model itself runs in a child process, see
-:mod:`nuggets_app.learning.encoder_process`).
+thread per process instead. The model itself runs in a child process at the lowest CPU
+priority (:mod:`nuggets_app.learning.encoder_process`); the thread is not niced: it
+holds the interpreter lock while it runs Python, and a niced thread holding it when
+the system preempts it stalls the request threads that wait for the lock.
 
 A task here takes one list of ids. Those submitted under one name while it waits are
 merged into one run, which waits :data:`GATHER_SECONDS` first for more: one forward
@@ -18,7 +19,6 @@ tasks are idempotent and their callers say so).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import queue
@@ -31,8 +31,6 @@ from django.db import connections
 
 log = logging.getLogger(__name__)
 
-# Nice value of the background thread: requests' threads (0) get the CPU first.
-NICENESS = 10
 # How long a task waits for others of its name to join it. Measured with 50
 # assessors: one run per nugget, each with its queries, cost the requests beside it
 # more than the model's work did.
@@ -84,9 +82,6 @@ def _ensure_thread() -> None:
 
 
 def _serve() -> None:
-    # On Linux a thread has its own nice value (the thread id names it).
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
     while True:
         name = _work.get()
         time.sleep(GATHER_SECONDS)

@@ -27,7 +27,11 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from nuggets_app.learning import embeddings
-from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS, best_windows, text_windows
+from nuggets_app.learning.semantic import (
+    DEFAULT_MAX_WORDS,
+    nearest_windows,
+    text_windows,
+)
 from nuggets_app.models import (
     Collection,
     Document,
@@ -360,16 +364,17 @@ def stored_semantic(
     if not vectors:
         return {}, pending
     ids = sorted(vectors)
-    matches = best_windows(windows, np.vstack([vectors[i] for i in ids]))
+    best, similarity = nearest_windows(windows, np.vstack([vectors[i] for i in ids]))
+    text = document.text
     nearest = {
         i: {
-            "similarity": m.similarity,
-            "start": spans[m.window][0],
-            "end": spans[m.window][1],
-            "sentence": document.text[slice(*spans[m.window])],
+            "similarity": sim,
+            "start": spans[w][0],
+            "end": spans[w][1],
+            "sentence": text[spans[w][0] : spans[w][1]],
         }
-        for i, m in zip(ids, matches, strict=True)
-        if m.window >= 0
+        for i, w, sim in zip(ids, best, similarity, strict=True)
+        if w >= 0
     }
     return nearest, pending
 
