@@ -213,13 +213,14 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "doc": _document_state(page),
         "preferences": preferences_of(user=request.user),
     }
+    nuggets, config["doc"]["sentences"] = _topic_nuggets(page)
     context = {
         "page": page,
         "topic": topic,
         "grades": grades,
         "readonly": readonly,
         "keymap": config["keymap"],
-        "nuggets": _topic_nuggets(page),
+        "nuggets": nuggets,
         "semantic_on": semantic_on(),
         "config": config,
         "html": config["doc"]["html"],
@@ -241,27 +242,33 @@ def judge_data(request: HttpRequest, assignment_id: int, position: int) -> HttpR
         [s.start, s.text, s.nuggets, s.match, s.invisible, s.code]
         for s in page.segments
     ]
-    doc["nuggets"] = _topic_nuggets(page)
+    doc["nuggets"], doc["sentences"] = _topic_nuggets(page)
     doc["judged"] = sorted(page.judged_positions)
     # Aspects other assessors added since the page loaded reach the selects here.
     doc["aspects"] = assignment.topic.aspects
     return JsonResponse(doc)
 
 
-def _topic_nuggets(page: selectors.JudgePage) -> list[dict]:
+def _topic_nuggets(page: selectors.JudgePage) -> tuple[list[dict], dict[int, str]]:
     """The topic's nuggets, each with the document's sentence nearest to it where
-    its embeddings are stored (``semantic``: similarity, span and sentence; None
-    otherwise): semantic evidence beside the matcher's score; ``semantic_pending``
+    its embeddings are stored (``semantic``: similarity, start and end; None
+    otherwise), semantic evidence beside the matcher's score, and ``semantic_pending``
     when the nugget's current text is not embedded yet (the model runs after the
-    save, never in a request)."""
+    save, never in a request). With them, the nearest sentences by start offset:
+    hundreds of nuggets share a document's few sentences, which sent with each
+    nugget were two thirds of a move's JSON and its encoding time."""
     texts = {n["id"]: n["text"] for n in page.topic_nuggets}
     nearest, pending = stored_semantic(
         document=page.document, nugget_ids=texts, texts=texts
     )
-    return [
+    sentences = {}
+    for found in nearest.values():
+        sentences[found["start"]] = found.pop("sentence")
+    nuggets = [
         {**n, "semantic": nearest.get(n["id"]), "semantic_pending": n["id"] in pending}
         for n in page.topic_nuggets
     ]
+    return nuggets, sentences
 
 
 # A position placeholder in URL templates the page fills in (no queue is this long).

@@ -49,8 +49,15 @@ def world(shared_data, assessor, other_assessor):
 
 
 def _data(client, world, docno):
+    """The document's nuggets by text, each nearest sentence put back in its nugget
+    from the document's sentences (sent once each, by start offset), as the page
+    does."""
     url = reverse("judge-data", args=[world.assignment.pk, world.position(docno)])
-    return {n["text"]: n for n in client.get(url).json()["nuggets"]}
+    data = client.get(url).json()
+    for n in data["nuggets"]:
+        if n["semantic"]:
+            n["semantic"]["sentence"] = data["sentences"][str(n["semantic"]["start"])]
+    return {n["text"]: n for n in data["nuggets"]}
 
 
 def test_each_nugget_shows_the_documents_nearest_sentence_once_embedded(
@@ -80,13 +87,18 @@ def test_each_nugget_shows_the_documents_nearest_sentence_once_embedded(
     page = assessor_client.get(
         reverse("judge", args=[world.assignment.pk, world.position("184")])
     )
-    listed = json.loads(
-        re.search(
-            r'<script id="judge-nuggets" type="application/json">(.*?)</script>',
-            page.text,
-            re.S,
-        ).group(1)
+
+    def script(name):
+        pattern = rf'<script id="{name}" type="application/json">(.*?)</script>'
+        return json.loads(re.search(pattern, page.text, re.S).group(1))
+
+    listed, sentences = (
+        script("judge-nuggets"),
+        script("judge-config")["doc"]["sentences"],
     )
+    for n in listed:
+        if n["semantic"]:
+            n["semantic"]["sentence"] = sentences[str(n["semantic"]["start"])]
     assert {n["text"]: n["semantic"] for n in listed} == {
         t: after[t]["semantic"] for t in after
     }

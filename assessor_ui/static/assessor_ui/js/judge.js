@@ -41,12 +41,22 @@ function status(kind, message) {
   statusEl.dataset.kind = kind;
 }
 
+// The document's sentence nearest to each nugget comes once per sentence, by its start
+// offset (a topic's hundreds of nuggets share a document's few sentences).
+function withSentences(nuggets, sentences) {
+  for (const n of nuggets) {
+    const sentence = n.semantic && sentences ? sentences[n.semantic.start] : undefined;
+    if (sentence !== undefined) n.semantic.sentence = sentence;
+  }
+  return nuggets;
+}
+
 const urlFor = (name, position) => config.urls[name].replace(config.urls.mark, String(position));
 const saver = new Saver({ csrfUrl: config.urls.csrf, loginUrl: config.urls.login, onStatus: status });
 const timer = new ActiveTimer(config.idleSeconds);
 let current = config.doc;
 const panel = new NuggetPanel({ config, saver, root, status, urlFor, onChange: () => nuggetsChanged() });
-panel.reset(current.document, current.position, JSON.parse(document.getElementById("judge-nuggets").textContent));
+panel.reset(current.document, current.position, withSentences(JSON.parse(document.getElementById("judge-nuggets").textContent), current.sentences));
 const sync = new JudgmentSync({ config, saver, status, urlFor, shown: () => current, onTheirs: (position, state) => takeGrade(position, state) });
 saver.unresolved = () => panel.conflicts.size + sync.conflicts.size;
 const workHistory = new WorkHistory({ config, saver, status, urlFor, sync, onUndone: (position, body) => undone(position, body) });
@@ -145,7 +155,7 @@ function show(doc) {
   originalButton.hidden = !doc.html;
   if (!doc.html) toggleOriginal(false);
   showRelevance();
-  panel.reset(doc.document, doc.position, doc.nuggets);
+  panel.reset(doc.document, doc.position, withSentences(doc.nuggets, doc.sentences));
   if (doc.aspects) panel.setAspects(doc.aspects);
   if (termsBox.checked) highlightTerms(root, current.terms, true);
   window.scrollTo(0, 0);
@@ -210,7 +220,8 @@ async function refreshShown() {
   if (move !== moves) return;
   const whole = seen === changes;
   current.scores = doc.scores;
-  panel.updateScores(doc.nuggets, { whole });
+  current.sentences = doc.sentences;
+  panel.updateScores(withSentences(doc.nuggets, doc.sentences), { whole });
   if (doc.aspects) panel.setAspects(doc.aspects);
   if (!whole) return;
   currentStale = false;

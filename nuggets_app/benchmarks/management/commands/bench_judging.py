@@ -139,6 +139,7 @@ class Command(BaseCommand):
             run_phase(
                 opts, sessions, lambda s, rng: baseline_step(s, results), "baseline"
             )
+            busy, started = machine_busy_seconds(), time.monotonic()
             run_phase(
                 opts,
                 sessions,
@@ -147,6 +148,10 @@ class Command(BaseCommand):
                 ),
                 "judging",
             )
+            # Less noisy than a p95: what the whole machine (server, database, this
+            # load generator) spent per request.
+            results["busy_s"] = [machine_busy_seconds() - busy]
+            results["phase_s"] = [time.monotonic() - started]
             results["nuggets_at_end"] = [float(_bench_nuggets().count())]
             if opts["semantic_mode"] == "on":
                 # The embeddings are done after the responses, not skipped: how many
@@ -202,6 +207,13 @@ class Command(BaseCommand):
             )
         failures = results.get("failure", [])
         self.stdout.write(f"failures: {len(failures)}")
+        (busy,), (seconds,) = results["busy_s"], results["phase_s"]
+        served = sum(len(results.get(k, [])) for k in KINDS[1:])
+        self.stdout.write(
+            f"machine CPU in the judging phase: {busy / seconds:.2f} of "
+            f"{os.cpu_count()} cores busy, {1000 * busy / max(served, 1):.1f} ms "
+            "per request (server, database and this load generator)"
+        )
         # Every judging request reads the topic's nuggets: their number sets its cost.
         (count,) = results["nuggets_at_end"]
         self.stdout.write(f"topic nuggets at the end: {count:.0f}")
@@ -253,6 +265,17 @@ def _embed_bench_documents() -> None:
 
     docs = m.Document.objects.filter(collection__name="bench-judging")
     documents_embed_missing(document_ids=list(docs.values_list("pk", flat=True)))
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of the machine spent busy since boot (``/proc/stat``:
+    user, nice, system, irq and softirq time), 0 where there is no such file."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port(port: int) -> int:
