@@ -106,6 +106,7 @@ class Command(BaseCommand):
             paths = fixture_build(users=opts["users"], docs_path=opts["docs"])
             if mode == "on":
                 _embed_bench_documents()
+            _vacuum_bench_tables()
             tables[mode] = self.measure({**opts, "semantic_mode": mode}, paths)
         for mode, results in tables.items():
             self.stdout.write(f"--- semantic extra {mode}")
@@ -241,6 +242,27 @@ KINDS = (
 
 def _bench_nuggets():
     return m.Nugget.objects.filter(topic__collection__name="bench-judging")
+
+
+def _vacuum_bench_tables() -> None:
+    """Every phase starts from the same tables: the rows of the runs before, deleted
+    by ``fixture_build``, vacuumed away and the planner's statistics fresh. Where
+    autovacuum is off or behind, they piled up run after run (18,000 dead judgments
+    under 800 live ones) and slowed every later phase."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+    from django.db import connection
+
+    tables = [
+        model._meta.db_table
+        for model in (
+            m.Judgment, m.Nugget, m.NuggetEmbedding, m.WorkChange, Session,
+            get_user_model(),
+        )
+    ]  # fmt: skip
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"VACUUM (ANALYZE) {connection.ops.quote_name(table)}")
 
 
 def _embedding_backlog() -> int:
