@@ -256,7 +256,7 @@ def _topic_nuggets(page: selectors.JudgePage) -> tuple[list[dict], dict[int, str
     when the nugget's current text is not embedded yet (the model runs after the
     save, never in a request). With them, the nearest sentences by start offset:
     hundreds of nuggets share a document's few sentences, which sent with each
-    nugget were two thirds of a move's JSON and its encoding time."""
+    nugget were two thirds of a move's JSON."""
     texts = {n["id"]: n["text"] for n in page.topic_nuggets}
     nearest, pending = stored_semantic(
         document=page.document, nugget_ids=texts, texts=texts
