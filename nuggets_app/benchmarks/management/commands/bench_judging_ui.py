@@ -22,12 +22,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from nuggets_app import headless
+from nuggets_app.benchmarks.load_server import free_port, gunicorn_server, percentile
 from nuggets_app.benchmarks.management.commands.bench_judging import (
     PASSWORD,
     fixture_build,
-    free_port,
-    gunicorn_server,
-    percentile,
 )
 
 # Injected before any page script. It stamps the key press (absolute time, kept in
