@@ -122,6 +122,22 @@ def test_an_edited_nugget_shows_nothing_until_its_new_text_is_embedded(
     )
 
 
+PHRASE = "thermo-aeroelastic similarity"
+
+
+def _save_phrase(client, world):
+    """Save :data:`PHRASE` of document 184 as a nugget, as the judging page does."""
+    start = world.docs["184"].text.index(PHRASE)
+    url = reverse("nugget-create", args=[world.assignment.pk, world.position("184")])
+    response = client.post(
+        url,
+        {"start": start, "end": start + len(PHRASE), "span_text": PHRASE,
+         "client_uuid": str(uuid.uuid4())},
+    )  # fmt: skip
+    assert response.status_code == 201
+    return response
+
+
 @pytest.fixture
 def no_broker(monkeypatch):
     """Tasks as without ``REDIS_URL``: Celery would run them inside the caller."""
@@ -149,29 +165,20 @@ def test_without_a_broker_a_saved_nugget_is_embedded_after_the_response(
         return real()
 
     monkeypatch.setattr(embeddings, "load_encoder", gated)
-    doc = world.docs["184"]
-    phrase = "thermo-aeroelastic similarity"
-    start = doc.text.index(phrase)
-    url = reverse("nugget-create", args=[world.assignment.pk, world.position("184")])
-    response = client.post(
-        url,
-        {"start": start, "end": start + len(phrase), "span_text": phrase,
-         "client_uuid": str(uuid.uuid4())},
-    )  # fmt: skip
-    assert response.status_code == 201
+    response = _save_phrase(client, world)
     assert response.json()["semantic_pending"] is True
     nugget_id = response.json()["id"]
     assert not NuggetEmbedding.objects.filter(nugget_id=nugget_id).exists()
     listed = _data(client, world, "1")
-    assert listed[phrase]["semantic_pending"] is True
+    assert listed[PHRASE]["semantic_pending"] is True
 
     gate.set()
     assert background_wait(60)
     assert NuggetEmbedding.objects.filter(nugget_id=nugget_id).count() == 1
     np.testing.assert_allclose(
-        nugget_vectors([nugget_id])[nugget_id], real().embed([phrase])[0], atol=1e-5
+        nugget_vectors([nugget_id])[nugget_id], real().embed([PHRASE])[0], atol=1e-5
     )
-    assert _data(client, world, "1")[phrase]["semantic_pending"] is False
+    assert _data(client, world, "1")[PHRASE]["semantic_pending"] is False
 
 
 def test_a_web_process_leaves_the_model_to_its_child_process(
@@ -193,17 +200,8 @@ def test_a_web_process_leaves_the_model_to_its_child_process(
     embeddings.encoder_install(child)
     world = build_world(shared_data, assessor, other_assessor)
     client.force_login(assessor)
-    doc = world.docs["184"]
-    phrase = "thermo-aeroelastic similarity"
-    start = doc.text.index(phrase)
-    url = reverse("nugget-create", args=[world.assignment.pk, world.position("184")])
     try:
-        response = client.post(
-            url,
-            {"start": start, "end": start + len(phrase), "span_text": phrase,
-             "client_uuid": str(uuid.uuid4())},
-        )  # fmt: skip
-        assert response.status_code == 201
+        response = _save_phrase(client, world)
         assert background_wait(60)
         assert child.pid is not None
     finally:
@@ -211,6 +209,6 @@ def test_a_web_process_leaves_the_model_to_its_child_process(
         child.close()
     nugget_id = response.json()["id"]
     np.testing.assert_allclose(
-        nugget_vectors([nugget_id])[nugget_id], real().embed([phrase])[0], atol=1e-5
+        nugget_vectors([nugget_id])[nugget_id], real().embed([PHRASE])[0], atol=1e-5
     )
-    assert _data(client, world, "1")[phrase]["semantic_pending"] is False
+    assert _data(client, world, "1")[PHRASE]["semantic_pending"] is False
