@@ -13,6 +13,16 @@ def driver():
         yield browser
 
 
+@pytest.fixture(autouse=True)
+def page_left(request):
+    """After each test the browser leaves its page, so that nothing the page sends
+    on a timer (the clock, a prefetch) reaches the server while the database is
+    emptied; the requests already sent are waited for by ``database_quiet``."""
+    yield
+    if "driver" in request.fixturenames:
+        request.getfixturevalue("driver").get("about:blank")
+
+
 @pytest.fixture
 def researcher(db):
     from django.contrib.auth.models import Group
