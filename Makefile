@@ -65,11 +65,13 @@ test: setup-dev ## The whole test suite: unit (no database), then integration an
 	$(PY) tests/services.py --database $(TEST_DATABASE_URL) --redis $(TEST_REDIS_URL) -- \
 	  $(PY) -m pytest tests/integration tests/browser -q
 
-lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs on every package (strict on the Django-free ones)
+lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs on every package (strict on the Django-free ones), models and migrations in step
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy matcher nuggets_app assessor_ui lab
+	SECRET_KEY=lint-only-kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk DEBUG=1 DATA_DIR=$$(mktemp -d) \
+	  $(PY) manage.py makemigrations --check --dry-run
 
 # Benchmarks run with DEBUG off, as in production, which needs a SECRET_KEY: a
 # throwaway one for the run unless you set your own.
