@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import DomainError
+
 STEMMERS = ("porter", "none")
 STOPWORD_LISTS = ("default", "none")
 
 
-class MatcherError(ValueError):
+class MatcherError(DomainError):
     """Bad matcher input; the message names the file, field or line at fault."""
 
 

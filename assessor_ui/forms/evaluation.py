@@ -10,6 +10,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from assessor_ui.forms.rules import RuleKindFields
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import uncertainty
 from nuggets_app.inference.services.rules import (
@@ -59,7 +60,7 @@ class RunsForm(RuleFields):
         names = self.cleaned_data["measures"].split()
         try:
             return [str(m) for m in measures_parse(names)]
-        except ValueError as error:
+        except DomainError as error:
             raise forms.ValidationError(str(error)) from None
 
 
@@ -81,7 +82,7 @@ class CompareForm(RuleFields):
     def clean_measure(self) -> str:
         try:
             return str(measures_parse([self.cleaned_data["measure"]])[0])
-        except ValueError as error:
+        except DomainError as error:
             raise forms.ValidationError(str(error)) from None
 
 

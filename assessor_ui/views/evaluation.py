@@ -39,6 +39,7 @@ from assessor_ui.forms.evaluation import (
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.interval_chart import interval_chart
 from nuggets_app import plots
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
     dashboards,
@@ -83,7 +84,7 @@ class PageData:
     def use(self, outcome: computed.Outcome) -> None:
         """Take a kept result's tables, figures and values; or note its progress."""
         if outcome.status == "failed":
-            raise ValueError(outcome.error)
+            raise computed.ComputationFailed(outcome.error)
         if not outcome.ready:
             self.computing.append(outcome)
             return
@@ -222,7 +223,7 @@ def _build(request: HttpRequest, pk: int, name: str) -> tuple[Collection, PageDa
     try:
         page.context["scorings"] = _scorings(collection, page.form)
         builder(request, collection, page)
-    except ValueError as error:  # SourceError, VerificationError, bad ir input
+    except DomainError as error:
         page.error = str(error)
         page.tables.clear()
         page.figures.clear()

@@ -4,6 +4,8 @@ only: everybody else gets 403."""
 
 from __future__ import annotations
 
+import math
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -16,6 +18,7 @@ from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.errors import error_page
 from assessor_ui.views.job_charts import chart_curve, chart_histogram, chart_reliability
 from assessor_ui.views.job_nuggets import nugget_value_context
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
@@ -27,6 +30,7 @@ from nuggets_app.inference.services import (
     rules,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
+from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
 
 EXPORT_KINDS = (
@@ -136,7 +140,7 @@ def job_fit(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob, pk=pk)
     try:
         summary = job_model.job_model_fit(job=job)
-    except job_model.RelevanceModelError as exc:
+    except relevance_features.RelevanceModelError as exc:
         messages.error(request, f"Not fitted: {exc}")
     else:
         messages.info(
@@ -185,10 +189,12 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
 def job_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob, pk=pk)
     try:
-        summary = matching.match_job_rescore(
-            job=job, lam=float(request.POST.get("lam", ""))
-        )
-    except (ValueError, matching.MatchJobError) as exc:
+        lam = float(request.POST.get("lam", ""))
+    except ValueError:
+        lam = math.nan  # match_job_rescore names a lambda outside (0, 1]
+    try:
+        summary = matching.match_job_rescore(job=job, lam=lam)
+    except DomainError as exc:
         messages.error(request, f"Not re-scored: {exc}")
     else:
         earlier = job.scoring_history()[-2]
@@ -213,7 +219,7 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
     rule = rule_form.rule()
     try:
         decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
-    except ValueError as exc:
+    except DomainError as exc:
         messages.error(request, f"{exc}; showing the paper rule instead.")
         rule = rules.DecisionRule()
         decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
@@ -295,7 +301,7 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
     documents (the global one when the topic has too few), and a note saying which."""
     try:
         fitted = rules.rule_fit(job=job, scope="per-topic")
-    except ValueError as exc:
+    except DomainError as exc:
         return RuleForm(job=job), f"No threshold can be suggested: {exc}."
     threshold = fitted.per_topic.get(topic.qid, fitted.threshold)
     where = (
@@ -383,7 +389,7 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
                 collection=job.collection, topics=job.topics.all()
             )
             return _download(export.text(), f"job-{job.pk}.passages")
-    except (exports.ExportError, ValueError) as exc:
+    except DomainError as exc:
         return error_page(
             request,
             status=409,

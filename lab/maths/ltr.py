@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from nuggets_app.errors import DomainError
 from nuggets_app.learning import retrieval
 
 FloatArray = npt.NDArray[np.float64]
@@ -77,7 +78,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
 TEXT_FEATURES: tuple[str, ...] = FEATURE_NAMES[:8]
 
 
-class LtrError(ValueError):
+class LtrError(DomainError):
     """A training set cannot be made as asked; the message says why."""
 
 

@@ -33,13 +33,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from nuggets_app.errors import DomainError
 from nuggets_app.learning.thresholds import (
     SPEC_FIT,
     SPEC_PAPER,
     SPEC_TOP,
+    FitError,
     fit_spec_parse,
     rule_spec_split,
 )
+
+
+class SimulationError(DomainError):
+    """The simulation cannot run as asked; the message says why."""
 
 
 class TokenLike(Protocol):
@@ -69,9 +75,11 @@ class ExtractionOptions:
     def __post_init__(self) -> None:
         for name in ("nuggets_per_doc", "max_terms", "min_terms", "keywords"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name}: must be >= 0, got {getattr(self, name)}")
+                raise SimulationError(
+                    f"{name}: must be >= 0, got {getattr(self, name)}"
+                )
         if self.max_terms < 1:
-            raise ValueError(f"max_terms: must be >= 1, got {self.max_terms}")
+            raise SimulationError(f"max_terms: must be >= 1, got {self.max_terms}")
 
 
 @dataclass(frozen=True)
@@ -352,8 +360,8 @@ def rule_parse(rule: str) -> tuple[str, float]:
     if kind == SPEC_FIT:
         try:
             beta, scope = fit_spec_parse(value)
-        except ValueError:
-            raise ValueError(
+        except FitError:
+            raise SimulationError(
                 f"rule: expected fit:fB or fit:fB:per-topic (e.g. fit:f1), got {rule!r}"
             ) from None
         return ("fit" if scope == "global" else "fit-per-topic"), beta
@@ -365,6 +373,6 @@ def rule_parse(rule: str) -> tuple[str, float]:
         return kind, number
     if kind == SPEC_TOP and number >= 0 and number == int(number):
         return kind, number
-    raise ValueError(
+    raise SimulationError(
         f"rule: expected threshold:X with 0<=X<=1, top:N or fit:f1, got {rule!r}"
     )

@@ -23,11 +23,11 @@ from typing import Any
 from django.db import transaction
 
 from lab.maths.simulation import (
+    SimulationError,
     rule_parse,
 )
 from lab.services.simulation_config import (
     SimulationConfig,
-    SimulationError,
 )
 from lab.services.simulation_job import (
     JobFigures,

@@ -9,10 +9,6 @@ from lab.maths.simulation import ExtractionOptions
 SIMULATED_ASSESSOR = "simulated-assessor"
 
 
-class SimulationError(ValueError):
-    """The simulation cannot run as asked; the message says why."""
-
-
 @dataclass(frozen=True)
 class SimulationConfig:
     """Parameters of one simulation (command-line options of ``manage.py simulate``)."""

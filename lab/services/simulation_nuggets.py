@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-from lab.maths.simulation import nuggets_extract
+from lab.maths.simulation import SimulationError, nuggets_extract
 from lab.services.simulation_config import (
     SimulationConfig,
-    SimulationError,
 )
 from matcher import MatchOptions, normalize
 from nuggets_app.models import Collection, Document, Nugget, NuggetBank, Topic

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from lab.maths.simulation import SimulationError
 from lab.services.simulation import (
     _assessor,
     _judge,
@@ -45,7 +46,6 @@ from lab.services.simulation import (
 )
 from lab.services.simulation_config import (
     SimulationConfig,
-    SimulationError,
 )
 from lab.services.simulation_job import job_fit_and_figures
 from lab.services.simulation_nuggets import (

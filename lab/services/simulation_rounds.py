@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.maths.simulation import rule_parse
+from lab.maths.simulation import SimulationError, rule_parse
 from lab.services.simulation import (
     Progress,
     SimulationData,
@@ -37,7 +37,6 @@ from lab.services.simulation import (
 )
 from lab.services.simulation_config import (
     SimulationConfig,
-    SimulationError,
 )
 from lab.services.simulation_job import job_fit_and_figures
 from lab.services.simulation_nuggets import (

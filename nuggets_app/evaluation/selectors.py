@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max
 
+from nuggets_app.errors import DomainError
 from nuggets_app.importers.qrels import (
     UNJUDGED_REL,
     parse_qrels_text,
@@ -57,7 +58,7 @@ Scores = dict[str, dict[str, float]]
 JOB_KINDS = ("inferred", "merged")
 
 
-class SourceError(ValueError):
+class SourceError(DomainError):
     """A qrels source key that does not name anything usable; the message says why."""
 
 

@@ -16,6 +16,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
+from nuggets_app.errors import DomainError
+
 from .errors import ImportFormatError, escape_path
 
 T = TypeVar("T")
@@ -66,5 +68,5 @@ def run_import(
             raise CommandError(str(error)) from None
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from None
-        except (ValueError, OSError) as error:
+        except (DomainError, OSError) as error:
             raise CommandError(str(error)) from None

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nuggets_app.html import html_extract, sanitize_html
+from nuggets_app.importers.errors import ImportOptionError
 
 from .errors import ErrorSink, ImportFormatError, report
 from .records import DocRecord, check_docno, check_storable, normalize_newlines
@@ -67,7 +68,9 @@ def parse_collection(
     file without documents (record-level problems go to ``sink`` when given).
     """
     if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise ImportOptionError(
+            f"format must be one of {', '.join(FORMATS)}, not {fmt!r}"
+        )
     check_encoding(encoding, encoding_errors)
     if fmt == "auto":
         fmt = detect_format(path, encoding=encoding)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from nuggets_app.errors import DomainError
+
 MAX_SHOWN = 80
 
 
@@ -30,7 +32,12 @@ def escape_path(path: object) -> str:
     return repr(text)[1:-1]
 
 
-class ImportFormatError(Exception):
+class ImportOptionError(DomainError):
+    """An import option (format, kind, encoding, collection, source) the importer
+    does not know; nothing has been read."""
+
+
+class ImportFormatError(DomainError):
     """Bad input in an import file.
 
     Attributes: ``path`` (the file), ``line`` (1-based, counting ``\\n`` bytes as ``wc -l``

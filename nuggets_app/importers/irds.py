@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nuggets_app.html import html_extract, sanitize_html
+from nuggets_app.importers.errors import ImportOptionError
 
 from .errors import ImportFormatError
 from .records import DocRecord, check_docno, check_storable, normalize_newlines
@@ -18,13 +19,13 @@ def _load(dataset_id: str):
     try:
         import ir_datasets
     except ImportError:
-        raise ValueError(
+        raise ImportOptionError(
             "--ir-datasets needs the ir_datasets package (pip install ir_datasets)"
         ) from None
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:
-        raise ValueError(f"unknown ir_datasets id {dataset_id!r}") from None
+        raise ImportOptionError(f"unknown ir_datasets id {dataset_id!r}") from None
 
 
 def parse_ir_datasets(dataset_id: str) -> Iterator[DocRecord]:
@@ -35,7 +36,7 @@ def parse_ir_datasets(dataset_id: str) -> Iterator[DocRecord]:
     """
     dataset = _load(dataset_id)
     if not dataset.has_docs():
-        raise ValueError(f"ir_datasets {dataset_id!r} has no documents")
+        raise ImportOptionError(f"ir_datasets {dataset_id!r} has no documents")
     where = f"ir_datasets:{dataset_id}"
     for position, doc in enumerate(dataset.docs_iter(), start=1):
         docno = check_docno(where, position, str(doc.doc_id))

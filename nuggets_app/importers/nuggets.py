@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from nuggets_app.importers.errors import ImportOptionError
+
 from .documents import json_object
 from .errors import ErrorSink, ImportFormatError, report
 from .fields import MAX_QID
@@ -113,7 +115,9 @@ def parse_nuggets(
         fmt = detect_format(path, encoding=encoding)
     readers = {"jsonl": _jsonl, "trec-qa": _trec_qa, "rag": _rag, "trec-ts": _trec_ts}
     if fmt not in readers:
-        raise ValueError(f"unknown nugget format {fmt!r}: one of {', '.join(FORMATS)}")
+        raise ImportOptionError(
+            f"unknown nugget format {fmt!r}: one of {', '.join(FORMATS)}"
+        )
     count = 0
     # What a reader carries from line to line (the trec-qa question header).
     state: dict[str, str] = {}

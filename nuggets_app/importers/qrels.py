@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from nuggets_app.importers.errors import ImportOptionError
 from nuggets_app.ir.prels import PLACEHOLDER_REL
 
 from .errors import ErrorSink, ImportFormatError
@@ -223,7 +224,7 @@ def _line_parser(path: str | Path, kind: str) -> Callable[[int, str], QrelsLine 
     """The parser of one line of ``kind`` (``auto``: decided by the first line) that
     reads a repeated identical line once and rejects a repeated pair that disagrees."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        raise ImportOptionError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     seen: dict[
         tuple[str, str, str | None], tuple[int, int | None, float | None, float | None]
     ] = {}

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from nuggets_app.importers.errors import ImportOptionError
+
 from .errors import ImportFormatError, escape_text
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -49,9 +51,9 @@ def check_encoding(encoding: str, encoding_errors: str = "strict") -> str:
     try:
         name = codecs.lookup(encoding).name
     except LookupError:
-        raise ValueError(f"unknown encoding {encoding!r}") from None
+        raise ImportOptionError(f"unknown encoding {encoding!r}") from None
     if encoding_errors not in ("strict", "replace"):
-        raise ValueError(
+        raise ImportOptionError(
             f"encoding errors must be 'strict' or 'replace', not {encoding_errors!r}"
         )
     return name

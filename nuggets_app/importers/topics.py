@@ -23,6 +23,8 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml
 import defusedxml.ElementTree as SafeET
 
+from nuggets_app.importers.errors import ImportOptionError
+
 from .documents import json_object
 from .errors import ErrorSink, ImportFormatError, report
 from .fields import MAX_QID
@@ -337,7 +339,9 @@ def parse_topics(
 ) -> Iterator[TopicRecord]:
     """Yield the topics of ``path``; duplicate qids and files without topics are errors."""
     if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise ImportOptionError(
+            f"format must be one of {', '.join(FORMATS)}, not {fmt!r}"
+        )
     if fmt == "auto":
         fmt = detect_topic_format(path, encoding=encoding)
     parser = {

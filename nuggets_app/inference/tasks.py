@@ -17,6 +17,7 @@ from nuggets_app.inference.services import (
     rounds,
     unpooled,
 )
+from nuggets_app.learning import relevance_features
 from nuggets_app.operations import queue
 
 # Retries of one message while the database is unreachable: with the backoff capped
@@ -77,7 +78,7 @@ def match_job_fit(job_id: int) -> dict[str, Any]:
         return {"status": "skipped", "detail": "no such job"}
     try:
         summary = job_model.job_model_fit(job=job)
-    except job_model.RelevanceModelError as exc:
+    except relevance_features.RelevanceModelError as exc:
         return {"status": "failed", "detail": str(exc)}
     return {"status": "done", "documents": summary.documents}
 

@@ -14,13 +14,15 @@ from dataclasses import dataclass
 
 import ir_measures
 
+from nuggets_app.errors import DomainError
+
 # qid -> subtopic -> docno -> grade
 SubtopicQrels = Mapping[str, Mapping[str, Mapping[str, int]]]
 Run = Mapping[str, Mapping[str, float]]
 DIVERSITY_MEASURES = ("alpha_nDCG", "ERR_IA", "StRecall")
 
 
-class DiversityError(ValueError):
+class DiversityError(DomainError):
     """Subtopic qrels cannot be read or used as given; the message says where."""
 
 

@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from nuggets_app.ir.measures import MeasureError
 from nuggets_app.ir.prels import ranking_order, topic_key
 
 ProbQrels = Mapping[str, Mapping[str, float]]
@@ -76,7 +77,7 @@ def _measure(name: str) -> tuple[str, int | None]:
         return kind, None
     if kind in ("EP", "EnDCG") and cut.isdigit() and int(cut) > 0:
         return kind, int(cut)
-    raise ValueError(f"unknown expected measure {name!r} (EAP, EP@k, EnDCG@k)")
+    raise MeasureError(f"unknown expected measure {name!r} (EAP, EP@k, EnDCG@k)")
 
 
 def topic_expected(

@@ -25,8 +25,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from nuggets_app.errors import DomainError
 
-class GradedError(ValueError):
+
+class GradedError(DomainError):
     """Graded inference cannot be made as asked; the message says why."""
 
 

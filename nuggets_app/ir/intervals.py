@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from nuggets_app.errors import DomainError
+
 INTERVALS = ("linearised", "anticipated", "model_only", "combined", "sparse")
 # The largest variance of a [0, 1]-valued estimate (Popoviciu).
 MODEL_ONLY_VAR = 0.25
@@ -42,7 +44,7 @@ RELEVANT_WANTED = 3.0
 THIN_BELOW = 5
 
 
-class IntervalError(ValueError):
+class IntervalError(DomainError):
     """An unknown interval method; the message names it."""
 
 

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 import ir_measures
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.prels import ranking_order, topic_key
+
+
+class MeasureError(DomainError):
+    """A measure name that is not one the evaluator knows; the message says why."""
+
 
 DEFAULT_MEASURES = (
     "AP",
@@ -63,7 +69,7 @@ def measures_parse(names: Iterable[str]) -> list[ir_measures.Measure]:
         try:
             parsed.append(ir_measures.parse_measure(name))
         except (ValueError, NameError, SyntaxError, TypeError) as error:
-            raise ValueError(f"unknown measure {name!r}: {error}") from error
+            raise MeasureError(f"unknown measure {name!r}: {error}") from error
     return parsed
 
 

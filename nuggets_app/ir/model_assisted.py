@@ -65,6 +65,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.intervals import (
     MODEL_ONLY_VAR,
     anticipated_vars,
@@ -88,7 +89,7 @@ Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
 
 
-class ModelAssistedError(ValueError):
+class ModelAssistedError(DomainError):
     """Bad input to the model-assisted estimator; the message names it."""
 
 

@@ -32,10 +32,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.spans import Span, covered_chars, intersect_chars, merge_spans
 
 DEFAULT_N = 12_000
 _DIRECT_LIMIT = 1_000  # harmonic terms summed one by one below this denominator
+
+
+class PassageError(DomainError):
+    """Passage input that cannot be scored (a negative offset, an article ranked twice)."""
 
 
 class Passage(NamedTuple):
@@ -65,7 +70,7 @@ def passage_stream(
     segments: list[tuple[str, int]] = []
     for passage in run:
         if passage.length < 0 or passage.start < 0:
-            raise ValueError(f"passage with negative start or length: {passage}")
+            raise PassageError(f"passage with negative start or length: {passage}")
         start, end = passage.start, passage.start + passage.length
         before = seen.get(passage.docno, [])
         spans = relevant.get(passage.docno)
@@ -241,7 +246,7 @@ def inex_measures(
     """
     docnos = [docno for docno, _ in articles]
     if len(set(docnos)) != len(docnos):
-        raise ValueError("an article appears twice in the ranking")
+        raise PassageError("an article appears twice in the ranking")
     rsize = {d: covered_chars(spans) for d, spans in highlighted.items()}
     trel = sum(1 for size in rsize.values() if size > 0)
     tchars = sum(rsize.values())

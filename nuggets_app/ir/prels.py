@@ -16,12 +16,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from nuggets_app.errors import DomainError
+
 # The grade of a placeholder line, which the evaluator skips (docs/reference/algorithms.md
 # 1.4); the importers read prels with the same constant.
 PLACEHOLDER_REL = -999
 
 
-class StatapInputError(ValueError):
+class StatapInputError(DomainError):
     """Bad prels or run input; ``str()`` is ``FILE:LINE: problem``."""
 
     def __init__(self, source: str, line: int, problem: str) -> None:

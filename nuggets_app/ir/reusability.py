@@ -38,9 +38,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.ranking import kendall_tau
 
 _PREFIX = re.compile(r"[-_.]")
+
+
+class ReusabilityError(DomainError):
+    """A run-group file or held-out set that cannot be used; the message says why."""
 
 
 def bpref(ranking: Sequence[str], judged: Mapping[str, int]) -> float:
@@ -116,12 +121,12 @@ def groups_parse(lines: Iterable[str], *, source: str = "groups") -> dict[str, s
             continue
         parts = text.split()
         if len(parts) != 2:
-            raise ValueError(
+            raise ReusabilityError(
                 f"{source}:{number}: expected 'RUN GROUP', got {line.strip()!r}"
             )
         run, group = parts
         if run in out:
-            raise ValueError(f"{source}:{number}: run {run} is listed twice")
+            raise ReusabilityError(f"{source}:{number}: run {run} is listed twice")
         out[run] = group
     return out
 
@@ -176,7 +181,7 @@ def reusability_summary(
 ) -> dict[str, float]:
     """The module docstring's summary of one estimator's held-out rows."""
     if not rows:
-        raise ValueError("no held-out runs to summarise")
+        raise ReusabilityError("no held-out runs to summarise")
     rel = [r.rel_error for r in rows if r.rel_error == r.rel_error]
     scores = {r.run: r.score for r in rows}
     return {

@@ -31,6 +31,8 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Literal
 
+from nuggets_app.errors import DomainError
+
 Stop = Literal["distinct", "draws"]
 
 # How the inclusion probabilities of a draw were obtained (stored with the sample).
@@ -45,7 +47,7 @@ PI_CERTAIN = "certain"  # depth selection: pi = 1 for chosen documents, 0 for ot
 _SUM_TOLERANCE = 1e-9
 
 
-class SamplingError(ValueError):
+class SamplingError(DomainError):
     """Bad input to a sampling function; the message names the offending value."""
 
 

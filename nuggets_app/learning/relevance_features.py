@@ -66,6 +66,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from nuggets_app.errors import DomainError
+
 FEATURE_NAMES: tuple[str, ...] = (
     "nugget_bm25",
     "topic_bm25",
@@ -87,7 +89,7 @@ FloatArray = npt.NDArray[np.float64]
 Terms = Sequence[str]
 
 
-class RelevanceModelError(ValueError):
+class RelevanceModelError(DomainError):
     """The model cannot be fitted or read as asked; the message says why."""
 
 

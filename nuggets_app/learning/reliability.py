@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from nuggets_app.learning import relevance_model
+from nuggets_app.learning import relevance_features, relevance_model
 
 RELIABILITY_BINS = 10
 CV_FOLDS = 5
@@ -60,7 +60,7 @@ def heldout_predictions(
             model = relevance_model.model_fit(
                 masked, weights=weights, pool_relevant=pool_relevant, ablate=ablate
             )
-        except ValueError:
+        except relevance_features.RelevanceModelError:
             continue
         predicted = relevance_model.model_predict(model, masked)
         for qid, out in targets.items():

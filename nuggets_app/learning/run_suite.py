@@ -38,10 +38,15 @@ from typing import Any
 import numpy as np
 from rank_bm25 import BM25L, BM25Plus
 
+from nuggets_app.errors import DomainError
 from nuggets_app.learning import retrieval as rt
 
 Ranking = list[tuple[str, float]]
 ScoreFn = Callable[["SuiteContext", str, str], tuple[np.ndarray, np.ndarray]]
+
+
+class RunSuiteError(DomainError):
+    """A run tag the suite does not make."""
 
 
 @dataclass
@@ -180,7 +185,7 @@ def run_suite(
     chosen = list(tags) if tags is not None else list(runs)
     unknown = sorted(set(chosen) - set(runs))
     if unknown:
-        raise ValueError(f"unknown run tags: {', '.join(unknown)}")
+        raise RunSuiteError(f"unknown run tags: {', '.join(unknown)}")
     topics = list(topics)
     result: dict[str, dict[str, Ranking]] = {}
     for tag in chosen:

@@ -28,12 +28,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from nuggets_app.errors import DomainError
+
 SCOPES = ("global", "per-topic")
 
 Judged = Sequence[tuple[float, bool]]
 
 
-class FitError(ValueError):
+class FitError(DomainError):
     """No threshold can be fitted (e.g. no judged relevant document)."""
 
 

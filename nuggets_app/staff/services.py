@@ -15,6 +15,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from nuggets_app.collection.services import uploads
+from nuggets_app.errors import DomainError
 from nuggets_app.models import Collection, Pool, PoolDocument, Run, Sample, TaskRecord
 from nuggets_app.operations import queue
 from nuggets_app.operations.services.task_records import (
@@ -31,7 +32,7 @@ Status = TaskRecord.Status
 Kind = TaskRecord.Kind
 
 
-class TaskStateError(ValueError):
+class TaskStateError(DomainError):
     """The task is not in a state that allows this."""
 
 

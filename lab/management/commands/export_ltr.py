@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lab.services.ltr import LtrError, ltr_export
-from nuggets_app.inference.services.exports import ExportError
+from lab.services.ltr import ltr_export
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.rules import (
     RULE_SPECS,
     rule_default,
@@ -46,7 +46,7 @@ class Command(BaseCommand):
             export = ltr_export(
                 job=job, rule=rule, folds=options["folds"], seed=options["seed"]
             )
-        except (ValueError, ExportError, LtrError) as exc:
+        except DomainError as exc:
             raise CommandError(str(exc)) from exc
         paths = export.write(options["out"])
         counts = export.provenance["counts"]

@@ -14,7 +14,6 @@ from lab.services.simulation import SimulationData, simulation_run
 from lab.services.simulation_config import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
-    SimulationError,
 )
 from lab.services.simulation_report import report_build, report_write
 from lab.services.simulation_reuse import (
@@ -24,14 +23,12 @@ from lab.services.simulation_reuse import (
 )
 from lab.services.simulation_rounds import RoundsData, rounds_run
 from nuggets_app.collection.services.imports import runs_import
-from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.reusability import groups_parse
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.ablation import FAMILIES, ablate_parse
 from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.models import Collection, Run
-from nuggets_app.pooling.services.pools import PoolError
-from nuggets_app.pooling.services.samples import SampleError
 
 SUMMARY_KEYS = (
     "pool_size",
@@ -240,9 +237,7 @@ class Command(BaseCommand):
                 )
             else:
                 data = simulation_run(**common)
-        except (ImportFormatError, SimulationError, PoolError, SampleError) as error:
-            raise CommandError(str(error)) from error
-        except ValueError as error:
+        except DomainError as error:
             raise CommandError(str(error)) from error
         report = report_build(data)
         if isinstance(data, RoundsData):

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from nuggets_app.errors import DomainError
 from nuggets_app.models import Topic
 
 MAX_ASPECT_LABEL_CHARS = 120
@@ -26,7 +27,7 @@ SOURCE_TOPICS_FILE = "topics file"
 SOURCE_BANK = "bank"
 
 
-class AspectError(ValueError):
+class AspectError(DomainError):
     """An aspect the server refuses; ``status`` is the HTTP answer, ``field`` the form
     field at fault (the judging page shows the message beside it)."""
 

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.spans import span_reanchor
 from nuggets_app.models import Collection, Document, Nugget
 
 CHANGED_TEXT = ("refuse", "reanchor")
 """What a re-import does with a document whose text changes while it carries
 judgments or nuggets: refuse the file, or move each nugget to its span text."""
+
+
+class ChangedTextError(DomainError):
+    """A re-import would change the text of judged documents or lose nuggets."""
 
 
 def judged_text_changes(*, collection: Collection, texts: dict[str, str]) -> dict:
@@ -79,7 +84,7 @@ class TextGuard:
     def finish(self, name: str) -> None:
         """After the last batch: refuse the whole file when offsets would break."""
         if self.policy == "refuse" and self.changed:
-            raise ValueError(
+            raise ChangedTextError(
                 f"{len(self.changed)} document(s) of {name!r} that carry judgments or "
                 f"nuggets would change text ({_some(self.changed, self.SHOWN)}); "
                 "nothing was imported. Re-import with --changed-text reanchor to move "
@@ -87,7 +92,7 @@ class TextGuard:
                 "collection name."
             )
         if self.lost:
-            raise ValueError(
+            raise ChangedTextError(
                 f"{len(self.lost)} nugget(s) cannot be re-anchored: their span text is "
                 f"not in the new text ({_some(self.lost, self.SHOWN)}); nothing was "
                 "imported."

@@ -33,7 +33,7 @@ from nuggets_app.importers import (
     rank_by_score,
 )
 from nuggets_app.importers.bulk import insert_rows
-from nuggets_app.importers.errors import report
+from nuggets_app.importers.errors import ImportOptionError, report
 from nuggets_app.importers.qrels import detect_kind
 from nuggets_app.importers.textio import ReadStats
 from nuggets_app.models import (
@@ -94,7 +94,7 @@ def _collection(collection: Collection | str) -> Collection:
     try:
         return Collection.objects.get(name=collection)
     except Collection.DoesNotExist:
-        raise ValueError(f"no collection named {collection!r}") from None
+        raise ImportOptionError(f"no collection named {collection!r}") from None
 
 
 def _tick(progress: Progress | None, count: int) -> None:
@@ -161,7 +161,7 @@ def collection_import(
     """
     validate_slug(name)
     if changed_text not in CHANGED_TEXT:
-        raise ValueError(f"changed_text must be one of {CHANGED_TEXT}")
+        raise ImportOptionError(f"changed_text must be one of {CHANGED_TEXT}")
     started = time.perf_counter()
     sink = ErrorSink(max_errors)
     stats = ReadStats()

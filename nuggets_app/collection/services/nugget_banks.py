@@ -22,7 +22,12 @@ from django.db import transaction
 
 from nuggets_app.collection.services.aspects import SOURCE_BANK, aspects_merge
 from nuggets_app.collection.services.imports import document_ids
-from nuggets_app.importers.errors import ErrorSink, ImportFormatError, report
+from nuggets_app.importers.errors import (
+    ErrorSink,
+    ImportFormatError,
+    ImportOptionError,
+    report,
+)
 from nuggets_app.importers.nuggets import (
     FORMATS,
     NuggetRecord,
@@ -162,13 +167,13 @@ def nugget_bank_import(
     """
     started = time.perf_counter()
     if format not in FORMATS:
-        raise ValueError(
+        raise ImportOptionError(
             f"unknown nugget format {format!r}: one of {', '.join(FORMATS)}"
         )
     if isinstance(collection, str):
         found = Collection.objects.filter(name=collection).first()
         if found is None and not create_topics:
-            raise ValueError(f"no collection named {collection!r}")
+            raise ImportOptionError(f"no collection named {collection!r}")
         collection = found or Collection(name=collection)
     fmt = detect_format(path, encoding=encoding) if format == "auto" else format
     sink = ErrorSink(max_errors)

@@ -8,10 +8,11 @@ at launch, so a later change never moves a finished job's figures.
 
 from __future__ import annotations
 
+from nuggets_app.errors import DomainError
 from nuggets_app.models import Collection
 
 
-class RelevanceLevelError(ValueError):
+class RelevanceLevelError(DomainError):
     """The level cannot be set as asked; the message says why."""
 
 

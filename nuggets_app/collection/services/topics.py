@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from nuggets_app.errors import DomainError
 from nuggets_app.models import Collection, Topic
 
 
-class UnknownTopics(ValueError):
+class UnknownTopics(DomainError):
     """Some qids name no topic of the collection (``missing`` lists them)."""
 
     def __init__(self, missing: list[str]) -> None:

@@ -14,10 +14,12 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from nuggets_app.errors import DomainError
+
 _CHUNK = 1024 * 1024
 
 
-class UploadError(ValueError):
+class UploadError(DomainError):
     """An upload refused before any parsing: too large, unsafe zip, bad name.
 
     ``lines`` holds every problem found, one line each.

@@ -34,6 +34,7 @@ from nuggets_app.evaluation.services.estimates import (
     runs_model_assisted,
 )
 from nuggets_app.inference.services.job_model import fit_data
+from nuggets_app.inference.services.matching.base import MatchJobError
 from nuggets_app.learning.reliability import heldout_predictions
 from nuggets_app.models import MatchJob
 from nuggets_app.operations.services.computed import Progress, computed
@@ -77,7 +78,7 @@ def nugget_contribution(*, job_id: int, progress: Progress) -> dict[str, Any]:
     cannot be fitted."""
     job = MatchJob.objects.select_related("collection").get(pk=job_id)
     if job.status != MatchJob.Status.DONE:
-        raise ValueError(f"job {job.pk} is {job.status}; measure a finished job")
+        raise MatchJobError(f"job {job.pk} is {job.status}; measure a finished job")
     sample = estimate_sample(job)
     # The rows, weights and anchor of the job's own fit (the one design).
     fit = fit_data(job, sample)

@@ -132,7 +132,7 @@ def runs_evaluation(
     if expected is not None:
         job = MatchJob.objects.filter(pk=expected, collection=collection).first()
         if job is None:
-            raise ValueError(f"no job {expected} in {collection.name}")
+            raise selectors_eval.SourceError(f"no job {expected} in {collection.name}")
         table = uncertainty.expected_table(
             uncertainty.runs_expected(
                 runs=runs, probabilities=selectors_eval.job_probability_qrels(job)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import run_scores, sample_prels
 from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.inference.services.job_model import fit_data, fit_sample
@@ -146,7 +147,7 @@ def model_only_topics(
     return out
 
 
-class EstimateError(ValueError):
+class EstimateError(DomainError):
     """No estimate can be made as asked; the message says why."""
 
 

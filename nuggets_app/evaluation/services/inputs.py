@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import (
     SourceError,
     job_probability_qrels,
@@ -56,7 +57,7 @@ RunScores = dict[str, dict[str, float]]
 T = TypeVar("T")
 
 
-class InputError(ValueError):
+class InputError(DomainError):
     """An input the evaluation cannot read: a bad file line or a missing object."""
 
 

@@ -45,6 +45,7 @@ from typing import Any
 from django.db import transaction
 
 from nuggets_app import plots
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.inference.services.rules import (
     DecisionRule,
@@ -69,7 +70,7 @@ UNCERTAIN = "uncertain"
 Z_95 = 1.959963984540054
 
 
-class VerificationError(ValueError):
+class VerificationError(DomainError):
     """A verification queue cannot be made or reported as asked; says why."""
 
 

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
+from nuggets_app.errors import DomainError
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import (
     DEFAULT_MAX_WORDS,
@@ -45,7 +46,7 @@ from nuggets_app.operations import queue
 MODEL = embeddings.MODEL_NAME
 
 
-class SemanticOff(RuntimeError):
+class SemanticOff(DomainError):
     """The semantic extra is not installed."""
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
@@ -55,7 +56,7 @@ QRELS_KINDS = ("human", "inferred", "merged")
 PROBABILISTIC_COLUMNS = "qid docno rel p pi source"
 
 
-class ExportError(ValueError):
+class ExportError(DomainError):
     """An export cannot be made as asked; the message says why."""
 
 

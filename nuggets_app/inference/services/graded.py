@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.evidence import evidence_nugget_scores
 from nuggets_app.inference.services.exports import Export, ExportError, qid_key
 from nuggets_app.inference.services.job_model import (
@@ -96,7 +97,7 @@ def job_ordinal(
                 data, weights=weights, pool_relevant=pool_relevant
             )
             predicted = relevance_model.model_predict(model, data)
-        except ValueError:
+        except relevance_features.RelevanceModelError:
             # No judged document reaches this level: nothing is predicted to.
             predicted = {q: np.zeros(len(m)) for q, (m, _) in data.items()}
         per_level.append({q: np.asarray(p, dtype=float) for q, p in predicted.items()})
@@ -173,9 +174,7 @@ def graded_export(
     if source == "model":
         try:
             levels, ordinal = job_ordinal(job=job)
-        except relevance_features.RelevanceModelError as exc:
-            raise ExportError(f"job {job.pk}: {exc}") from exc
-        except ValueError as exc:
+        except DomainError as exc:
             raise ExportError(f"job {job.pk}: {exc}") from exc
         for topic_id, docs in ordinal.items():
             for doc_id, o in docs.items():

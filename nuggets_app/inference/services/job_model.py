@@ -43,6 +43,7 @@ from nuggets_app.inference.services.corpus_stats import (
 )
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features, relevance_model
+from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.learning.reliability import reliability_cv
 from nuggets_app.models import (
     Document,
@@ -55,10 +56,6 @@ from nuggets_app.models import (
 )
 
 _HEADER = np.dtype("<i8")
-
-
-class RelevanceModelError(ValueError):
-    """The model cannot be fitted or used as asked; the message says why."""
 
 
 # --- packing ---------------------------------------------------------------------------
@@ -407,7 +404,7 @@ def job_model_fit(
         )
         predicted = relevance_model.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
-    except ValueError as exc:
+    except RelevanceModelError as exc:
         _inference_update(job, error=str(exc))
         raise RelevanceModelError(f"job {job.pk}: {exc}") from exc
     order = sorted(features, key=lambda t: qids[t])

@@ -27,9 +27,9 @@ from django.db import transaction
 from django.db.models import Max
 
 from nuggets_app.collection.services.suite_runs import runs_scores
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
 from nuggets_app.inference.services.matching import (
-    MatchJobError,
     match_job_finish_here,
     match_job_launch,
 )
@@ -131,7 +131,7 @@ def rounds_advance(*, sample_id: int, force: bool = False) -> bool:
         return False
     try:
         probabilities = _guide_probabilities(sample)
-    except (ValueError, MatchJobError):
+    except DomainError:
         # Too few labels to fit (e.g. no relevant document yet) or no broker: the
         # next round falls back to its floor, statAP's distribution.
         probabilities = {}

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.evidence import evidence_scores_without
 from nuggets_app.inference.services.job_model import job_probabilities
@@ -41,6 +42,10 @@ from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult, 
 RULE_KINDS = ("threshold", "top_n", "probability", "expected_f1")
 # Rules on the model's probability of relevance (the job needs a fitted model).
 MODEL_RULES = ("probability", "expected_f1")
+
+
+class RuleError(DomainError):
+    """A decision rule that is misspelt or cannot apply to the job; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -68,16 +73,16 @@ class DecisionRule:
 
     def __post_init__(self) -> None:
         if self.kind not in RULE_KINDS:
-            raise ValueError(
+            raise RuleError(
                 f"rule kind must be one of {', '.join(RULE_KINDS)}, got {self.kind!r}"
             )
         if self.kind == "top_n" and self.n < 1:
-            raise ValueError(f"top-N needs N >= 1, got {self.n}")
+            raise RuleError(f"top-N needs N >= 1, got {self.n}")
         values = [self.threshold, *self.per_topic.values()]
         if any(not math.isfinite(v) for v in values):
-            raise ValueError("thresholds must be finite numbers")
+            raise RuleError("thresholds must be finite numbers")
         if self.kind == "probability" and not 0 <= self.threshold <= 1:
-            raise ValueError(
+            raise RuleError(
                 f"a probability threshold is in [0, 1], got {self.threshold}"
             )
 
@@ -130,9 +135,9 @@ def rule_from_spec(text: str) -> DecisionRule:
             return DecisionRule(kind="top_n", n=int(value))
         if kind in SPEC_PAPER:
             return DecisionRule(kind="threshold", threshold=float(value or 0.5))
-    except ValueError as exc:
-        raise ValueError(f"rule {text!r}: {exc}") from None
-    raise ValueError(f"rule {text!r}: expected {RULE_SPECS}")
+    except ValueError as exc:  # float()/int() of the value, or DecisionRule's check
+        raise RuleError(f"rule {text!r}: {exc}") from None
+    raise RuleError(f"rule {text!r}: expected {RULE_SPECS}")
 
 
 # --- the rule's spellings: forms and command-line options ---------------------------
@@ -283,7 +288,7 @@ def rule_apply(
     if rule_on_model(job, rule):
         columns = job_probabilities(job=job, override=False)
         if not columns:
-            raise ValueError(
+            raise RuleError(
                 f"rule {rule.describe()!r} needs the job's model; job {job.pk} has "
                 "no fitted probabilities (fit it first)"
             )

@@ -23,6 +23,7 @@ import numpy as np
 from django.db import transaction
 
 from matcher import TopicMatcher
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.selectors import job_nugget_specs
 from nuggets_app.inference.services.corpus_stats import (
     job_options,
@@ -45,7 +46,7 @@ UNPOOLED_BATCH = 200
 Wanted = Mapping[int, Sequence[int]]  # topic id -> document ids
 
 
-class UnpooledError(ValueError):
+class UnpooledError(DomainError):
     """Unpooled documents cannot be scored as asked; the message says why."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from nuggets_app.errors import DomainError
 from nuggets_app.judging.services.changes import change_record, judgment_snapshot
 from nuggets_app.models import (
     Assignment,
@@ -33,7 +34,7 @@ from nuggets_app.operations import queue
 MAX_ACTIVE_SECONDS_DELTA = 600.0
 
 
-class JudgingError(Exception):
+class JudgingError(DomainError):
     """A judging or nugget action the server refuses; ``status`` is the HTTP answer
     (400 bad value, 404 not yours, 409 version conflict, 422 span mismatch)."""
 

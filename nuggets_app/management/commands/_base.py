@@ -14,6 +14,7 @@ from nuggets_app.collection.services.relevance import (
     RelevanceLevelError,
     relevance_level_set,
 )
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.services.inputs import InputError
 from nuggets_app.inference.services.rules import (
     RULE_OPTIONS,
@@ -92,7 +93,7 @@ def rule_of_options(
             top_n=options.get("top_n"),
             threshold=options.get("threshold"),
         )
-    except ValueError as error:
+    except DomainError as error:
         raise CommandError(str(error)) from None
 
 

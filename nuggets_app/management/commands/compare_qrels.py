@@ -23,6 +23,7 @@ import math
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.evaluation.services.estimates import FLAG_NOTE, flag_reason
 from nuggets_app.evaluation.services.inputs import (
@@ -123,7 +124,7 @@ class Command(BaseCommand):
             try:
                 scores_a[run.name] = self._score(qrels_a, run, measure)
                 scores_b[run.name] = self._score(qrels_b, run, measure)
-            except ValueError as error:
+            except DomainError as error:
                 raise CommandError(str(error)) from None
         comparison = ranking_compare(scores_a, scores_b)
         self._write(measure, comparison)

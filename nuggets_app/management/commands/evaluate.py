@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import (
     stored_qrels,
     stored_subtopic_qrels,
@@ -169,7 +170,7 @@ class Command(BaseCommand):
                     evaluation = run_evaluate(
                         qrels, run.scores, measures=options["measures"]
                     )
-                except ValueError as error:
+                except DomainError as error:
                     raise CommandError(str(error)) from None
                 rows = evaluation.rows(per_topic=per_topic)
             for line in format_rows(rows):
@@ -254,7 +255,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"run\t{run.name}")
             try:
                 result = run_expected(probs, run.scores, measures=measures)
-            except ValueError as error:
+            except DomainError as error:
                 raise CommandError(str(error)) from None
             for line in format_rows(result.rows(per_topic=per_topic)):
                 self.stdout.write(line)

@@ -9,10 +9,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.inference.services.exports import (
     QRELS_KINDS,
-    ExportError,
     passages_export,
     prels_export,
     probabilistic_export,
@@ -133,7 +133,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
         try:
             export = self._export(options, collection, topics)
-        except (ExportError, ValueError) as exc:
+        except DomainError as exc:
             raise CommandError(str(exc)) from exc
         if options["output"]:
             for path in export.write(options["output"]):

@@ -14,6 +14,7 @@ from nuggets_app.collection.services.suite_runs import (
     runs_make,
     topic_queries,
 )
+from nuggets_app.errors import DomainError
 from nuggets_app.importers.documents import parse_collection
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.topics import parse_topics
@@ -96,7 +97,7 @@ class Command(BaseCommand):
                     feedback=feedback,
                     tags=options["only"],
                 )
-            except ValueError as error:
+            except DomainError as error:
                 raise CommandError(str(error)) from error
             for tag, path in paths.items():
                 self.stdout.write(f"{tag}\t{path if out else '(not kept)'}")

@@ -14,7 +14,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
-from nuggets_app.inference.services.job_model import RelevanceModelError, job_model_fit
+from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import (
     MatchJobError,
     match_job_cancel,
@@ -30,6 +30,7 @@ from nuggets_app.inference.services.unpooled import (
     new_documents_progress,
     new_documents_score,
 )
+from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
 

@@ -38,6 +38,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 
+from nuggets_app.errors import DomainError
 from nuggets_app.operations import queue
 
 KEY_PREFIX = "computed:v1:"
@@ -47,6 +48,10 @@ PROGRESS_EVERY = 0.5
 Progress = Callable[[int, int], None]
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+class ComputationFailed(DomainError):
+    """A kept computation ended with a domain error; the message is that error's."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,7 @@ def computed_run(*, name: str, params: dict[str, Any], key: str) -> dict[str, An
 
     try:
         value = computation.fn(progress=progress, **params)
-    except ValueError as error:
+    except DomainError as error:
         cache.set(key, {"status": "failed", "error": str(error)}, _keep_seconds())
         return {"status": "failed"}
     except BaseException:

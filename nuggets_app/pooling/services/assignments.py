@@ -7,12 +7,13 @@ from typing import Any
 
 from django.db import transaction
 
+from nuggets_app.errors import DomainError
 from nuggets_app.models import Assignment, Sample, SampleDocument, Topic
 from nuggets_app.pooling.assessors import is_simulated
 from nuggets_app.pooling.services.pools import qid_sort_key
 
 
-class AssignmentError(ValueError):
+class AssignmentError(DomainError):
     """Topics cannot be assigned as asked; the message says why."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
+from nuggets_app.errors import DomainError
 from nuggets_app.importers.bulk import insert_rows
 from nuggets_app.ir.sampling import SamplingError, pool_distribution
 from nuggets_app.models import (
@@ -31,7 +32,7 @@ Progress = Callable[[int, int], None]
 _BATCH = 20000
 
 
-class PoolError(ValueError):
+class PoolError(DomainError):
     """A pool cannot be built as asked; the message says why."""
 
 

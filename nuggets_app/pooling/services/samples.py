@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.sampling import (
     SamplingError,
     StatapDraw,
@@ -29,7 +30,7 @@ from nuggets_app.pooling.services.pools import Progress, pool_rankings, qid_sort
 _BATCH = 5000
 
 
-class SampleError(ValueError):
+class SampleError(DomainError):
     """A sample cannot be drawn or extended as asked; the message says why."""
 
 

@@ -18,6 +18,7 @@ from nuggets_app.collection.services.imports import (
     runs_import,
     topics_import,
 )
+from nuggets_app.errors import DomainError
 from nuggets_app.importers import ImportFormatError
 from nuggets_app.models import (
     Collection,
@@ -327,7 +328,7 @@ def test_reanchor_refuses_when_a_span_text_is_gone(shared_data, assessor, tmp_pa
         ),
     )
     before = _state(world.collection)
-    with pytest.raises(ValueError, match="cannot be re-anchored") as error:
+    with pytest.raises(DomainError, match="cannot be re-anchored") as error:
         collection_import(
             path=path, name=world.collection.name, changed_text="reanchor"
         )

@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from matcher import MatchOptions, TopicMatcher
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services import corpus_stats
 from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import qrels_export
@@ -189,7 +190,7 @@ def test_model_rules_follow_the_probabilities(world, job):
 
 
 def test_a_rule_on_p_needs_a_fitted_model(job):
-    with pytest.raises(ValueError, match="no fitted probabilities"):
+    with pytest.raises(DomainError, match="no fitted probabilities"):
         rule_apply(job=job, rule=DecisionRule(kind="probability"))
 
 

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from nuggets_app.errors import DomainError
 from nuggets_app.importers import (
     ImportFormatError,
     parse_collection,
@@ -116,5 +117,5 @@ def test_a_100_megabyte_single_line_is_refused_without_reading_it_whole(tmp_path
 
 
 def test_an_unknown_encoding_is_a_value_error():
-    with pytest.raises(ValueError, match="unknown encoding"):
+    with pytest.raises(DomainError, match="unknown encoding"):
         list(parse_run(BAD / "run_empty.run", encoding="no-such-codec"))

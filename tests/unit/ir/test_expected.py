@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.expected import (
     expected_ap,
     expected_ndcg,
@@ -96,7 +97,7 @@ def test_run_expected_skips_topics_without_probability_mass_and_rejects_bad_name
     assert set(result.per_topic) == {"1"}
     assert result.mean["EAP"] == pytest.approx(1.0)
     assert [r[1] for r in result.rows()][-1] == "all"
-    with pytest.raises(ValueError, match="EnDCG@k"):
+    with pytest.raises(DomainError, match="EnDCG@k"):
         run_expected(probs, {}, measures=["MAP"])
 
 

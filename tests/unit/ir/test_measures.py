@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.measures import (
     DEFAULT_MEASURES,
     run_evaluate,
@@ -100,7 +101,7 @@ def test_values_are_ir_measures_own(shared_data):
 
 
 def test_an_unknown_measure_is_named():
-    with pytest.raises(ValueError, match="unknown measure 'Nope@3'"):
+    with pytest.raises(DomainError, match="unknown measure 'Nope@3'"):
         run_evaluate(QRELS_34, ranked("d1"), measures=["Nope@3"])
 
 

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from nuggets_app.errors import DomainError
 from nuggets_app.ir.reusability import (
     bpref,
     condensed_ap,
@@ -60,9 +61,9 @@ def test_groups_by_shared_prefix():
 
 def test_a_groups_file_names_its_bad_line():
     assert groups_parse(["# runs", "a g1", "", "b g1"]) == {"a": "g1", "b": "g1"}
-    with pytest.raises(ValueError, match=r"groups\.txt:2"):
+    with pytest.raises(DomainError, match=r"groups\.txt:2"):
         groups_parse(["a g1", "b"], source="groups.txt")
-    with pytest.raises(ValueError, match="listed twice"):
+    with pytest.raises(DomainError, match="listed twice"):
         groups_parse(["a g1", "a g2"])
 
 

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import pytest
 
 from lab.maths import simulation as sim
+from nuggets_app.errors import DomainError
 
 
 class Tok(NamedTuple):
@@ -104,7 +105,7 @@ def test_extraction_is_deterministic_whatever_the_input_order():
 
 
 def test_bad_options_are_rejected():
-    with pytest.raises(ValueError, match="max_terms"):
+    with pytest.raises(DomainError, match="max_terms"):
         sim.ExtractionOptions(max_terms=0)
 
 
@@ -175,5 +176,5 @@ def test_rules_parse_threshold_and_top_n():
     assert sim.rule_parse("threshold:0.5") == ("threshold", 0.5)
     assert sim.rule_parse("top:20") == ("top", 20)
     for bad in ("best:3", "threshold:1.5", "top:2.5", "top:x"):
-        with pytest.raises(ValueError, match="rule"):
+        with pytest.raises(DomainError, match="rule"):
             sim.rule_parse(bad)

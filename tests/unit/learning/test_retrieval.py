@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from nuggets_app.errors import DomainError
 from nuggets_app.learning import retrieval as rt
 from nuggets_app.learning.run_suite import RUNS, run_suite, run_write
 
@@ -165,5 +166,5 @@ def test_run_suite_makes_at_least_twelve_valid_runs(tmp_path):
 
 
 def test_run_suite_rejects_unknown_tags():
-    with pytest.raises(ValueError, match="unknown run tags: nope"):
+    with pytest.raises(DomainError, match="unknown run tags: nope"):
         run_suite(SENTENCES, [("1", "flow")], tags=["nope"])

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.maths.simulation import rule_parse
+from nuggets_app.errors import DomainError
 from nuggets_app.learning.thresholds import (
     FitError,
     expected_f1_threshold,
@@ -133,7 +134,7 @@ def test_fit_specs_parse_to_beta_and_scope():
 def test_simulation_rules_parse_fitted_rules():
     assert rule_parse("fit:f1") == ("fit", 1.0)
     assert rule_parse("fit:f2:per-topic") == ("fit-per-topic", 2.0)
-    with pytest.raises(ValueError, match="fit:fB"):
+    with pytest.raises(DomainError, match="fit:fB"):
         rule_parse("fit:best")
 
 

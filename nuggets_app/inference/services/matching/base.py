@@ -7,6 +7,7 @@ import logging
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
+from nuggets_app.errors import DomainError
 from nuggets_app.models import (
     MatchChunk,
     MatchJob,
@@ -24,7 +25,7 @@ HEARTBEAT_SECONDS = 1.0
 LOCK_CLASS = 0x4E55
 
 
-class MatchJobError(ValueError):
+class MatchJobError(DomainError):
     """A job cannot be launched or changed as asked; the message says why."""
 
 
