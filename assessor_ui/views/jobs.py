@@ -30,6 +30,7 @@ from nuggets_app.inference.services import (
     rules,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
+from nuggets_app.ir.spans import text_segments
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
 
@@ -406,24 +407,3 @@ def _download(text: str, filename: str) -> HttpResponse:
     response = HttpResponse(text, content_type=f"{kind}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
-
-
-def text_segments(text: str, spans: list) -> list[tuple[str, bool]]:
-    """The text cut at the (merged) spans: (piece, highlighted?) for ``<mark>``."""
-    merged: list[list[int]] = []
-    for start, end in sorted((max(0, s), min(len(text), e)) for s, e in spans):
-        if start >= end:
-            continue
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    out, pos = [], 0
-    for start, end in merged:
-        if start > pos:
-            out.append((text[pos:start], False))
-        out.append((text[start:end], True))
-        pos = end
-    if pos < len(text):
-        out.append((text[pos:], False))
-    return out

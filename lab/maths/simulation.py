@@ -247,31 +247,6 @@ def nuggets_extract(
 # Report maths --------------------------------------------------------------------
 
 
-def average_precision(ranking: Sequence[str], relevant: Iterable[str]) -> float:
-    """AP of ``ranking`` with ``R`` = number of ``relevant`` docnos (0 when R = 0)."""
-    wanted = set(relevant)
-    if not wanted:
-        return 0.0
-    found, total = 0, 0.0
-    for position, docno in enumerate(ranking, start=1):
-        if docno in wanted:
-            found += 1
-            total += found / position
-    return total / len(wanted)
-
-
-def mean_average_precision(
-    rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Iterable[str]]
-) -> tuple[float, int]:
-    """(MAP, topics averaged) over the topics of ``rankings`` with a relevant docno."""
-    values = [
-        average_precision(ranking, relevant[qid])
-        for qid, ranking in rankings.items()
-        if relevant.get(qid)
-    ]
-    return (sum(values) / len(values) if values else float("nan")), len(values)
-
-
 @dataclass(frozen=True)
 class SetQuality:
     """Precision and recall of a predicted relevant set against the truth."""
@@ -337,16 +312,6 @@ def found_curve(
         nonrel += nonrel_at[position]
         curve.append((nonrel, rel))
     return curve
-
-
-def qrels_merge(
-    human: Mapping[str, Mapping[str, int]], inferred: Mapping[str, Mapping[str, int]]
-) -> dict[str, dict[str, int]]:
-    """Inferred labels overlaid by human ones: a human label always wins."""
-    merged = {qid: dict(labels) for qid, labels in inferred.items()}
-    for qid, labels in human.items():
-        merged.setdefault(qid, {}).update(labels)
-    return merged
 
 
 def rule_parse(rule: str) -> tuple[str, float]:

@@ -40,10 +40,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from lab.maths.simulation import average_precision
 from lab.services.simulation import SimulationData
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.intervals import INTERVALS
+from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     REPORTED,

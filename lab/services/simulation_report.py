@@ -35,11 +35,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lab.maths.simulation import found_curve, qrels_merge, set_quality
+from lab.maths.simulation import found_curve, set_quality
 from lab.services.report_json import json_safe
 from lab.services.simulation import SimulationData
 from lab.services.simulation_estimators import estimators_report
-from nuggets_app.ir.expected import qrels_probabilities, run_expected
+from nuggets_app.ir.expected import labels_merge, qrels_probabilities, run_expected
 from nuggets_app.ir.lengthbias import length_bias_table, length_samples, length_tests
 from nuggets_app.ir.measures import run_evaluate, scored_ranking_map
 from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
@@ -241,7 +241,7 @@ def _systems(data: SimulationData, truth: Labels, human: Labels) -> dict[str, An
     qrels = {
         "full": {q: v for q, v in truth.items() if q in topics},
         "sample_only": human,
-        "sample_plus_inferred": qrels_merge(human, inferred),
+        "sample_plus_inferred": labels_merge(human, inferred),
     }
     prels = _prels(data, human)
     probs = (
@@ -310,8 +310,8 @@ def _systems_graded(data: SimulationData) -> dict[str, Any]:
     qrels = {
         "full": {q: v for q, v in data.truth.items() if q in topics},
         "sample_only": data.human,
-        "sample_plus_inferred": qrels_merge(data.human, inferred),
-        "paper_rule": qrels_merge(data.human, paper),
+        "sample_plus_inferred": labels_merge(data.human, inferred),
+        "paper_rule": labels_merge(data.human, paper),
     }
     binary_full = _binary(qrels["full"], level)
     binary_paper = _binary(qrels["paper_rule"], level)

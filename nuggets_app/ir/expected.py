@@ -25,9 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from nuggets_app.ir.measures import MeasureError
 from nuggets_app.ir.prels import ranking_order, topic_key
+
+L = TypeVar("L", int, float)
 
 ProbQrels = Mapping[str, Mapping[str, float]]
 Run = Mapping[str, Mapping[str, float]]
@@ -138,6 +141,17 @@ def run_expected(
     return ExpectedEvaluation(names, per_topic, mean)
 
 
+def labels_merge(
+    human: Mapping[str, Mapping[str, L]], inferred: Mapping[str, Mapping[str, L]]
+) -> dict[str, dict[str, L]]:
+    """``qid -> {docno: label}`` of ``inferred`` overlaid by ``human``: where a person
+    judged a document, the human label wins; elsewhere the inferred one stands."""
+    merged = {qid: dict(labels) for qid, labels in inferred.items()}
+    for qid, labels in human.items():
+        merged.setdefault(qid, {}).update(labels)
+    return merged
+
+
 def qrels_probabilities(
     human: Mapping[str, Mapping[str, int]],
     probabilities: Mapping[str, Mapping[str, float]],
@@ -145,12 +159,12 @@ def qrels_probabilities(
     level: int = 1,
 ) -> dict[str, dict[str, float]]:
     """Probabilistic qrels: the human label (grade >= ``level`` is 1, else 0) where
-    judged, the model's probability elsewhere. A human label always wins."""
-    merged = {
+    judged, the model's probability elsewhere (:func:`labels_merge`)."""
+    binary = {
+        q: {d: 1.0 if grade >= level else 0.0 for d, grade in labels.items()}
+        for q, labels in human.items()
+    }
+    model = {
         q: {d: float(p) for d, p in docs.items()} for q, docs in probabilities.items()
     }
-    for qid, labels in human.items():
-        target = merged.setdefault(qid, {})
-        for docno, grade in labels.items():
-            target[docno] = 1.0 if grade >= level else 0.0
-    return merged
+    return labels_merge(binary, model)

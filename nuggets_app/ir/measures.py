@@ -91,6 +91,21 @@ def run_evaluate(
     return RunEvaluation(names, per_topic, mean)
 
 
+def average_precision(ranking: Iterable[str], relevant: Iterable[str]) -> float:
+    """AP of ``ranking`` against the set of ``relevant`` docnos, as trec_eval computes
+    it: the precision at each relevant document's rank, summed and divided by R, the
+    number of relevant documents (one never retrieved adds 0); 0 when R = 0."""
+    wanted = set(relevant)
+    if not wanted:
+        return 0.0
+    found, total = 0, 0.0
+    for rank, docno in enumerate(ranking, start=1):
+        if docno in wanted:
+            found += 1
+            total += found / rank
+    return total / len(wanted)
+
+
 def scored_ranking_ap(scores: Mapping[str, float], labels: Mapping[str, int]) -> float:
     """AP of the labelled documents ranked by ``scores`` (trec_eval tie-break).
 
@@ -98,17 +113,11 @@ def scored_ranking_ap(scores: Mapping[str, float], labels: Mapping[str, int]) ->
     labelled-relevant document without a score is never retrieved and lowers AP.
     NaN when no label is positive.
     """
-    relevant = sum(1 for rel in labels.values() if rel > 0)
-    if relevant == 0:
+    relevant = {d for d, rel in labels.items() if rel > 0}
+    if not relevant:
         return math.nan
     ranked = ranking_order({d: s for d, s in scores.items() if d in labels})
-    found = 0
-    total = 0.0
-    for rank, docno in enumerate(ranked, 1):
-        if labels[docno] > 0:
-            found += 1
-            total += found / rank
-    return total / relevant
+    return average_precision(ranked, relevant)
 
 
 def scored_ranking_map(

@@ -23,6 +23,22 @@ def merge_spans(spans: Iterable[Span]) -> list[Span]:
     return [(s, e) for s, e in merged]
 
 
+def text_segments(text: str, spans: Iterable[Span]) -> list[tuple[str, bool]]:
+    """``text`` cut at the merged spans (clipped to the text) into ``(piece,
+    highlighted?)`` pieces, in order; for ``<mark>`` on a page."""
+    clipped = ((max(0, s), min(len(text), e)) for s, e in spans)
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for start, end in merge_spans(clipped):
+        if start > pos:
+            out.append((text[pos:start], False))
+        out.append((text[start:end], True))
+        pos = end
+    if pos < len(text):
+        out.append((text[pos:], False))
+    return out
+
+
 def covered_chars(spans: Iterable[Span]) -> int:
     """Number of distinct characters covered by the spans."""
     return sum(end - start for start, end in merge_spans(spans))

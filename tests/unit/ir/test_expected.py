@@ -15,6 +15,7 @@ from nuggets_app.ir.expected import (
     expected_ap,
     expected_ndcg,
     expected_precision,
+    labels_merge,
     qrels_probabilities,
     run_expected,
 )
@@ -113,3 +114,14 @@ def test_human_labels_always_override_probabilities(human, model):
     for docno, p in model.items():
         if docno not in human:
             assert merged[docno] == p
+
+
+def test_human_labels_override_inferred_ones():
+    merged = labels_merge(
+        human={"1": {"a": 0, "b": 1}}, inferred={"1": {"a": 1, "c": 1}, "2": {"x": 1}}
+    )
+    assert merged == {"1": {"a": 0, "b": 1, "c": 1}, "2": {"x": 1}}
+    probs = qrels_probabilities(
+        {"1": {"a": 2, "b": 1}}, {"1": {"a": 0.2, "c": 0.7}}, level=2
+    )
+    assert probs == {"1": {"a": 1.0, "b": 0.0, "c": 0.7}}

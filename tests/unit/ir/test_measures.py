@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from nuggets_app.errors import DomainError
 from nuggets_app.ir.measures import (
     DEFAULT_MEASURES,
+    average_precision,
     run_evaluate,
     scored_ranking_ap,
     scored_ranking_map,
@@ -144,3 +145,16 @@ def test_matcher_ap_equals_ir_measures_ap(docs):
     run = {"q": scores} if scores else {"q": {}}
     theirs = ir_measures.calc_aggregate([ir_measures.AP], {"q": labels}, run)
     assert ours == pytest.approx(theirs.get(ir_measures.AP, 0.0), abs=1e-12)
+
+
+def test_average_precision_matches_the_specification_vector():
+    # docs/reference/algorithms.md 3.4: relevant d1 d4 d6; run d1 d2 d3 d7 d4 d5 -> AP 0.4666666666666666
+    ranking = ["d1", "d2", "d3", "d7", "d4", "d5"]
+    assert average_precision(ranking, {"d1", "d4", "d6"}) == pytest.approx(
+        0.4666666666666666, abs=1e-12
+    )
+    assert average_precision(ranking, set()) == 0.0
+    # The same ranking through the scored form: only labelled documents are ranked.
+    scores = {d: -i for i, d in enumerate(ranking)}
+    labels = {d: int(d in {"d1", "d4", "d6"}) for d in ranking} | {"d6": 1}
+    assert scored_ranking_ap(scores, labels) == pytest.approx(0.4666666666666666)

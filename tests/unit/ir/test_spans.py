@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nuggets_app.ir.spans import span_reanchor
+from nuggets_app.ir.spans import span_reanchor, text_segments
 
 
 def test_the_occurrence_nearest_the_old_start_wins_and_the_earlier_on_a_tie():
@@ -36,3 +36,15 @@ def test_text_inserted_before_a_unique_span_shifts_it_by_its_length(
     start = span_reanchor(new, span, len(before))
     assert start == len(inserted) + len(before)
     assert new[start : start + len(span)] == span
+
+
+def test_text_segments_merge_overlapping_and_clip_spans():
+    text = "abcdefghij"
+    assert text_segments(text, [(2, 4), (3, 6), (8, 20), (-3, 1), (5, 5)]) == [
+        ("a", True),
+        ("b", False),
+        ("cdef", True),
+        ("gh", False),
+        ("ij", True),
+    ]
+    assert text_segments(text, []) == [(text, False)]

@@ -2,7 +2,6 @@
 
 import gzip
 import json
-import math
 import re
 from typing import NamedTuple
 
@@ -128,23 +127,6 @@ def test_real_documents_get_exact_offsets_with_the_matcher_pipeline(shared_data)
         assert 1 <= len(tokenize(nugget.text)) <= 8
 
 
-def test_average_precision_matches_the_specification_vector():
-    # docs/reference/algorithms.md 3.4: relevant d1 d4 d6; run d1 d2 d3 d7 d4 d5 -> AP 0.4666666666666666
-    ranking = ["d1", "d2", "d3", "d7", "d4", "d5"]
-    assert sim.average_precision(ranking, {"d1", "d4", "d6"}) == pytest.approx(
-        0.4666666666666666, abs=1e-12
-    )
-    assert sim.average_precision(ranking, set()) == 0.0
-
-
-def test_mean_average_precision_skips_topics_without_relevant_documents():
-    value, topics = sim.mean_average_precision(
-        {"1": ["a", "b"], "2": ["c"], "3": ["d"]}, {"1": {"b"}, "2": {"c"}}
-    )
-    assert (value, topics) == (pytest.approx((0.5 + 1.0) / 2), 2)
-    assert math.isnan(sim.mean_average_precision({}, {})[0])
-
-
 def test_set_quality_counts_within_the_universe():
     quality = sim.set_quality(
         predicted={"1": {"a", "b", "z"}},
@@ -163,13 +145,6 @@ def test_found_curve_sums_topics_at_each_rank():
         {"1": ["a", "b", "c"], "2": ["d"]}, {"1": {"b"}, "2": {"d"}}
     )
     assert curve == [(0, 0), (1, 1), (1, 2), (2, 2)]
-
-
-def test_human_labels_override_inferred_ones():
-    merged = sim.qrels_merge(
-        human={"1": {"a": 0, "b": 1}}, inferred={"1": {"a": 1, "c": 1}, "2": {"x": 1}}
-    )
-    assert merged == {"1": {"a": 0, "b": 1, "c": 1}, "2": {"x": 1}}
 
 
 def test_rules_parse_threshold_and_top_n():
