@@ -334,7 +334,7 @@ def job_document(request: HttpRequest, pk: int, qid: str, doc_pk: int) -> HttpRe
     context = {
         "job": job,
         "result": result,
-        "segments": text_segments(result.document.text, spans),
+        "segments": text_segments(result.document.text, [(s, e) for s, e in spans]),
         "semantic_status": embeddings.semantic_status(),
         "semantic": embeddings.document_semantic_evidence(
             document=result.document, nuggets=nuggets
