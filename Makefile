@@ -49,7 +49,7 @@ run: setup ## Embedded demo: SQLite, in-process tasks, demo data, served on 127.
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 stack: setup ## Full stack without Docker: PostgreSQL + Redis, a Celery worker and the web server
-	DATABASE_URL=$(STACK_DATABASE_URL) $(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(STACK_DATABASE_URL)
+	DATABASE_URL=$(STACK_DATABASE_URL) $(PY) -c "import sys; from nuggets_app.lib.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(STACK_DATABASE_URL)
 	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py migrate --noinput -v0
 	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 $(PY) manage.py demo --url http://$(HOST):$(PORT)/
 	DATABASE_URL=$(STACK_DATABASE_URL) REDIS_URL=$(STACK_REDIS_URL) DEBUG=1 \
@@ -81,7 +81,7 @@ bench: export BENCHMARKS = 1
 bench: setup-semantic ## Benchmarks on PostgreSQL + Redis: matcher, import, sampling, matching jobs, judging load (without and with the semantic extra), dashboards, new runs, fault recovery
 	$(PY) -m matcher bench
 	$(PY) -m matcher bench --cold
-	$(PY) -c "import sys; from nuggets_app.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
+	$(PY) -c "import sys; from nuggets_app.lib.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py migrate --noinput -v0
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_import
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_sampling --db

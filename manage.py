@@ -10,7 +10,7 @@ def main() -> None:
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    from nuggets_app.serving import SERVER_COMMANDS, serving_require
+    from nuggets_app.lib.serving import SERVER_COMMANDS, serving_require
 
     if sys.argv[1:2] and sys.argv[1] in SERVER_COMMANDS:
         # The web server needs a SECRET_KEY (and, with DEBUG off, the collected static

@@ -7,8 +7,8 @@ import os
 from django.core.asgi import get_asgi_application
 
 from nuggets_app.learning.embeddings import encoder_install
-from nuggets_app.learning.encoder_process import EncoderProcess
-from nuggets_app.serving import serving_require
+from nuggets_app.lib.serving import serving_require
+from nuggets_app.operations.encoder_process import EncoderProcess
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nuggets_app.settings")
 serving_require()

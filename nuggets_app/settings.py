@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 
-from nuggets_app.env import env_bool, env_int, env_list, env_str
+from nuggets_app.lib.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
@@ -24,7 +24,7 @@ def _secret_key() -> str:
     """The SECRET_KEY variable; in development (DEBUG on) without it, a random key
     generated once and kept in DATA_DIR. With DEBUG off and no key it is empty: the
     commands that sign nothing (statap, evaluate, imports, exports) run, and the web
-    server refuses to start (``nuggets_app.serving``): a key generated on one machine
+    server refuses to start (``nuggets_app.lib.serving``): a key generated on one machine
     would differ between web servers, and vanish with a lost DATA_DIR, logging
     everybody out. Anything that signs data without a key fails with Django's
     ``ImproperlyConfigured``.
@@ -251,7 +251,7 @@ CACHES = {
 # one query less on every request of the judging page and its autosaves. A failing
 # cache (Redis down or restarting) costs a database read, never the request.
 if REDIS_URL:
-    SESSION_ENGINE = "nuggets_app.sessions"
+    SESSION_ENGINE = "nuggets_app.lib.sessions"
 
 # --- Application ----------------------------------------------------------------------
 # Dashboard results are kept in the cache, keyed by their input versions (changed inputs

@@ -38,7 +38,6 @@ from assessor_ui.forms.evaluation import (
 )
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.interval_chart import interval_chart
-from nuggets_app import plots
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
@@ -47,6 +46,7 @@ from nuggets_app.evaluation.services import (
     verification,
 )
 from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.lib import plots
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services import computed
 from nuggets_app.pooling.services.assignments import AssignmentError

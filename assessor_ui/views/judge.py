@@ -31,7 +31,6 @@ from assessor_ui.forms.assessor import (
     first_error,
 )
 from nuggets_app import access
-from nuggets_app.html import sanitize_html
 from nuggets_app.inference.services.embeddings import semantic_on, stored_semantic
 from nuggets_app.judging import selectors
 from nuggets_app.judging.services.judgments import (
@@ -41,6 +40,7 @@ from nuggets_app.judging.services.judgments import (
     judgment_time_add,
 )
 from nuggets_app.judging.services.preferences import preferences_of, preferences_save
+from nuggets_app.lib.html import sanitize_html
 from nuggets_app.models import Nugget, Topic
 from nuggets_app.pooling import selectors as pooling_selectors
 

@@ -2,7 +2,7 @@
 
 Every parser yields :class:`DocRecord` in file order and streams (a document at a time).
 Canonical text: fields are stripped of surrounding whitespace, inner tags are removed and
-entities decoded (SGML), HTML becomes text through :func:`nuggets_app.html.html_to_text`,
+entities decoded (SGML), HTML becomes text through :func:`nuggets_app.lib.html.html_to_text`,
 and newlines (CRLF, lone CR) become ``\\n``. Nothing else is normalised, because nugget
 offsets index into this text.
 """
@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from nuggets_app.html import html_extract, sanitize_html
 from nuggets_app.importers.errors import ImportOptionError
+from nuggets_app.lib.html import html_extract, sanitize_html
 
 from .errors import ErrorSink, ImportFormatError, report
 from .records import DocRecord, check_docno, check_storable, normalize_newlines

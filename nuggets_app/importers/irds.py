@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nuggets_app.html import html_extract, sanitize_html
 from nuggets_app.importers.errors import ImportOptionError
+from nuggets_app.lib.html import html_extract, sanitize_html
 
 from .errors import ImportFormatError
 from .records import DocRecord, check_docno, check_storable, normalize_newlines

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from nuggets_app.html import html_extract, sanitize_html
+from nuggets_app.lib.html import html_extract, sanitize_html
 
 from .errors import ErrorSink, ImportFormatError, report
 from .records import DocRecord, check_docno, check_storable, normalize_newlines

@@ -370,7 +370,7 @@ _installed: TextEncoder | None = None
 def encoder_install(other: TextEncoder | None) -> None:
     """From now on :func:`encoder` is ``other`` (None: this process's own model). A
     process that serves people installs a child process's
-    (:class:`~nuggets_app.learning.encoder_process.EncoderProcess`): the model's work
+    (:class:`~nuggets_app.operations.encoder_process.EncoderProcess`): the model's work
     would slow its request threads."""
     global _installed
     with _lock:

@@ -4,7 +4,7 @@ Without ``REDIS_URL`` Celery runs a task inside the caller (``task_always_eager`
 task enqueued on a request's commit would make the person wait for it: model work
 (embeddings) above all. :func:`background_submit` hands such a task to one daemon
 thread per process instead. The model itself runs in a child process at the lowest CPU
-priority (:mod:`nuggets_app.learning.encoder_process`); the thread is not niced: it
+priority (:mod:`nuggets_app.operations.encoder_process`); the thread is not niced: it
 holds the interpreter lock while it runs Python, and a niced thread holding it when
 the system preempts it stalls the request threads that wait for the lock.
 

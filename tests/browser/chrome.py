@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from nuggets_app import headless
-from nuggets_app.headless import chromium_installed
+from nuggets_app.benchmarks import headless
+from nuggets_app.benchmarks.headless import chromium_installed
 
 PASSWORD = "judge-all-day-42"  # tests.factories.UserFactory's
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

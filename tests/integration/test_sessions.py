@@ -4,7 +4,7 @@ request goes on."""
 import pytest
 from django.urls import reverse
 
-from nuggets_app.sessions import SessionStore
+from nuggets_app.lib.sessions import SessionStore
 
 pytestmark = pytest.mark.django_db
 NOWHERE = "redis://127.0.0.1:9/0"  # the discard port: nothing listens
@@ -12,7 +12,7 @@ NOWHERE = "redis://127.0.0.1:9/0"  # the discard port: nothing listens
 
 @pytest.fixture
 def dead_cache(settings):
-    settings.SESSION_ENGINE = "nuggets_app.sessions"
+    settings.SESSION_ENGINE = "nuggets_app.lib.sessions"
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

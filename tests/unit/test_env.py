@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from nuggets_app.env import env_bool, env_int, env_list
+from nuggets_app.lib.env import env_bool, env_int, env_list
 
 
 def test_env_bool_reads_the_usual_spellings(monkeypatch):

@@ -2,7 +2,7 @@
 
 import math
 
-from nuggets_app.plots import scatter_labels, scatter_plot
+from nuggets_app.lib.plots import scatter_labels, scatter_plot
 
 
 def test_points_on_top_of_each_other_get_one_label():

@@ -14,9 +14,9 @@ from lab.services.matcher_evaluation import (
     file_cached_embed,
     report_write,
 )
-from nuggets_app.importers.cli import check_paths
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS
+from nuggets_app.management.commands._base import check_paths
 
 LEVELS = {"sentence": "update_id", "document": "docno"}
 

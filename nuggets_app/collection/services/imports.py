@@ -32,7 +32,6 @@ from nuggets_app.importers import (
     parse_topics,
     rank_by_score,
 )
-from nuggets_app.importers.bulk import insert_rows
 from nuggets_app.importers.errors import ImportOptionError, report
 from nuggets_app.importers.qrels import detect_kind
 from nuggets_app.importers.textio import ReadStats
@@ -45,6 +44,7 @@ from nuggets_app.models import (
     RunEntry,
     Topic,
 )
+from nuggets_app.operations.bulk import insert_rows
 
 Progress = Callable[[int], None]
 """Called as ``progress(n)`` with the number of records just written."""

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nuggets_app import plots
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
     diagnostics,
@@ -24,6 +23,7 @@ from nuggets_app.evaluation.services import (
     verification,
 )
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
+from nuggets_app.lib import plots
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services.computed import Progress, computed
 

@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nuggets_app import plots
-from nuggets_app.csvout import csv_writer
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.histograms import DEFAULT_BINS, ScoreHistograms, do_hsa
@@ -44,6 +42,8 @@ from nuggets_app.ir.measures import (
 from nuggets_app.ir.prels import TopicPrels, topic_key
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.ir.statap import StatapResult, statap_evaluate, statap_rows
+from nuggets_app.lib import plots
+from nuggets_app.lib.csvout import csv_writer
 from nuggets_app.models import Collection, MatchJob
 
 QrelsDict = dict[str, dict[str, int]]
@@ -61,7 +61,7 @@ class Table:
 
     def csv_text(self) -> str:
         """CSV with a header; floats at full precision (``repr``), NaN as ``NaN``; cells
-        a spreadsheet would run as formulas are neutralised (``nuggets_app.csvout``)."""
+        a spreadsheet would run as formulas are neutralised (``nuggets_app.lib.csvout``)."""
         out = io.StringIO()
         writer = csv_writer(out)
         writer.writerow(self.columns)

@@ -44,7 +44,6 @@ from typing import Any
 
 from django.db import transaction
 
-from nuggets_app import plots
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.inference.services.rules import (
@@ -54,6 +53,7 @@ from nuggets_app.inference.services.rules import (
 )
 from nuggets_app.ir.prels import topic_key
 from nuggets_app.judging.selectors import human_grades
+from nuggets_app.lib import plots
 from nuggets_app.models import (
     Judgment,
     MatchJob,

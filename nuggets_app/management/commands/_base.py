@@ -1,14 +1,21 @@
-"""What several workflow commands share (a ``_`` module is not a command itself)."""
+"""What several commands share (a ``_`` module is not a command itself): looking
+objects up, rule and relevance options, and the import commands' common arguments,
+progress bar and error contract (bad input ends the command with a non-zero status and
+``FILE:LINE: problem`` lines, never a traceback)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import os
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError, CommandParser
 from django.db.models import Model, QuerySet
+from tqdm import tqdm
 
 from nuggets_app.collection.services.relevance import (
     RelevanceLevelError,
@@ -16,6 +23,7 @@ from nuggets_app.collection.services.relevance import (
 )
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.services.inputs import InputError
+from nuggets_app.importers.errors import escape_path
 from nuggets_app.inference.services.rules import (
     RULE_OPTIONS,
     DecisionRule,
@@ -25,6 +33,7 @@ from nuggets_app.inference.services.rules import (
 from nuggets_app.models import Collection, MatchJob
 
 M = TypeVar("M", bound=Model)
+T = TypeVar("T")
 
 
 def only_one(objects: QuerySet[M], *, unknown: str, several: str) -> M:
@@ -131,3 +140,51 @@ def relevance_level_apply(name: str, level: int | None) -> str | None:
     except RelevanceLevelError as error:
         raise CommandError(f"--relevance-level: {error}") from None
     return f"{collection.name}: relevant at grade >= {collection.relevant_threshold}"
+
+
+# --- the import commands ------------------------------------------------------------
+def add_common_arguments(parser: CommandParser) -> None:
+    """``--encoding`` and ``--max-errors``, the same in every import command."""
+    parser.add_argument(
+        "--encoding", default="utf-8", help="text encoding of the file (default utf-8)"
+    )
+    parser.add_argument(
+        "--max-errors",
+        type=int,
+        default=1,
+        metavar="N",
+        help="report up to N bad records before stopping (default 1); nothing is saved",
+    )
+
+
+def check_paths(*paths: str) -> None:
+    """CommandError for a path that does not exist."""
+    for path in paths:
+        if not os.path.exists(path):
+            raise CommandError(f"{escape_path(path)}: no such file or directory")
+
+
+@contextmanager
+def progress_bar(unit: str, label: str) -> Iterator[Callable[[int], None]]:
+    """A tqdm bar on stderr (hidden when stderr is not a terminal); yields ``update``."""
+    bar = tqdm(desc=label, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty())
+    try:
+        yield bar.update
+    finally:
+        bar.close()
+
+
+def run_import(
+    unit: str, label: str, action: Callable[[Callable[[int], None]], T]
+) -> T:
+    """Run ``action(update)``, turning bad input into a one-line (per error) CommandError.
+
+    ``update`` feeds a :func:`progress_bar` of ``unit`` labelled ``label``.
+    """
+    with progress_bar(unit, label) as update:
+        try:
+            return action(update)
+        except ValidationError as error:
+            raise CommandError("; ".join(error.messages)) from None
+        except (DomainError, OSError) as error:
+            raise CommandError(str(error)) from None

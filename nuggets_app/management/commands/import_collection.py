@@ -9,11 +9,13 @@ from nuggets_app.collection.services.imports import (
     collection_import,
     ir_datasets_import,
 )
-from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.documents import FORMATS
 from nuggets_app.management.commands._base import (
+    add_common_arguments,
     add_relevance_level_argument,
+    check_paths,
     relevance_level_apply,
+    run_import,
 )
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 
 from nuggets_app.collection.services.imports import qrels_import
-from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
 from nuggets_app.importers.qrels import KINDS
 from nuggets_app.management.commands._base import (
+    add_common_arguments,
     add_relevance_level_argument,
+    check_paths,
     relevance_level_apply,
+    run_import,
 )
 
 

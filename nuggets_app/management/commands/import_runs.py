@@ -5,7 +5,11 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 
 from nuggets_app.collection.services.imports import runs_import
-from nuggets_app.importers.cli import add_common_arguments, check_paths, run_import
+from nuggets_app.management.commands._base import (
+    add_common_arguments,
+    check_paths,
+    run_import,
+)
 
 
 class Command(BaseCommand):

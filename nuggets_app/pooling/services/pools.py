@@ -14,7 +14,6 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from nuggets_app.errors import DomainError
-from nuggets_app.importers.bulk import insert_rows
 from nuggets_app.ir.sampling import SamplingError, pool_distribution
 from nuggets_app.models import (
     Collection,
@@ -25,6 +24,7 @@ from nuggets_app.models import (
     RunEntry,
     Topic,
 )
+from nuggets_app.operations.bulk import insert_rows
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each topic."""

@@ -187,8 +187,8 @@ def test_a_web_process_leaves_the_model_to_its_child_process(
 ):  # fmt: skip
     """As the WSGI entry point sets it up: the background thread's embedding runs in
     the child process; this process never loads or runs the model."""
-    from nuggets_app.learning.encoder_process import EncoderProcess
     from nuggets_app.operations.background import background_wait
+    from nuggets_app.operations.encoder_process import EncoderProcess
 
     real = embeddings.load_encoder
 

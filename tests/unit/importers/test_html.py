@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nuggets_app.html import (
+from nuggets_app.lib.html import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
     html_to_text,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from nuggets_app.learning import embeddings
-from nuggets_app.learning.encoder_process import EncoderProcess
+from nuggets_app.operations.encoder_process import EncoderProcess
 
 pytestmark = pytest.mark.skipif(
     not embeddings.semantic_available(), reason=embeddings.OFF_MESSAGE

@@ -21,7 +21,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from nuggets_app import headless
+from nuggets_app.benchmarks import headless
 from nuggets_app.benchmarks.load_server import free_port, gunicorn_server, percentile
 from nuggets_app.benchmarks.management.commands.bench_judging import (
     PASSWORD,

@@ -142,8 +142,8 @@ class Command(BaseCommand):
 
 
 def _load_pool(pool: Rankings):
-    from nuggets_app.importers.bulk import insert_rows
     from nuggets_app.models import Collection, Document, Run, RunEntry, Topic
+    from nuggets_app.operations.bulk import insert_rows
 
     started = time.perf_counter()
     collection = Collection.objects.create(name="bench-sampling")

@@ -7,7 +7,7 @@ holds it stalls the request threads waiting for it (50 assessors, two cores: mov
 313 ms with the extra against 146 ms without). :class:`EncoderProcess` runs the model
 in a child process at a low CPU priority instead; the thread only waits on a pipe.
 
-The child is ``python -m nuggets_app.learning.encoder_process``. It reads requests
+The child is ``python -m nuggets_app.operations.encoder_process``. It reads requests
 on its standard input and answers on its standard output, loads the model on the
 first request, and exits when its parent closes the pipe (the parent stopped) or after
 :data:`IDLE_SECONDS` without a request (its memory back; the next request starts a

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
 
-logger = logging.getLogger("nuggets_app.sessions")
+logger = logging.getLogger("nuggets_app.lib.sessions")
 
 
 class _CacheOrMiss:
