@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
 
@@ -127,6 +127,9 @@ class SimulationData:
                 for d in docnos
             }
         return verdicts
+
+
+D = TypeVar("D", bound=SimulationData)
 
 
 def _names_digest(runs: Iterable[Run]) -> str:
@@ -455,7 +458,52 @@ def simulation_run(
         lap("relevance model")
     baseline = _baseline(collection, pooled, human, config)
     lap("baseline")
-    return SimulationData(
+    data = simulation_data(
+        config=config,
+        collection=collection,
+        sample=sample,
+        run_scores=run_scores,
+        pooled=pooled,
+        human=human,
+        truth=truth,
+        nuggets=(nuggets, keyword_nuggets),
+        job=job,
+        outcome=(scores, inferred, baseline),
+        timings=timings,
+        figures=figures,
+        kind=SimulationData,
+    )
+    # The one path: the product's own prels, estimates and EAP qrels of the job.
+    data.job_id, data.sample_name = job.pk, sample.name
+    data.prels = figures.prels if figures else sample_prels(sample)
+    data.estimates = figures.estimates if figures else None
+    data.expected_qrels = figures.expected if figures else None
+    data.design = sample_design(sample=sample)
+    return data
+
+
+def simulation_data(
+    *,
+    config: SimulationConfig,
+    collection: Collection,
+    sample: Sample,
+    run_scores: dict[str, Scores],
+    pooled: dict[str, list[str]],
+    human: Labels,
+    truth: Labels,
+    nuggets: tuple[dict[str, int], int],
+    job: MatchJob,
+    outcome: tuple[Scores, dict[str, set[str]], Scores],
+    timings: dict[str, float],
+    figures: JobFigures | None,
+    kind: type[D],
+    **extra: Any,
+) -> D:
+    """The fields of the report's input that a one-shot simulation and one in rounds
+    share, built once: ``outcome`` is (matcher scores, inferred, baseline), ``nuggets``
+    (per-topic counts, keyword nuggets); ``kind`` is the class built and ``extra`` a subclass's own fields."""
+    scores, inferred, baseline = outcome
+    return kind(
         config=config,
         collection=collection.name,
         sample_size=sample.size,
@@ -464,8 +512,8 @@ def simulation_run(
         sample=sample_inclusion_by_topic(sample=sample),
         human=human,
         truth=truth,
-        nuggets=nuggets,
-        keyword_nuggets=keyword_nuggets,
+        nuggets=nuggets[0],
+        keyword_nuggets=nuggets[1],
         scores=scores,
         inferred=inferred,
         baseline=baseline,
@@ -474,10 +522,5 @@ def simulation_run(
         probabilities=figures.probabilities if figures else None,
         model=figures.model if figures else None,
         crossfit=figures.crossfit if figures else None,
-        job_id=job.pk,
-        sample_name=sample.name,
-        prels=figures.prels if figures else sample_prels(sample),
-        estimates=figures.estimates if figures else None,
-        expected_qrels=figures.expected if figures else None,
-        design=sample_design(sample=sample),
+        **extra,
     )

@@ -26,7 +26,6 @@ from lab.services.simulation import (
     SimulationData,
     _assessor,
     _baseline,
-    _doc_words,
     _job_outcome,
     _judge,
     _match,
@@ -34,6 +33,7 @@ from lab.services.simulation import (
     _pool_docnos,
     model_inferred,
     simulation_check,
+    simulation_data,
 )
 from lab.services.simulation_config import (
     SimulationConfig,
@@ -46,7 +46,6 @@ from lab.services.simulation_nuggets import (
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
-from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.rounds import (
     sample_round_next,
@@ -143,25 +142,20 @@ def rounds_run(
     scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
     inferred = model_inferred(prediction.probabilities, human, config.rule)
     baseline = _baseline(collection, pooled, human, config)
-    return RoundsData(
+    return simulation_data(
         config=config,
-        collection=collection.name,
-        sample_size=size,
-        runs=runs_scores(runs),
-        pool=pooled,
-        sample=sample_inclusion_by_topic(sample=sample),
+        collection=collection,
+        sample=sample,
+        run_scores=runs_scores(runs),
+        pooled=pooled,
         human=human,
         truth=truth,
-        nuggets=nuggets,
-        keyword_nuggets=keyword_nuggets,
-        scores=scores,
-        inferred=inferred,
-        baseline=baseline,
-        doc_words=_doc_words(collection),
+        nuggets=(nuggets, keyword_nuggets),
+        job=job,
+        outcome=(scores, inferred, baseline),
         timings=timings,
-        probabilities=prediction.probabilities,
-        model=prediction.model,
-        crossfit=prediction.crossfit,
+        figures=prediction,
+        kind=RoundsData,
         var_weight=sample_var_weights(sample),
         rounds={
             "rounds": rounds,

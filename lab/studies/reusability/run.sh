@@ -1,0 +1,51 @@
+#!/bin/sh
+# Reusability (docs/results/reusability.md): every group of runs (or every run) held
+# out of the pool, the collection built from the others at a statAP sample of 10% of
+# the mean pool size, the held-out runs evaluated as new. DL19 (its 37 runs, binary
+# relevance at grade >= 2) and Cranfield (its 36 real runs), pool depth 100.
+# Usage (from the repository root): sh lab/studies/reusability/run.sh [dl19|cranfield ...]
+#   SEEDS="1" MODES="leave-one-run-out" sh lab/studies/reusability/run.sh cranfield
+set -e
+# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
+export LAB=1
+DATA=${DATA:-../shared/data}
+WORK=${WORK:-var/reusability}
+OUT=${OUT:-var/results/reusability}
+PY=${PY:-.venv/bin/python}
+SEEDS=${SEEDS:-"1 2 3"}
+MODES=${MODES:-"leave-one-group-out"}
+COLLECTIONS=${*:-"dl19 cranfield"}
+export DEBUG=1
+for c in $COLLECTIONS; do
+  export DATA_DIR="$WORK/$c"
+  mkdir -p "$DATA_DIR"
+  if [ "$c" = dl19 ]; then
+    SRC="$DATA/trec-dl19-passage"; LEVEL=2
+  else
+    SRC="$DATA/$c"; LEVEL=1
+  fi
+  if [ ! -f "$DATA_DIR/imported" ]; then
+    DOCS="$SRC/docs.jsonl.gz"
+    if [ "$c" = dl19 ]; then
+      $PY lab/studies/dl19/prepare.py "$SRC" "$DATA_DIR/docs.jsonl.gz"
+      DOCS="$DATA_DIR/docs.jsonl.gz"
+    fi
+    $PY manage.py migrate -v0
+    $PY manage.py import_collection --name "$c" "$DOCS"
+    $PY manage.py import_topics --collection "$c" "$SRC/topics.jsonl"
+    touch "$DATA_DIR/imported"
+  fi
+  $PY manage.py migrate -v0
+  for mode in $MODES; do
+    for seed in $SEEDS; do
+      dir="$WORK/$c/$mode-seed$seed"
+      $PY manage.py simulate --replace --collection "$c" --qrels "$SRC/qrels.txt" \
+        --runs "$SRC/runs" --depth 100 --sample-size 10% --seed "$seed" \
+        --relevance-level "$LEVEL" --reusability "$mode" --out "$dir" \
+        2>>"$WORK/$c/simulate.log" >/dev/null
+      mkdir -p "$OUT/$c"
+      cp "$dir/report.json" "$OUT/$c/$mode-seed$seed.json"
+      echo "done $c $mode seed $seed"
+    done
+  done
+done
