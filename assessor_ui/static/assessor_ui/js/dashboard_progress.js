@@ -1,6 +1,7 @@
 // Live progress of a dashboard computation: polls the page's progress endpoint every
 // few seconds while the tab is visible and reloads the page once the results are kept.
-import { pollProgress, showField } from "./progress_poll.js";
+import { showBar, showField } from "./common.js";
+import { pollProgress } from "./progress_poll.js";
 
 const PERIOD_MS = 2000;
 const box = document.getElementById("computing");
@@ -13,9 +14,7 @@ if (box) {
       window.location.reload();
       return true;
     }
-    const bar = box.querySelector('[data-field="bar"]');
-    bar.max = progress.total;
-    bar.value = progress.done;
+    showBar(box, progress.done, progress.total);
     show("done", progress.done);
     show("total", progress.total);
     return false;

@@ -1,8 +1,9 @@
 // Live progress of a matching job: polls the JSON endpoint every few seconds while
 // the tab is visible, and stops once the job is finished. Text only (textContent).
-import { pollProgress, showField } from "./progress_poll.js";
+import { markReady, serverRules, showBar, showField } from "./common.js";
+import { pollProgress } from "./progress_poll.js";
 
-const FINAL = new Set(["done", "failed", "cancelled"]);
+const FINAL = new Set(serverRules().jobFinal || []);
 const PERIOD_MS = 3000;
 
 const box = document.getElementById("job-progress");
@@ -10,9 +11,7 @@ const box = document.getElementById("job-progress");
 const show = (name, value) => showField(box, name, value);
 
 function render(p) {
-  const bar = box.querySelector('[data-field="bar"]');
-  bar.max = p.docs_total;
-  bar.value = p.docs_done;
+  showBar(box, p.docs_done, p.docs_total);
   show("status", p.state || p.status);
   show(
     "stalled",
@@ -45,4 +44,4 @@ if (box && !FINAL.has(box.dataset.status)) {
     return true;
   });
 }
-document.body.dataset.ready = "1";
+markReady();

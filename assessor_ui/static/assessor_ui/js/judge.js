@@ -4,6 +4,7 @@
 // history entry, and saves go through the autosave queue without holding the move up.
 
 import { AdvanceOnGrade } from "./advance.js";
+import { markReady, readJson, serverRules } from "./common.js";
 import { DocClock } from "./doc_clock.js";
 import { DocumentCache } from "./doc_cache.js";
 import { WorkHistory } from "./history.js";
@@ -23,7 +24,8 @@ import {
 } from "./selection.js";
 import { ActiveTimer } from "./timer.js";
 
-const config = JSON.parse(document.getElementById("judge-config").textContent);
+const config = readJson("judge-config");
+const rules = serverRules();
 const root = document.getElementById("doc-text");
 const statusEl = document.getElementById("save-status");
 const help = document.getElementById("help");
@@ -56,7 +58,7 @@ const saver = new Saver({ csrfUrl: config.urls.csrf, loginUrl: config.urls.login
 const timer = new ActiveTimer(config.idleSeconds);
 let current = config.doc;
 const panel = new NuggetPanel({ config, saver, root, status, urlFor, onChange: () => nuggetsChanged() });
-panel.reset(current.document, current.position, withSentences(JSON.parse(document.getElementById("judge-nuggets").textContent), current.sentences));
+panel.reset(current.document, current.position, withSentences(readJson("judge-nuggets"), current.sentences));
 const sync = new JudgmentSync({ config, saver, status, urlFor, shown: () => current, onTheirs: (position, state) => takeGrade(position, state) });
 saver.unresolved = () => panel.conflicts.size + sync.conflicts.size;
 const workHistory = new WorkHistory({ config, saver, status, urlFor, sync, onUndone: (position, body) => undone(position, body) });
@@ -298,8 +300,8 @@ async function makeNugget() {
     return;
   }
   const span = trimSpan(root, raw.start, raw.end);
-  if (tooShort(span.text)) {
-    status("error", "Select at least two words for a nugget.");
+  if (tooShort(span.text, rules)) {
+    status("error", `Select at least ${rules.minSpanWords} words for a nugget.`);
     return;
   }
   const created = await panel.create(span.start, span.end, span.text);
@@ -428,6 +430,6 @@ if (!config.readonly) {
 showRelevance();
 shownAgain(current);
 document.body.dataset.position = String(current.position);
-document.body.dataset.ready = "1";
+markReady();
 // The first neighbours are fetched once the page has settled.
 setTimeout(() => prefetchAround(current.position), 200);

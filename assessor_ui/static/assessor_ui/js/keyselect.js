@@ -5,7 +5,7 @@
 
 import { boundaryOffset, pointAt, selectionOffsets, textBetween, textLength } from "./selection.js";
 
-const WORD = /[\p{L}\p{N}]+(?:['’\-][\p{L}\p{N}]+)*/gu;
+const WORD = /[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
 // A sentence ends at . ! ? (closing quotes or brackets included) before white space.
 const SENTENCE_END = /[.!?]+["'’”)\]]*(?=\s|$)/gu;
 const PARAGRAPH_BREAK = /\n[ \t\r]*\n\s*/gu;
@@ -68,7 +68,7 @@ export function readingOffset(root) {
   return boundaryOffset(root, range.startContainer, range.startOffset);
 }
 
-function inView(root) {
+function inView() {
   const sel = window.getSelection();
   if (!sel.rangeCount) return false;
   const r = sel.getRangeAt(0).getBoundingClientRect();
@@ -88,7 +88,7 @@ function select(root, doc, a, b) {
 // The current selection as UTF-16 [start, end) of `doc`, or null (none, or out of view).
 function current(root, doc) {
   const sel = selectionOffsets(root);
-  if (!sel || !inView(root)) return null;
+  if (!sel || !inView()) return null;
   return [doc.unit(sel.start), doc.unit(sel.end)];
 }
 

@@ -1,5 +1,8 @@
 // The launch form shows the Pool field only for source "pool" and the Sample field
 // only for source "sample" (without JavaScript both stay visible; the server checks).
+
+import { markReady } from "./common.js";
+
 const form = document.getElementById("launch-form");
 
 function sync() {
@@ -14,4 +17,4 @@ if (form) {
   form.querySelector('[name="source"]').addEventListener("change", sync);
   sync();
 }
-document.body.dataset.ready = "1";
+markReady();

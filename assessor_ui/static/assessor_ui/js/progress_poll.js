@@ -1,12 +1,6 @@
 // Live progress: poll a JSON endpoint (the box's data-url) while the tab is visible.
 // One loop for the job, task and dashboard progress boxes; text only (textContent).
 
-// Set the text of the box's [data-field=name] element, if it has one.
-export function showField(box, name, value) {
-  const el = box.querySelector(`[data-field="${name}"]`);
-  if (el) el.textContent = value;
-}
-
 // Call update(progress) every periodMs and when the tab becomes visible again; polling
 // stops once update returns true. A failed request waits for the next tick.
 export function pollProgress(box, periodMs, update) {

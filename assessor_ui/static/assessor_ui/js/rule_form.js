@@ -1,7 +1,10 @@
 // Decision rule forms show only the fields their kind reads: the threshold for the
 // paper rule and "p >= threshold", N for "top N", neither for "best expected F1"
 // (without JavaScript every field stays visible; the server ignores the others).
-const USES = { threshold: ["threshold"], probability: ["threshold"], top_n: ["n"], expected_f1: [] };
+
+import { markReady, serverRules } from "./common.js";
+
+const USES = serverRules().ruleFields || {};
 
 function sync(form) {
   const kind = form.querySelector('[name="kind"]').value;
@@ -16,4 +19,4 @@ for (const form of document.querySelectorAll("form[data-rule-form]")) {
   form.querySelector('[name="kind"]').addEventListener("change", () => sync(form));
   sync(form);
 }
-document.body.dataset.ready = "1";
+markReady();

@@ -220,10 +220,9 @@ export function trimSpan(root, start, end) {
   return { start: start + a, end: start + b, text: chars.slice(a, b).join("") };
 }
 
-// The rule the server applies: a nugget span holds at least 3 characters and 2 words.
-export const MIN_SPAN_CHARS = 3;
-export const MIN_SPAN_WORDS = 2;
-export function tooShort(text) {
+// The rule the server applies (its numbers come with the page, serverRules()): a
+// nugget span holds at least minSpanChars characters and minSpanWords words.
+export function tooShort(text, { minSpanChars, minSpanWords }) {
   const words = text.match(/[\p{L}\p{N}]+/gu) || [];
-  return Array.from(text).length < MIN_SPAN_CHARS || words.length < MIN_SPAN_WORDS;
+  return Array.from(text).length < minSpanChars || words.length < minSpanWords;
 }

@@ -1,6 +1,9 @@
 // Staff forms show only the fields that apply (without JavaScript every field stays
 // visible and the server checks): a pool's list of runs while "All runs" is unticked,
 // a sample's per-run quota for statAP only (unticked when it stops applying).
+
+import { markReady } from "./common.js";
+
 function toggle(form, controller, target, applies) {
   const control = form.querySelector(`[name="${controller}"]`);
   const field = form.querySelector(`[name="${target}"]`);
@@ -18,4 +21,4 @@ const pool = document.getElementById("pool-form");
 if (pool) toggle(pool, "all_runs", "runs", (all) => !all.checked);
 const sample = document.getElementById("sample-form");
 if (sample) toggle(sample, "method", "per_run_quota", (method) => method.value === "statap");
-document.body.dataset.ready = "1";
+markReady();

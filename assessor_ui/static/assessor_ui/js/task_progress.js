@@ -1,7 +1,8 @@
 // Live progress of a staff task (import, pool, sample): polls the JSON endpoint while
 // the tab is visible; when the status changes the page reloads to show what the task
 // found (check summary and problems, result). Text only (textContent).
-import { pollProgress, showField } from "./progress_poll.js";
+import { markReady, showBar, showField } from "./common.js";
+import { pollProgress } from "./progress_poll.js";
 
 const PERIOD_MS = 1000;
 
@@ -10,11 +11,7 @@ const box = document.getElementById("task-progress");
 const show = (name, value) => showField(box, name, value);
 
 function render(p) {
-  const bar = box.querySelector('[data-field="bar"]');
-  if (bar && p.total) {
-    bar.max = p.total;
-    bar.value = p.done;
-  }
+  showBar(box, p.done, p.total);
   show("status_text", p.status_text);
   show("done", p.done);
   show("total", p.total);
@@ -31,4 +28,4 @@ if (box && box.dataset.final !== "1" && box.dataset.status !== "checked") {
     return true;
   });
 }
-document.body.dataset.ready = "1";
+markReady();
