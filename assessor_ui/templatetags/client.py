@@ -2,7 +2,8 @@
 
 The scripts read them (``common.js``: ``serverRules()``) instead of copying them: the
 smallest nugget span, the fields each decision-rule kind reads and the statuses in
-which a matching job is finished. Every page gets it from ``base.html``.
+which a matching job is finished. A page whose scripts read it puts
+``{% client_rules %}`` before them.
 """
 
 from __future__ import annotations

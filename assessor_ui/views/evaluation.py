@@ -12,7 +12,6 @@ while a worker computes them the page shows its progress.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
@@ -36,6 +35,7 @@ from assessor_ui.forms.evaluation import (
     TrustForm,
     VerificationForm,
 )
+from assessor_ui.templatetags.numbers import is_number
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.interval_chart import interval_chart
 from nuggets_app.errors import DomainError
@@ -249,50 +249,21 @@ def _scorings(collection: Collection, form: forms.Form) -> list[str]:
     return [job.scoring_text() for _, job in sorted(jobs.items())]
 
 
-class _Cells:
-    """A table's rows as text for the page (4 decimals; n/a for NaN), formatted only
-    when a template iterates them: large tables are offered as CSV, only counted."""
-
-    def __init__(self, rows: list[tuple]) -> None:
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self):
-        for row in self._rows:
-            yield [_cell(v) for v in row]
-
-
-class Cell(str):
-    """A cell's text; ``num`` when it shows a number (aligned right on the page)."""
-
-    num = False
-
-
-def _is_num(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _cell(value: object) -> Cell:
-    text = Cell(("n/a" if math.isnan(value) else f"{value:.4f}")
-                if isinstance(value, float) else str(value))  # fmt: skip
-    text.num = _is_num(value)
-    return text
-
-
 def _display(table: diagnostics.Table, csv_url: str) -> dict:
     """A table for the page: name, columns (``head``: each with ``num`` when the
-    column holds numbers), rows as text, its CSV link."""
-    rows = _Cells(table.rows)
+    column holds numbers), its rows (the ``number`` filter writes them), its CSV link."""
     first = table.rows[0] if table.rows else ()
-    head = []
-    for i, name in enumerate(table.columns):
-        cell = Cell(name)
-        cell.num = i > 0 and i < len(first) and _is_num(first[i])
-        head.append(cell)
-    return {"name": table.name, "columns": table.columns, "head": head, "rows": rows,
-            "csv": csv_url}  # fmt: skip
+    head = [
+        {"name": name, "num": 0 < i < len(first) and is_number(first[i])}
+        for i, name in enumerate(table.columns)
+    ]
+    return {
+        "name": table.name,
+        "columns": table.columns,
+        "head": head,
+        "rows": table.rows,
+        "csv": csv_url,
+    }
 
 
 def _progress(data: PageData) -> dict | None:

@@ -11,7 +11,7 @@ from nuggets_app.judging.services.nuggets import MIN_SPAN_CHARS, MIN_SPAN_WORDS
 from nuggets_app.models import MatchJob
 
 
-def test_every_page_gets_the_servers_rules_as_json():
+def test_the_pages_scripts_get_the_servers_rules_as_json():
     html = Template("{% load client %}{% client_rules %}").render(Context())
     found = re.fullmatch(
         r'<script id="app-rules" type="application/json">(.*)</script>', html
