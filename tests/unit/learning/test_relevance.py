@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.maths.simulation import average_precision, nuggets_extract
+from lab.maths.simulation import nuggets_extract
 from matcher import normalize
+from nuggets_app.ir.measures import average_precision
 from nuggets_app.learning import retrieval
 from nuggets_app.learning.relevance_features import (
     FEATURE_NAMES,
