@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ from django.urls import reverse
 
 from nuggets_app.benchmarks import headless
 from nuggets_app.benchmarks.headless import chromium_installed
+from tests.helpers import poll_until
 
 PASSWORD = "judge-all-day-42"  # tests.factories.UserFactory's
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -26,24 +26,12 @@ def chromium() -> Iterator:
         yield browser
 
 
-def wait_for(check: Callable[[], object], what: str, timeout: float = 20.0) -> object:
-    """Poll until ``check()`` is truthy; a stale or missing element counts as "not
-    yet" while a page loads."""
-    from selenium.common.exceptions import (
-        NoSuchElementException,
-        StaleElementReferenceException,
-    )
+def wait_for(check: Callable[[], object], what: str, timeout: float = 30.0) -> object:
+    """Poll until ``check()`` is truthy; while a page loads or reloads, any driver
+    error (stale or missing element, detached frame) counts as "not yet"."""
+    from selenium.common.exceptions import WebDriverException
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-        except (NoSuchElementException, StaleElementReferenceException):
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    return poll_until(check, what, timeout, not_yet=(WebDriverException,))
 
 
 def login(driver, base: str, username: str) -> None:

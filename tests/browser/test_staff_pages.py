@@ -6,7 +6,6 @@ draw a statAP sample, assign two assessors with overlap 2, and see their queues.
 from __future__ import annotations
 
 import gzip
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from nuggets_app.models import (
     Topic,
 )
 from tests import factories as f
-from tests.browser.chrome import login, page_gone, screenshot
+from tests.browser.chrome import login, page_gone, screenshot, wait_for
 from tests.conftest import TEST_DATA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -50,23 +49,6 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     yield from conftest.celery_worker.__wrapped__(
         django_db_setup, django_db_blocker, tmp_path_factory
     )
-
-
-def wait_for(check, what: str, timeout: float = 30.0):
-    """Poll until ``check()`` is truthy; while a page reloads, any driver error (stale or
-    missing element, detached frame) counts as "not yet"."""
-    from selenium.common.exceptions import WebDriverException
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-        except WebDriverException:
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def by_id(driver, element_id: str):

@@ -31,6 +31,8 @@ from nuggets_app.models import (
 )
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
+from tests import helpers
+from tests.helpers import read_run
 from tests.integration.jobs.world import run_inline
 
 QIDS = ("1", "2", "3", "4", "5", "6")
@@ -44,7 +46,9 @@ DEPTH = 20
 
 
 @dataclass
-class World:
+class JudgedJob:
+    """A collection's topics, qrels, judged sample and matching job, and the files they came from."""
+
     collection: Collection
     topics: dict[str, Topic]
     qrels: Qrels
@@ -59,21 +63,14 @@ def read_runs(base: Path) -> dict[str, dict[str, dict[str, float]]]:
     """The chosen runs straight from the files: top ``DEPTH`` of each chosen topic."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name in RUNS:
-        with gzip.open(base / "runs" / f"{name}.run.gz", "rt") as fh:
-            for line in fh:
-                qid, _, docno, rank, score, _tag = line.split()
-                if qid in QIDS and int(rank) <= DEPTH:
-                    out.setdefault(name, {}).setdefault(qid, {})[docno] = float(score)
+        for qid, docno, rank, score, _ in read_run(base / "runs" / f"{name}.run.gz"):
+            if qid in QIDS and rank <= DEPTH:
+                out.setdefault(name, {}).setdefault(qid, {})[docno] = score
     return out
 
 
 def read_qrels(base: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for line in (base / "qrels.txt").read_text().splitlines():
-        qid, _, docno, rel = line.split()
-        if qid in QIDS:
-            out.setdefault(qid, {})[docno] = int(rel)
-    return out
+    return helpers.read_qrels(base / "qrels.txt", QIDS)
 
 
 def _documents(base: Path, collection: Collection, needed: set[str]) -> dict:
@@ -91,7 +88,7 @@ def _documents(base: Path, collection: Collection, needed: set[str]) -> dict:
     return {d.docno: d for d in Document.objects.filter(collection=collection)}
 
 
-def evaluation_world(shared_data: Path, assessor, *, judge: bool = True) -> World:
+def evaluation_world(shared_data: Path, assessor, *, judge: bool = True) -> JudgedJob:
     """Build the world (see the module docstring)."""
     base = shared_data / "cranfield"
     runs = read_runs(base)
@@ -134,7 +131,7 @@ def evaluation_world(shared_data: Path, assessor, *, judge: bool = True) -> Worl
         collection=collection, topics=list(topics.values()), source="pool", pool=pool
     )
     job = run_inline(job)
-    return World(collection, topics, stored, pool, sample, job, qrels, runs)
+    return JudgedJob(collection, topics, stored, pool, sample, job, qrels, runs)
 
 
 def _judge(sample: Sample, qrels: dict[str, dict[str, int]], assessor) -> None:

@@ -37,6 +37,7 @@ from nuggets_app.models import (
     NuggetBank,
     Topic,
 )
+from tests.helpers import read_qrels
 
 NAME = "banks"
 TS_TOPICS = ("TS14.25",)
@@ -137,10 +138,7 @@ def bank_world(shared_data: Path, tmp_path: Path, assessor) -> BankWorld:
     for name, (path, fmt, _) in world.banks.items():
         _import_bank(path, name, fmt, create_topics=name != "ts")
 
-    qrels = {}
-    for line in (ts_dir / "qrels.txt").read_text().splitlines():
-        qid, _, docno, grade = line.split()
-        qrels.setdefault(qid, {})[docno] = int(grade)
+    qrels = read_qrels(ts_dir / "qrels.txt")
     world.own = {
         "TS14.25": sorted(qrels["TS14.25"]),
         **{qid: [d["docno"] for d in docs] for qid, docs in answers.items()},

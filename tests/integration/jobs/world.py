@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,24 +21,18 @@ from nuggets_app.models import (
     PoolDocument,
     Topic,
 )
+from tests.helpers import poll_until, read_qrels, status_until
 
 
 @dataclass
-class World:
+class CranfieldPool:
+    """Cranfield topics pooled from its runs: each topic's pooled documents and relevant docnos."""
+
     collection: Collection
     topics: list[Topic]
     pool: Pool
     pooled: dict[str, list[Document]] = field(default_factory=dict)
     relevant: dict[str, set[str]] = field(default_factory=dict)
-
-
-def _qrels(path: Path, qids: set[str]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for line in path.read_text().splitlines():
-        qid, _, docno, rel = line.split()
-        if qid in qids:
-            out.setdefault(qid, {})[docno] = int(rel)
-    return out
 
 
 def cranfield_world(
@@ -51,7 +44,7 @@ def cranfield_world(
     nuggets_per_topic: int = 3,
     judge: int = 12,
     markers: dict[str, str] | None = None,
-) -> World:
+) -> CranfieldPool:
     """Load a pool of ``per_topic`` documents per topic (its relevant ones first, then
     others by docno), nuggets from relevant documents, and ``judge`` judgments per
     topic by ``assessor`` (grades from the qrels, 0 for unlisted documents).
@@ -59,7 +52,7 @@ def cranfield_world(
     ``markers`` maps docno -> a word appended to that document's text (fault tests).
     """
     base = shared_data / "cranfield"
-    qrels = _qrels(base / "qrels.txt", set(qids))
+    qrels = read_qrels(base / "qrels.txt", set(qids))
     wanted: dict[str, list[str]] = {}
     fillers = [str(n) for n in range(1, 400)]
     for qid in qids:
@@ -88,7 +81,7 @@ def cranfield_world(
         if row["qid"] in qids:
             topics_rows[row["qid"]] = row
     pool = Pool.objects.create(collection=collection, name="depth", depth=per_topic)
-    world = World(collection=collection, topics=[], pool=pool)
+    world = CranfieldPool(collection=collection, topics=[], pool=pool)
     for qid in qids:
         topic = Topic.objects.create(
             collection=collection, qid=qid, title=topics_rows[qid]["title"]
@@ -119,22 +112,11 @@ def cranfield_world(
 
 def wait_for(job: MatchJob, statuses: set[str], timeout: float = 60) -> MatchJob:
     """Poll the job row until its status is one of ``statuses``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job.refresh_from_db()
-        if job.status in statuses:
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job.pk} still {job.status} after {timeout}s")
+    return status_until(job, statuses, timeout)
 
 
 def wait_until(predicate, timeout: float = 60, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    poll_until(predicate, what, timeout)
 
 
 def run_inline(job: MatchJob) -> MatchJob:

@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from nuggets_app.operations.services import health
+from tests.helpers import free_port, poll_until
 
 pytestmark = pytest.mark.django_db
 REDIS_SERVER = shutil.which("redis-server")
@@ -101,17 +101,7 @@ def _listening(port: int) -> bool:
 
 
 def _wait(check, what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not ready after {seconds}s")
-        time.sleep(0.2)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    poll_until(check, what, seconds, interval=0.2)
 
 
 def _get(url: str, cookie: str = "") -> tuple[int, dict]:
@@ -135,9 +125,9 @@ def gunicorn_on_own_redis(transactional_db, tmp_path):
         pytest.skip("redis-server is not installed")
     from tests.integration.conftest import REPO, Worker, _database_url
 
-    redis = _Redis(_free_port())
+    redis = _Redis(free_port())
     redis.start()
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="tests.settings", DATABASE_URL=_database_url(),

@@ -23,6 +23,7 @@ from tests.factories import (
     SampleFactory,
     TopicFactory,
 )
+from tests.helpers import read_run
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-9
@@ -135,12 +136,8 @@ def cranfield_rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
     """qid -> run -> docnos in trec_eval order (score descending, docno descending)."""
     per_topic: dict[str, dict[str, list[tuple[float, str]]]] = {}
     for path in sorted((folder / "runs").glob("*.run.gz")):
-        with gzip.open(path, "rt") as lines:
-            for line in lines:
-                qid, _, docno, _, score, tag = line.split()
-                per_topic.setdefault(qid, {}).setdefault(tag, []).append(
-                    (float(score), docno)
-                )
+        for qid, docno, _, score, tag in read_run(path):
+            per_topic.setdefault(qid, {}).setdefault(tag, []).append((score, docno))
     return {
         qid: {
             tag: [docno for _, docno in sorted(entries, reverse=True)]

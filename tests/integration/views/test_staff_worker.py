@@ -3,27 +3,20 @@ the summary, the admin confirms, the worker imports."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.urls import reverse
 
 from nuggets_app.importers import parse_topics
 from nuggets_app.models import Collection, TaskRecord, Topic
 from tests.conftest import TEST_DATA
+from tests.helpers import status_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CRANFIELD = TEST_DATA / "public" / "cranfield"
 
 
 def wait_status(task: TaskRecord, wanted: set[str], timeout: float = 60.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        task.refresh_from_db()
-        if task.status in wanted:
-            return task.status
-        time.sleep(0.2)
-    raise AssertionError(f"task {task.pk} still {task.status}, wanted {wanted}")
+    return status_until(task, wanted, timeout).status
 
 
 def test_the_worker_checks_then_imports_after_confirmation(celery_worker, staff_client):
