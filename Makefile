@@ -66,10 +66,15 @@ worker: setup ## A Celery worker (set DATABASE_URL and REDIS_URL); start as many
 	$(VENV)/bin/celery -A nuggets_app worker --loglevel=INFO
 
 test: setup-dev ## The whole test suite: unit (Python, no database; the page scripts under Node), then integration and browser on PostgreSQL + Redis
-	$(PY) -m pytest tests/unit -q
+	$(PY) -m coverage erase
+	$(PY) -m coverage run -m pytest tests/unit -q
 	node --test tests/js/
 	$(PY) tests/services.py --database $(TEST_DATABASE_URL) --redis $(TEST_REDIS_URL) -- \
-	  $(PY) -m pytest tests/integration tests/browser -q
+	  $(PY) -m coverage run -m pytest tests/integration tests/browser -q
+	$(PY) -m coverage combine -q
+	@echo "coverage of lines, all suites: $$($(PY) -m coverage report --format=total --fail-under=0)%"
+	@$(PY) -m coverage report --format=total > /dev/null || { \
+	  echo "coverage fell below its floor (fail_under in pyproject.toml [tool.coverage.report])"; exit 1; }
 
 lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs on every package (strict on the Django-free ones), models and migrations in step, ESLint on the page scripts
 	$(VENV)/bin/ruff check .

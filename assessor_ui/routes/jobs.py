@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assessor_ui.views import job_legacy, job_nuggets, jobs, new_runs
+from assessor_ui.views import job_nuggets, jobs, new_runs
 
 urlpatterns = [
     path("jobs/", jobs.job_list, name="job-list"),
@@ -23,18 +23,12 @@ urlpatterns = [
         job_nuggets.job_nugget_value_progress,
         name="job-nugget-value-progress",
     ),
-    # A topic by its qid, as a researcher would type it (the ids of the old
-    # /topics/<id>/ addresses redirect here).
+    # A topic by its qid, as a researcher would type it.
     path("jobs/<int:pk>/qid/<str:qid>/", jobs.job_topic, name="job-topic"),
     path(
         "jobs/<int:pk>/qid/<str:qid>/documents/<int:doc_pk>/",
         jobs.job_document,
         name="job-document",
-    ),
-    path("jobs/<int:pk>/topics/<int:topic_pk>/", job_legacy.job_topic_by_id),
-    path(
-        "jobs/<int:pk>/topics/<int:topic_pk>/documents/<int:doc_pk>/",
-        job_legacy.job_document_by_id,
     ),
     path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
     path("jobs/<int:pk>/new-run/", new_runs.job_new_run, name="job-new-run"),

@@ -134,12 +134,6 @@ class _MatcherCache:
 _matchers = _MatcherCache()
 
 
-def nugget_matches(nuggets: list[Nugget], text: str) -> tuple[dict[int, float], list]:
-    """Matcher scores of ``nuggets`` in ``text`` (only those above 0), and the spans
-    of the best nugget's matched shingles."""
-    return _scores(topic_matcher(nuggets), text)
-
-
 def _scores(matcher: Any, text: str) -> tuple[dict[int, float], list]:
     if matcher is None:
         return {}, []

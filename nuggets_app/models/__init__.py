@@ -11,7 +11,7 @@ from .preferences import AssessorPreference
 from .qrels import Qrels, QrelsEntry
 from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
-from .tasks import TaskRecord
+from .task_records import TaskRecord
 from .topics import Topic
 from .unpooled import JobNewRun, UnpooledScore
 

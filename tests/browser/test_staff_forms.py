@@ -34,7 +34,9 @@ RED = "rgba(164, 0, 0, 1)"
 
 
 @dataclass
-class World:
+class StaffSamples:
+    """A collection with its pool and two samples: what the staff forms act on."""
+
     collection: Collection
     pool: object
     sample: Sample
@@ -65,7 +67,7 @@ def world(staff, assessor, other_assessor, monkeypatch, settings, tmp_path):
         document=f.DocumentFactory(collection=other),
     )
     assignment_create(sample=other_sample, assessors=[assessor])
-    return World(collection, pool, sample, other_sample)
+    return StaffSamples(collection, pool, sample, other_sample)
 
 
 def _submit(driver, button_selector: str) -> None:

@@ -59,7 +59,9 @@ class Page:
 
 
 @dataclass
-class World:
+class StaffPages:
+    """Every staff page the navigation visits, with the job, topic and tasks they show."""
+
     pages: list[Page]
     job: object
     topic: object
@@ -147,7 +149,7 @@ def world(
         Page("dashboard", reverse("evaluation-index"), (), "nav-evaluation"),
         Page("agreement", reverse("agreement"), (), "nav-agreement"),
     ]  # fmt: skip
-    return World(
+    return StaffPages(
         pages=pages, job=job, topic=topic, tasks=tasks,
         judge=reverse("judge", args=[judged.pk, 1]),
     )  # fmt: skip

@@ -36,7 +36,9 @@ def cranfield_topics(shared_data: Path, qids: list[str]) -> dict[str, dict]:
 
 
 @dataclass
-class World:
+class JudgingAssignments:
+    """Two Cranfield topics, their documents and the two assessors' assignments."""
+
     collection: m.Collection
     topic: m.Topic
     other_topic: m.Topic
@@ -49,7 +51,7 @@ class World:
         return TOPIC_1_DOCNOS.index(docno) + 1
 
 
-def build_world(shared_data: Path, assessor, other_assessor) -> World:
+def build_world(shared_data: Path, assessor, other_assessor) -> JudgingAssignments:
     """Alice (``assessor``) is assigned topic 1; Bob (``other_assessor``) topic 2."""
     raw = cranfield_docs(shared_data, TOPIC_1_DOCNOS)
     topics = cranfield_topics(shared_data, ["1", "2"])
@@ -86,7 +88,7 @@ def build_world(shared_data: Path, assessor, other_assessor) -> World:
         f.SampleDocumentFactory(
             sample=sample, topic=other_topic, document=docs[docno], order=order
         )
-    return World(
+    return JudgingAssignments(
         collection=collection,
         topic=topic,
         other_topic=other_topic,

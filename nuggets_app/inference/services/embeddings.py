@@ -95,13 +95,6 @@ def embedding_job_resume(*, job: EmbeddingJob) -> EmbeddingJob:
     return job
 
 
-def embedding_job_cancel(*, job: EmbeddingJob) -> None:
-    """Stop sending work: chunks not started yet do nothing."""
-    EmbeddingJob.objects.filter(pk=job.pk, status=EmbeddingJob.Status.RUNNING).update(
-        status=EmbeddingJob.Status.CANCELLED, finished_at=timezone.now()
-    )
-
-
 def _enqueue_missing(job: EmbeddingJob) -> None:
     ids = list(
         _missing(job.collection_id, job.model)
@@ -176,12 +169,6 @@ def documents_embed(
             row.vector = next(blobs)
     UnitEmbedding.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
     return len(texts)
-
-
-def text_vectors(texts: Sequence[str]) -> np.ndarray:
-    """Embeddings of texts that are not stored (a topic statement): rows in order."""
-    _require()
-    return embeddings.encoder().embed(list(texts))
 
 
 def _sha1(text: str) -> str:
@@ -309,17 +296,6 @@ def nugget_vectors(
                 [bytes(blob)]
             )[0]
     return found
-
-
-def embedding_storage(*, model: str = MODEL) -> dict[str, Any]:
-    """Rows and bytes of vectors stored for ``model`` (for the benchmark)."""
-    from django.db.models import Count, Sum
-    from django.db.models.functions import Length
-
-    units = UnitEmbedding.objects.filter(model=model).aggregate(
-        rows=Count("pk"), vector_bytes=Sum(Length("vector"))
-    )
-    return {"units": units["rows"], "vector_bytes": units["vector_bytes"] or 0}
 
 
 def stored_nearest(

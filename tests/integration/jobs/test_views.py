@@ -346,9 +346,7 @@ def test_a_job_whose_chunks_have_not_moved_shows_as_stalled(
     assert (progress["state"], progress["stalled"]) == ("done", False)
 
 
-def test_a_job_topic_is_addressed_by_its_qid_and_old_id_addresses_redirect(
-    staff_client, world, job
-):
+def test_a_job_topic_is_addressed_by_its_qid(staff_client, world, job):
     topic = world.topics[1]
     url = f"/jobs/{job.pk}/qid/{topic.qid}/"
     assert reverse("job-topic", args=[job.pk, topic.qid]) == url
@@ -357,12 +355,11 @@ def test_a_job_topic_is_addressed_by_its_qid_and_old_id_addresses_redirect(
     assert f"<h1>Job {job.pk}, topic {topic.qid}</h1>" in page.text
     assert staff_client.get(f"/jobs/{job.pk}/qid/no-such-qid/").status_code == 404
 
-    old = staff_client.get(f"/jobs/{job.pk}/topics/{topic.pk}/?threshold=0.3")
-    assert old.status_code == 301
-    assert old["Location"] == f"{url}?threshold=0.3"
     result = MatchResult.objects.filter(job=job, topic=topic).first()
-    old_doc = staff_client.get(
-        f"/jobs/{job.pk}/topics/{topic.pk}/documents/{result.document_id}/"
+    document = f"{url}documents/{result.document_id}/"
+    assert reverse("job-document", args=[job.pk, topic.qid, result.document_id]) == (
+        document
     )
-    assert old_doc["Location"] == f"{url}documents/{result.document_id}/"
-    assert staff_client.get(old_doc["Location"]).status_code == 200
+    assert staff_client.get(document).status_code == 200
+    # No address by topic id: the product was never released with one.
+    assert staff_client.get(f"/jobs/{job.pk}/topics/{topic.pk}/").status_code == 404
