@@ -8,11 +8,11 @@ check finds what the import would refuse.
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from nuggets_app.errors import DomainError
 from nuggets_app.ir.spans import span_reanchor
-from nuggets_app.models import Collection, Document, Nugget
+from nuggets_app.models import Collection, Document, Judgment, Nugget
 
 CHANGED_TEXT = ("refuse", "reanchor")
 """What a re-import does with a document whose text changes while it carries
@@ -26,13 +26,26 @@ class ChangedTextError(DomainError):
 def judged_text_changes(*, collection: Collection, texts: dict[str, str]) -> dict:
     """``{document pk: docno}`` of the documents of ``texts`` (docno -> new text)
     that carry judgments or nuggets in ``collection`` and whose text would change."""
+    # EXISTS per document (an index probe each), not a join and DISTINCT: the import
+    # asks this for every batch, and a DISTINCT over the joined tables grew with the
+    # collection (the import rate fell 2.3 times from 100,000 to 1,000,000 documents).
     judged = (
         Document.objects.filter(collection=collection, docno__in=list(texts))
-        .filter(Q(nuggets__isnull=False) | Q(judgments__isnull=False))
-        .distinct()
+        .filter(
+            Q(Exists(Nugget.objects.filter(document=OuterRef("pk"))))
+            | Q(Exists(Judgment.objects.filter(document=OuterRef("pk"))))
+        )
         .values_list("pk", "docno", "text")
     )
     return {pk: docno for pk, docno, text in judged if texts[docno] != text}
+
+
+def collection_judged(collection: Collection) -> bool:
+    """Whether any document of ``collection`` carries a judgment or a nugget."""
+    return (
+        Nugget.objects.filter(document__collection=collection).exists()
+        or Judgment.objects.filter(document__collection=collection).exists()
+    )
 
 
 def lost_nuggets(changed: dict, texts: dict[str, str]) -> list[tuple[str, str]]:
@@ -59,10 +72,18 @@ class TextGuard:
         self.changed: list[str] = []  # docnos whose judged text would change
         self.lost: list[str] = []  # nuggets whose span text is gone
         self.reanchored = 0
+        # Whether the collection had judged documents when the import began; a
+        # collection without any (a first import) needs no look-up per batch: the
+        # documents the import writes are invisible to others until it commits.
+        self._judged: bool | None = None
 
     def check(self, collection: Collection, rows: list[tuple]) -> None:
         """Before a batch is written: find its judged documents whose text changes,
         and re-anchor their nuggets (or note them for refusal)."""
+        if self._judged is None:
+            self._judged = collection.pk is not None and collection_judged(collection)
+        if not self._judged:
+            return
         new_text = {row[1]: row[3] for row in rows}
         changed = judged_text_changes(collection=collection, texts=new_text)
         if not changed:
