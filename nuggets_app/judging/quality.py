@@ -111,3 +111,16 @@ def assessor_quality(*, collection: Collection, level: float) -> list[AssessorQu
 def _count(tally: list[int], a: object, b: object) -> None:
     tally[0] += a == b
     tally[1] += 1
+
+
+def adjudicated_agreement() -> list[tuple[Collection, list[AssessorQuality]]]:
+    """Per collection with adjudicated decisions, the assessors who judged one of
+    those documents, with their agreement with the decisions."""
+    collections = Collection.objects.filter(
+        pk__in=Adjudication.objects.values("topic__collection_id")
+    ).order_by("name")
+    out = []
+    for collection in collections:
+        rows = assessor_quality(collection=collection, level=0.0)
+        out.append((collection, [r for r in rows if r.adjudicated.n]))
+    return out

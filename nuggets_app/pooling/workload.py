@@ -40,6 +40,10 @@ class AssessorLoad:
         return self.assigned - self.judged
 
     @property
+    def active_hours(self) -> float:
+        return self.active_seconds / 3600
+
+    @property
     def per_hour(self) -> float:
         """Judged documents per hour of active time (NaN before any time)."""
         return (
