@@ -79,8 +79,10 @@ def known_answers_add(
         label = "adjudicated"
     else:
         raise KnownAnswerError(f"source must be qrels or adjudicated, got {source!r}")
+    known = KnownAnswer.objects.filter(topic__collection=collection)
     with transaction.atomic():
-        made = KnownAnswer.objects.bulk_create(
+        before = known.count()
+        KnownAnswer.objects.bulk_create(
             [
                 KnownAnswer(
                     topic_id=t, document_id=d, relevance=rel, source=label,
@@ -90,7 +92,7 @@ def known_answers_add(
             ],
             ignore_conflicts=True,
         )  # fmt: skip
-    return len(made)
+        return known.count() - before
 
 
 def _balanced(
