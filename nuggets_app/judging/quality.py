@@ -32,6 +32,11 @@ class AssessorQuality:
     others: Proportion
     flag: str = ""
 
+    @property
+    def proportions(self) -> list[Proportion]:
+        """The four agreements in the page's column order."""
+        return [self.known, self.known_exact, self.adjudicated, self.others]
+
 
 def assessor_quality(*, collection: Collection, level: float) -> list[AssessorQuality]:
     """Every assessor who judged in ``collection``, by username; flagged when the
