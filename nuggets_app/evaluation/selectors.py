@@ -4,8 +4,9 @@ Everything comes out keyed by ``qid`` and ``docno`` (the shapes ``nuggets_app.ir
 takes), never by primary key. A qrels *source* is named by a short key so pages can
 carry it in a query string:
 
-- ``human``: the people's judgments (``Judgment`` rows; the highest grade when several
-  assessors judged a document), exactly as ``export_qrels --kind human`` writes them;
+- ``human``: the people's judgments (``Judgment`` rows; the collection's aggregation
+  rule when several assessors judged a document), exactly as ``export_qrels --kind
+  human`` writes them;
 - ``qrels:<id>``: imported qrels (or prels, relevance only; placeholders dropped);
 - ``inferred:<job id>``: the matcher's decisions under a decision rule (relevant
   documents get the collection's relevant grade, the other scored documents 0);
