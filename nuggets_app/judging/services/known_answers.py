@@ -136,6 +136,11 @@ def known_answers_interleave(
     skipped, so running it twice changes nothing."""
     if not 0 < rate <= 1:
         raise KnownAnswerError(f"rate must be in (0, 1], got {rate}")
+    if sample.rounds > 1:
+        raise KnownAnswerError(
+            f"sample {sample.name} is drawn in rounds: a later round could draw a "
+            "known answer from the pool; interleave them in a one-shot sample"
+        )
     rng = random.Random(seed)
     out = Interleaved(added={}, skipped={})
     with transaction.atomic():

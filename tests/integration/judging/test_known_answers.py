@@ -24,6 +24,7 @@ from nuggets_app.models import (
     PoolDocument,
     SampleDocument,
 )
+from nuggets_app.pooling.services.samples import sample_extend
 from tests.integration.evaluation.world import evaluation_world
 
 pytestmark = pytest.mark.django_db
@@ -89,6 +90,7 @@ def test_known_answers_are_judged_as_checks_and_never_enter_an_estimate(
     assert sum(done.added.values()) == 2 * len(world.topics)  # round(0.25 * 8)
     checks = SampleDocument.queue.filter(sample=world.sample, known=True)
     assert checks.count() == 2 * len(world.topics)
+    check_keys = list(checks.values_list("topic_id", "document_id"))
     # Queues stay numbered 1..n, drawn documents first and last.
     for topic in world.topics.values():
         queue = list(
@@ -126,6 +128,26 @@ def test_known_answers_are_judged_as_checks_and_never_enter_an_estimate(
     again = known_answers_interleave(sample=world.sample, rate=0.25, seed=3)
     assert again.added == {}
     assert set(again.skipped.values()) == {"already holds known answers"}
+    # Extending the sample appends after the whole queue; a known answer the
+    # sampler draws becomes a drawn document and its grades human labels.
+    sample_extend(sample=world.sample, extra=40)
+    for topic in world.topics.values():
+        orders = list(
+            SampleDocument.queue.filter(sample=world.sample, topic=topic)
+            .order_by("order")
+            .values_list("order", flat=True)
+        )
+        assert orders == list(range(1, len(orders) + 1))
+    drawn = SampleDocument.objects.filter(sample=world.sample)
+    for topic_id, doc_id in check_keys:
+        item = SampleDocument.queue.get(
+            sample=world.sample, topic_id=topic_id, document_id=doc_id
+        )
+        counted = Judgment.objects.get(
+            topic_id=topic_id, document_id=doc_id, assessor=assessor
+        )
+        assert counted.quality_check == item.known
+        assert item.known == (not drawn.filter(pk=item.pk).exists())
 
 
 def test_known_answers_come_from_imported_qrels_or_decisions(shared_data, assessor):
