@@ -36,6 +36,7 @@ from nuggets_app.inference.services.rules import DecisionRule, rule_default
 from nuggets_app.ir.prels import PLACEHOLDER_REL, TopicPrels, prels_load, topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
+    Adjudication,
     Collection,
     Document,
     JobInference,
@@ -305,21 +306,33 @@ def flat_judgments(qrels: QrelsDict) -> dict[tuple[str, str], int]:
 # with one small query (never the rows themselves), so checking them costs milliseconds.
 def collection_version(collection: Collection) -> list:
     """The collection itself: its creation time tells apart a collection re-created
-    under the same id (another database, a test run), its threshold the labels."""
+    under the same id (another database, a test run), its threshold and aggregation
+    rule the labels."""
     return [
         "collection",
         collection.pk,
         str(collection.created_at),
         collection.relevant_threshold,
+        sorted((collection.aggregation or {}).items()),
     ]
 
 
 def judgments_version(collection: Collection) -> list:
-    """People's judgments of the collection: count, last id, last change."""
+    """People's judgments of the collection, and the adjudicated decisions beside
+    them: count, last id, last change of each."""
     stats = Judgment.objects.filter(topic__collection=collection).aggregate(
         n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
     )
-    return ["judgments", stats["n"], stats["last"], str(stats["changed"])]
+    decided = Adjudication.objects.filter(topic__collection=collection).aggregate(
+        n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
+    )
+    return [
+        "judgments",
+        stats["n"],
+        stats["last"],
+        str(stats["changed"]),
+        [decided["n"], decided["last"], str(decided["changed"])],
+    ]
 
 
 def nuggets_version(collection: Collection) -> list:
