@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("assessor_ui.routes.jobs")),
     path("", include("assessor_ui.routes.evaluation")),
     path("", include("assessor_ui.routes.staff")),
+    path("", include("assessor_ui.routes.quality")),
 ]

@@ -65,9 +65,10 @@ def own_assignment_for(user: User, pk: int) -> Assignment:
 def queue_item_for(
     assignment: Assignment, position: int, *, text: bool = True
 ) -> SampleDocument:
-    """The sampled document at ``position`` (its queue order) of an assignment; without
-    the document's text and HTML when ``text`` is False (a save that needs neither)."""
-    qs = SampleDocument.objects.select_related("document")
+    """The document at ``position`` (its queue order) of an assignment, drawn or a
+    known answer; without the document's text and HTML when ``text`` is False (a save
+    that needs neither)."""
+    qs = SampleDocument.queue.select_related("document")
     if not text:
         qs = qs.defer("document__text", "document__html")
     try:

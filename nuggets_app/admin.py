@@ -10,6 +10,7 @@ leave history.
 """
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from nuggets_app import models as m
@@ -101,9 +102,41 @@ class SampleDocumentAdmin(ReadOnlyAdmin):
         "inclusion_prob",
         "round",
         "round_prob",
+        "known",
     ]
-    list_filter = ["sample"]
+    list_filter = ["sample", "known"]
     raw_id_fields = ["sample", "topic", "document"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The whole queue, known answers interleaved in it included.
+        return m.SampleDocument.queue.all()
+
+
+@admin.register(m.Adjudication)
+class AdjudicationAdmin(ReadOnlyAdmin):
+    list_display = [
+        "topic",
+        "document",
+        "relevance",
+        "adjudicator",
+        "version",
+        "updated_at",
+    ]
+    list_filter = ["adjudicator"]
+    raw_id_fields = ["topic", "document"]
+
+
+@admin.register(m.Guidelines)
+class GuidelinesAdmin(ReadOnlyAdmin):
+    list_display = ["collection", "version", "author", "created_at"]
+    list_filter = ["collection"]
+
+
+@admin.register(m.KnownAnswer)
+class KnownAnswerAdmin(ReadOnlyAdmin):
+    list_display = ["topic", "document", "relevance", "source", "created_at"]
+    list_filter = ["source"]
+    raw_id_fields = ["topic", "document"]
 
 
 @admin.register(m.Assignment)

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 
 from assessor_ui.views.decorators import staff_required
 from nuggets_app.judging import agreement as judging_agreement
+from nuggets_app.judging import quality as judging_quality
 from nuggets_app.lib.csvout import csv_writer
 
 
@@ -24,4 +25,8 @@ def agreement(request: HttpRequest) -> HttpResponse:
         for pair in pairs:
             writer.writerow(pair.csv_row())
         return response
-    return render(request, "assessor_ui/agreement/page.html", {"pairs": pairs})
+    return render(
+        request,
+        "assessor_ui/agreement/page.html",
+        {"pairs": pairs, "adjudicated": judging_quality.adjudicated_agreement()},
+    )

@@ -46,6 +46,7 @@ from nuggets_app.evaluation.services import (
     verification,
 )
 from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.lib import plots
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services import computed
@@ -328,6 +329,7 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
         "computing": _progress(data),
         "progress_url": f"{base}progress?{query}",
         "model_assisted_chart": chart,
+        "aggregation": aggregation_of(collection),
         **data.context,
     }
     return render(request, PAGES[page][2], context)

@@ -33,6 +33,10 @@ from assessor_ui.forms.assessor import (
 from nuggets_app import access
 from nuggets_app.inference.services.embeddings import semantic_on, stored_semantic
 from nuggets_app.judging import selectors
+from nuggets_app.judging.services.guidelines import (
+    guidelines_current,
+    guidelines_render,
+)
 from nuggets_app.judging.services.judgments import (
     JudgingError,
     JudgmentConflict,
@@ -96,8 +100,17 @@ KEYMAP = [
         "label": "Switch to the original (sanitized) HTML",
     },
     {"keys": ["z"], "action": "undo", "label": "Undo the last change of this document"},
+    {
+        "keys": ["g"],
+        "action": "guidelines",
+        "label": "Show or hide the guidelines and the topic's narrative",
+    },
     {"keys": ["?"], "action": "help", "label": "Show or hide this help"},
-    {"keys": ["Escape"], "action": "escape", "label": "Close help, leave a text field"},
+    {
+        "keys": ["Escape"],
+        "action": "escape",
+        "label": "Close help or guidelines, leave a text field",
+    },
 ]
 
 
@@ -214,6 +227,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "preferences": preferences_of(user=request.user),
     }
     nuggets, config["doc"]["sentences"] = _topic_nuggets(page)
+    guidelines = guidelines_current(topic.collection_id)
     context = {
         "page": page,
         "topic": topic,
@@ -224,6 +238,8 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "semantic_on": semantic_on(),
         "config": config,
         "html": config["doc"]["html"],
+        "guidelines": guidelines,
+        "guidelines_html": guidelines_render(guidelines.text) if guidelines else "",
     }
     return render(request, "assessor_ui/judge/page.html", context)
 

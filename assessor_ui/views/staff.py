@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from assessor_ui.forms.quality import AggregationForm
 from assessor_ui.forms.staff import (
     AssignForm,
     CollectionForm,
@@ -21,6 +22,7 @@ from assessor_ui.forms.staff import (
 from assessor_ui.views.decorators import staff_required
 from nuggets_app.collection.services.relevance import relevance_level_set
 from nuggets_app.inference.services.rounds import rounds_overview
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.models import (
     Assignment,
     Collection,
@@ -80,6 +82,14 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         "tasks": TaskRecord.objects.filter(collection=collection).select_related(
             "started_by"
         )[:20],
+        "aggregation": aggregation_of(collection),
+        "aggregation_form": AggregationForm(
+            initial={
+                k: v
+                for k, v in aggregation_of(collection).as_dict().items()
+                if k != "text"
+            }
+        ),
     }
     return render(request, "assessor_ui/staff/collection.html", context)
 

@@ -4,8 +4,9 @@ Everything comes out keyed by ``qid`` and ``docno`` (the shapes ``nuggets_app.ir
 takes), never by primary key. A qrels *source* is named by a short key so pages can
 carry it in a query string:
 
-- ``human``: the people's judgments (``Judgment`` rows; the highest grade when several
-  assessors judged a document), exactly as ``export_qrels --kind human`` writes them;
+- ``human``: the people's judgments (``Judgment`` rows; the collection's aggregation
+  rule when several assessors judged a document), exactly as ``export_qrels --kind
+  human`` writes them;
 - ``qrels:<id>``: imported qrels (or prels, relevance only; placeholders dropped);
 - ``inferred:<job id>``: the matcher's decisions under a decision rule (relevant
   documents get the collection's relevant grade, the other scored documents 0);
@@ -36,6 +37,7 @@ from nuggets_app.inference.services.rules import DecisionRule, rule_default
 from nuggets_app.ir.prels import PLACEHOLDER_REL, TopicPrels, prels_load, topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
+    Adjudication,
     Collection,
     Document,
     JobInference,
@@ -305,21 +307,33 @@ def flat_judgments(qrels: QrelsDict) -> dict[tuple[str, str], int]:
 # with one small query (never the rows themselves), so checking them costs milliseconds.
 def collection_version(collection: Collection) -> list:
     """The collection itself: its creation time tells apart a collection re-created
-    under the same id (another database, a test run), its threshold the labels."""
+    under the same id (another database, a test run), its threshold and aggregation
+    rule the labels."""
     return [
         "collection",
         collection.pk,
         str(collection.created_at),
         collection.relevant_threshold,
+        sorted((collection.aggregation or {}).items()),
     ]
 
 
 def judgments_version(collection: Collection) -> list:
-    """People's judgments of the collection: count, last id, last change."""
+    """People's judgments of the collection, and the adjudicated decisions beside
+    them: count, last id, last change of each."""
     stats = Judgment.objects.filter(topic__collection=collection).aggregate(
         n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
     )
-    return ["judgments", stats["n"], stats["last"], str(stats["changed"])]
+    decided = Adjudication.objects.filter(topic__collection=collection).aggregate(
+        n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
+    )
+    return [
+        "judgments",
+        stats["n"],
+        stats["last"],
+        str(stats["changed"]),
+        [decided["n"], decided["last"], str(decided["changed"])],
+    ]
 
 
 def nuggets_version(collection: Collection) -> list:

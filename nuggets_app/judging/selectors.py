@@ -22,6 +22,7 @@ from django.db.models import CharField, FilteredRelation, Q
 from django.db.models.functions import Cast
 
 from nuggets_app.access import topic_nuggets_visible
+from nuggets_app.judging.aggregation import Aggregation, human_labels
 from nuggets_app.models import (
     Assignment,
     Document,
@@ -291,8 +292,10 @@ def judge_page(
             document__judgments__assessor_id=assignment.assessor_id,
         ),
     )
+    # The whole queue, known answers included: on the page they are documents like
+    # any other.
     rows = sorted(
-        SampleDocument.objects.filter(
+        SampleDocument.queue.filter(
             sample_id=assignment.sample_id, topic_id=assignment.topic_id
         )
         .annotate(mine=mine)
@@ -389,22 +392,16 @@ def nugget_preview(
 
 
 def human_grades(
-    topic_ids: Iterable[int], assessors: Iterable[int] | None = None
+    topic_ids: Iterable[int],
+    assessors: Iterable[int] | None = None,
+    *,
+    aggregation: Aggregation | None = None,
 ) -> dict[tuple[int, int], int]:
-    """{(topic id, document id): grade}: the highest grade any assessor (of
-    ``assessors`` user ids, when given) gave."""
-    grades: dict[tuple[int, int], int] = {}
-    judgments = Judgment.objects.filter(
-        topic_id__in=list(topic_ids), relevance__isnull=False
-    )
-    if assessors is not None:
-        judgments = judgments.filter(assessor_id__in=list(assessors))
-    rows = judgments.values_list("topic_id", "document_id", "relevance")
-    for topic_id, doc_id, grade in rows:
-        key = (topic_id, doc_id)
-        if key not in grades or grade > grades[key]:
-            grades[key] = grade
-    return grades
+    """{(topic id, document id): grade}: the human label of every judged document
+    under the collection's aggregation rule (or ``aggregation``), of ``assessors``'
+    judgments only when given (:func:`nuggets_app.judging.aggregation.human_labels`)."""
+    labels = human_labels(topic_ids, aggregation=aggregation, assessors=assessors)
+    return {key: label.grade for key, label in labels.items()}
 
 
 def nugget_text_twins(*, viewer: Any, nugget: Nugget) -> str:

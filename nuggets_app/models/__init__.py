@@ -9,6 +9,7 @@ from .nuggets import Nugget, NuggetBank
 from .pools import Pool, PoolDocument
 from .preferences import AssessorPreference
 from .qrels import Qrels, QrelsEntry
+from .quality import Adjudication, Guidelines, KnownAnswer
 from .runs import Run, RunEntry
 from .samples import Sample, SampleDocument
 from .task_records import TaskRecord
@@ -16,15 +17,18 @@ from .topics import Topic
 from .unpooled import JobNewRun, UnpooledScore
 
 __all__ = [
+    "Adjudication",
     "AssessorPreference",
     "Assignment",
     "Collection",
     "Document",
     "EmbeddingJob",
+    "Guidelines",
     "JobInference",
     "JobNewRun",
     "JobStatsPart",
     "Judgment",
+    "KnownAnswer",
     "MatchChunk",
     "MatchJob",
     "MatchResult",

@@ -21,6 +21,9 @@ class Collection(models.Model):
     # "Relevant at grade >= k" for binary decisions (inference, estimates, exports);
     # None: the smallest positive grade of ``grades``. TREC DL uses 2.
     relevance_level = models.PositiveSmallIntegerField(null=True, blank=True)
+    # How several assessors' grades become one human label (nuggets_app.judging.
+    # aggregation): {"rule", "primary", "ties", "fallback"}; {} is "highest".
+    aggregation = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

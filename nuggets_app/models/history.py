@@ -9,15 +9,20 @@ from .topics import Topic
 
 
 class WorkChange(models.Model):
-    """One change of a judgment or a nugget: whose work (``owner``), who made the
+    """One change of a judgment, a nugget or an adjudicated decision: whose work (``owner``), who made the
     change (``actor``: the assessor, or staff correcting it), when, and the row's
     fields before and after (``None`` for a row created or deleted)."""
 
     JUDGMENT = "judgment"
     NUGGET = "nugget"
-    KINDS = [(JUDGMENT, "judgment"), (NUGGET, "nugget")]
+    ADJUDICATION = "adjudication"
+    KINDS = [
+        (JUDGMENT, "judgment"),
+        (NUGGET, "nugget"),
+        (ADJUDICATION, "adjudication"),
+    ]
 
-    kind = models.CharField(max_length=10, choices=KINDS)
+    kind = models.CharField(max_length=16, choices=KINDS)
     # The judgment's or nugget's primary key (a deleted nugget keeps its history).
     object_id = models.PositiveIntegerField()
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")

@@ -49,6 +49,11 @@ class Judgment(models.Model):
     # How many times the relevance was set (0: only time recorded so far); a save
     # based on an older version is a conflict, never a silent overwrite.
     version = models.PositiveIntegerField(default=0)
+    # The collection's guidelines version in force when the grade was last set.
+    guidelines_version = models.PositiveIntegerField(null=True, blank=True)
+    # Made on a known answer interleaved in the queue: it checks the assessor and is
+    # never one of the human labels (the grade is known already).
+    quality_check = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -57,6 +57,14 @@ class Sample(models.Model):
         return f"{self.size} per topic"
 
 
+class DrawnDocuments(models.Manager):
+    """The documents the sampler drew: known answers interleaved in the queue are
+    left out, so every estimate, export and design reads the drawn sample only."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().filter(known=False)
+
+
 class SampleDocument(models.Model):
     sample = models.ForeignKey(
         Sample, on_delete=models.CASCADE, related_name="documents"
@@ -72,8 +80,17 @@ class SampleDocument(models.Model):
     var_weight = models.FloatField(null=True, blank=True)
     # Position in the assessor's queue for this topic (1-based, order of first draw).
     order = models.PositiveIntegerField()
+    # A known answer interleaved in the assessors' queue to check them (never drawn:
+    # inclusion_prob 1 is a placeholder no estimator reads; see ``objects``).
+    known = models.BooleanField(default=False)
+
+    # ``objects``: the drawn documents; ``queue``: the whole queue the assessors see.
+    queue = models.Manager()
+    objects = DrawnDocuments()
 
     class Meta:
+        default_manager_name = "objects"
+        base_manager_name = "queue"
         ordering = ["sample_id", "topic_id", "order"]
         constraints = [
             models.UniqueConstraint(

@@ -91,7 +91,8 @@ def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
     assessor_ids = {p.assignment.assessor_id for p in rows}
     topic_ids = {p.assignment.topic_id for p in rows}
     queue: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
-    for sample_id, topic_id, order, doc_id in SampleDocument.objects.filter(
+    # The whole queue the assessor sees, known answers included.
+    for sample_id, topic_id, order, doc_id in SampleDocument.queue.filter(
         sample_id__in={k[0] for k in by_key}, topic_id__in=topic_ids
     ).values_list("sample_id", "topic_id", "order", "document_id"):
         if (sample_id, topic_id) in by_key:

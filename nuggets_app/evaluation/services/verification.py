@@ -18,8 +18,8 @@ of the two others and judged in full (fraction 1), where the model knows least. 
 drawn document keeps its p, and the report says how calibrated p was on the judged
 drawn documents (mean p, observed rate of relevance, Brier score), per stratum label.
 
-Report: agreement = share of judged drawn documents whose human label (highest grade,
-relevant if ``>= collection.relevant_threshold``) equals the inferred one. Per stratum
+Report: agreement = share of judged drawn documents whose human label (under the
+collection's aggregation rule, relevant if ``>= collection.relevant_threshold``) equals the inferred one. Per stratum
 ``p_h = a_h / m_h`` (``m_h`` judged, ``a_h`` agreeing). A group of strata (a label over
 all topics, or everything) is estimated stratum-weighted over its strata with at least
 one judged document::

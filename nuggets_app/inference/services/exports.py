@@ -14,7 +14,9 @@
 
 trec_eval conventions: four columns, integer grades, no topic without lines, lines
 sorted by qid (numeric qids in numeric order, so every topic is contiguous) then docno.
-A human grade for a document several assessors judged is the highest one.
+A human grade for a document several assessors judged is the human label under an
+aggregation rule (the collection's, or the export's ``aggregation``;
+:mod:`nuggets_app.judging.aggregation`), which every sidecar names.
 """
 
 from __future__ import annotations
@@ -37,12 +39,16 @@ from nuggets_app.inference.services.rules import (
     rule_undecided_reasons,
 )
 from nuggets_app.inference.services.unpooled import later_columns
+from nuggets_app.judging.aggregation import (
+    Aggregation,
+    aggregation_of,
+    human_labels,
+)
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
     Document,
     JobInference,
-    Judgment,
     MatchJob,
     MatchResult,
     Nugget,
@@ -114,8 +120,12 @@ def qrels_export(
     rule: DecisionRule | None = None,
     topics: Iterable[Topic] | None = None,
     later: bool = False,
+    aggregation: Aggregation | None = None,
 ) -> Export:
     """TREC qrels of human, inferred or merged judgments, with provenance.
+
+    ``aggregation``: how several assessors' grades become the human grade (the
+    collection's rule when None); the sidecar names it.
 
     ``later``: inferred and merged qrels also decide the documents scored for the job
     after it ran (documents added to the collection, new runs' unpooled documents;
@@ -147,8 +157,9 @@ def qrels_export(
         undecided = sorted(reasons, key=qid_key)
         decided = {t: q for t, q in qids.items() if q not in undecided}
         records.update(_inferred_records(job, rule, collection, decided, later))
+    rule_used = aggregation or aggregation_of(collection)
     if kind in ("human", "merged"):
-        records.update(_human_records(qids))
+        records.update(_human_records(qids, rule_used))
     docnos = dict(
         Document.objects.filter(pk__in={d for _, d in records}).values_list(
             "pk", "docno"
@@ -166,12 +177,14 @@ def qrels_export(
         "collection": collection.name,
         "relevant_threshold": level,
         "relevance": f"relevant at grade >= {level}",
+        "aggregation": rule_used.as_dict(),
         "job": _job_info(job) if kind != "human" else None,
         "rule": rule.as_dict() if rule is not None and kind != "human" else None,
         "rule_text": rule.describe() if rule is not None and kind != "human" else None,
         "undecided_topics": undecided,
         "undecided_reasons": {q: reasons[q] for q in undecided},
-        "warnings": _undecided_warnings(reasons),
+        "warnings": _undecided_warnings(reasons)
+        + _aggregation_warnings(collection, rule_used, kind),
         "model": _model_info(job)
         if kind != "human" and rule_uses_p(job, rule)
         else None,
@@ -231,25 +244,35 @@ def _model_info(job: MatchJob) -> dict[str, Any] | None:
     }
 
 
-def _human_records(qids: dict[int, str]) -> dict[tuple[int, int], dict[str, Any]]:
-    """Highest grade per (topic, document), with the assessors who gave it."""
-    out: dict[tuple[int, int], dict[str, Any]] = {}
-    rows = (
-        Judgment.objects.filter(topic_id__in=list(qids), relevance__isnull=False)
-        .order_by("topic_id", "document_id", "assessor__username")
-        .values_list("topic_id", "document_id", "relevance", "assessor__username")
-    )
-    for topic_id, doc_id, grade, username in rows:
-        rec = out.get((topic_id, doc_id))
-        if rec is None or grade > rec["rel"]:
-            out[(topic_id, doc_id)] = {
-                "rel": grade,
-                "source": "person",
-                "assessors": [username],
-            }
-        elif grade == rec["rel"]:
-            rec["assessors"].append(username)
-    return out
+def _human_records(
+    qids: dict[int, str], aggregation: Aggregation
+) -> dict[tuple[int, int], dict[str, Any]]:
+    """The human label per (topic, document) under ``aggregation``, with the
+    assessors who gave it (the adjudicator for an adjudicated one) and the rule that
+    decided it (``how``)."""
+    return {
+        key: {
+            "rel": label.grade,
+            "source": "person",
+            "assessors": list(label.assessors),
+            "how": label.how,
+        }
+        for key, label in human_labels(qids, aggregation=aggregation).items()
+    }
+
+
+def _aggregation_warnings(
+    collection: Collection, aggregation: Aggregation, kind: str
+) -> list[str]:
+    """A merged export under another rule than the collection's: its inferred
+    lines come from a model fitted on the collection's labels."""
+    own = aggregation_of(collection)
+    if kind != "merged" or own == aggregation:
+        return []
+    return [
+        f"the human lines follow {aggregation.rule!r}; the inferred lines come from "
+        f"a job fitted on the collection's rule ({own.describe()})"
+    ]
 
 
 def _inferred_records(
@@ -355,7 +378,8 @@ def probabilistic_export(
             np.concatenate([pooled_p, p]),
         )
     threshold = job.relevant_threshold
-    grades = human_grades(qids)
+    rule_used = aggregation_of(job.collection)
+    grades = human_grades(qids, aggregation=rule_used)
     inclusion: dict[tuple[int, int], float] = {}
     design = fit_sample(job)
     if design is not None:
@@ -393,6 +417,7 @@ def probabilistic_export(
         "columns": PROBABILISTIC_COLUMNS,
         "collection": job.collection.name,
         "relevant_threshold": threshold,
+        "aggregation": rule_used.as_dict(),
         "job": _job_info(job),
         "model": _model_info(job),
         "undecided_topics": sorted(
@@ -406,7 +431,8 @@ def probabilistic_export(
             "expected_relevant": sum(r[3] for r in rows),
         },
         "notes": (
-            "rel is the highest human grade, -1 when nobody judged the document; "
+            "rel is the human grade under the aggregation rule, -1 when nobody "
+            "judged the document; "
             "p is 1 or 0 where a person judged (human judgments override), else the "
             "model's probability of relevance; pi is -1 when unknown (and for the "
             "documents scored after the job, counted as later, which were never "

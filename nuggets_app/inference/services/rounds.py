@@ -24,7 +24,6 @@ import math
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Max
 
 from nuggets_app.collection.services.suite_runs import runs_scores
 from nuggets_app.errors import DomainError
@@ -42,6 +41,7 @@ from nuggets_app.ir.rounds import (
     rounds_prels,
 )
 from nuggets_app.ir.rounds import round_weights as weights_of
+from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Assignment,
     Document,
@@ -69,8 +69,9 @@ class RoundRow:
 
 
 def _judged_grades(sample: Sample) -> tuple[Labels, dict[int, int]]:
-    """The highest grade given to each sampled document by an assessor assigned to its
-    topic (``qid -> docno -> grade``), and the number of judged documents per round."""
+    """The human label (the collection's aggregation rule, as every estimate) of each
+    sampled document an assessor assigned to its topic judged (``qid -> docno ->
+    grade``), and the number of judged documents per round."""
     assigned = set(
         Assignment.objects.filter(sample=sample).values_list("topic_id", "assessor_id")
     )
@@ -82,25 +83,17 @@ def _judged_grades(sample: Sample) -> tuple[Labels, dict[int, int]]:
             "topic_id", "document_id", "topic__qid", "document__docno", "round"
         )
     }
-    grades = (
-        Judgment.objects.filter(
-            topic__in={t for t, _ in items},
-            relevance__isnull=False,
-        )
-        .values_list("topic_id", "document_id", "assessor_id")
-        .annotate(top=Max("relevance"))
-    )
+    judged_by = Judgment.objects.filter(
+        topic__in={t for t, _ in items}, relevance__isnull=False, quality_check=False
+    ).values_list("topic_id", "document_id", "assessor_id")
+    judged = {(t, d) for t, d, a in judged_by if (t, d) in items and (t, a) in assigned}
+    grades = human_grades({t for t, _ in judged})
     labels: Labels = {}
     per_round: dict[int, int] = {}
-    for topic_id, document_id, assessor_id, grade in grades:
-        key = (topic_id, document_id)
-        if key not in items or (topic_id, assessor_id) not in assigned:
-            continue
+    for key in sorted(judged):
         qid, docno, number = items[key]
-        known = labels.setdefault(qid, {})
-        if docno not in known:
-            per_round[number] = per_round.get(number, 0) + 1
-        known[docno] = max(grade, known.get(docno, grade))
+        per_round[number] = per_round.get(number, 0) + 1
+        labels.setdefault(qid, {})[docno] = grades[key]
     return labels, per_round
 
 

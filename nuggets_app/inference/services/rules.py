@@ -2,8 +2,10 @@
 looks on the human-judged sample.
 
 Judged = ``Judgment`` rows with a grade for the topic and document; when several
-assessors judged a document the highest grade counts (one assessor finding it
-relevant makes it relevant); relevant means grade >= ``collection.relevant_threshold``.
+assessors judged a document its human label is the collection's aggregation rule's
+(:mod:`nuggets_app.judging.aggregation`; by default the highest grade: one assessor
+finding it relevant makes it relevant); relevant means grade >=
+``collection.relevant_threshold``.
 Rules on the model's probabilities read them from :mod:`job_model
 <nuggets_app.inference.services.job_model>`; held-out scores are re-computed from the
 packed evidence (:mod:`nuggets_app.inference.services.evidence`).
@@ -444,7 +446,7 @@ def rule_fit(
     """The threshold rule with the best F-beta on the job's held-out judged documents.
 
     ``objective`` is ``"f1"`` (beta = 1) or ``"fbeta"`` (uses ``beta``). Judged =
-    Judgment rows (of ``assessors`` only, when given; highest grade, as
+    Judgment rows (of ``assessors`` only, when given; the human label, as
     :func:`human_grades`) for the job's results; relevant when the grade is >=
     ``relevant_threshold`` (default: the collection's). A nugget's own document matches
     it almost perfectly, so a judged document that is the source of some of the

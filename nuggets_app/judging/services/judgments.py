@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from nuggets_app.errors import DomainError
 from nuggets_app.judging.services.changes import change_record, judgment_snapshot
+from nuggets_app.judging.services.guidelines import guidelines_current_sql
 from nuggets_app.models import (
     Assignment,
     Document,
@@ -80,21 +81,28 @@ def _slot_covers(slot: Slot, assessor: Any, topic: Topic, document: Document) ->
 
 def assignment_check(
     *, assessor: Any, topic: Topic, document: Document, slot: Slot | None = None
-) -> None:
-    """Raise ``NotAssigned`` unless ``document`` is in the sample of one of the
-    assessor's assignments for ``topic`` (no query when ``slot`` shows it)."""
+) -> bool:
+    """Raise ``NotAssigned`` unless ``document`` is in the queue of one of the
+    assessor's assignments for ``topic`` (no query when ``slot`` shows it); True
+    when it is there as a known answer (a check of the assessor), not as drawn."""
     if slot is not None and _slot_covers(slot, assessor, topic, document):
-        return
-    covered = SampleDocument.objects.filter(
-        topic=topic,
-        document=document,
-        sample__assignments__topic=topic,
-        sample__assignments__assessor=assessor,
-    ).exists()
-    if not covered:
+        return slot[1].known
+    known = (
+        SampleDocument.queue.filter(
+            topic=topic,
+            document=document,
+            sample__assignments__topic=topic,
+            sample__assignments__assessor=assessor,
+        )
+        .order_by("known")
+        .values_list("known", flat=True)
+        .first()
+    )
+    if known is None:
         raise NotAssigned(
             f"document {document.docno} of topic {topic.qid} is not assigned to you"
         )
+    return known
 
 
 def grade_check(*, topic: Topic, value: int | None, field: str) -> None:
@@ -116,7 +124,12 @@ def _delta_check(seconds: float) -> float:
 
 
 def _upsert(
-    *, assessor: Any, topic: Topic, document: Document, delta: float
+    *,
+    assessor: Any,
+    topic: Topic,
+    document: Document,
+    delta: float,
+    quality_check: bool = False,
 ) -> Judgment:
     """Add ``delta`` seconds to the judgment row, creating the row (no relevance,
     version 0) when there is none: one ``INSERT ... ON CONFLICT DO UPDATE``
@@ -127,14 +140,14 @@ def _upsert(
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     sql = (
         f"INSERT INTO {table} (topic_id, document_id, assessor_id, relevance, "
-        "active_seconds, version, created_at, updated_at) "
-        "VALUES (%s, %s, %s, NULL, %s, 0, %s, %s) "
+        "active_seconds, version, quality_check, created_at, updated_at) "
+        "VALUES (%s, %s, %s, NULL, %s, 0, %s, %s, %s) "
         f"ON CONFLICT (topic_id, document_id, assessor_id) DO UPDATE SET "
         f"active_seconds = {table}.active_seconds + EXCLUDED.active_seconds, "
         "updated_at = EXCLUDED.updated_at "
         "RETURNING id, relevance, active_seconds, version"
     )
-    params = [topic.pk, document.pk, assessor.pk, delta, stamp, stamp]
+    params = [topic.pk, document.pk, assessor.pk, delta, quality_check, stamp, stamp]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         pk, stored_relevance, seconds, version = cursor.fetchone()
@@ -204,8 +217,12 @@ def judgment_set(
         return row, False
     before = judgment_snapshot(row) if row.version > 0 else None
     row.relevance, row.version = relevance, row.version + 1
+    # The guidelines in force, read inside the same statement (no extra round trip).
     Judgment.objects.filter(pk=row.pk).update(
-        relevance=relevance, version=row.version, updated_at=timezone.now()
+        relevance=relevance,
+        version=row.version,
+        updated_at=timezone.now(),
+        guidelines_version=guidelines_current_sql(topic_id=row.topic_id),
     )
     change_record(
         kind=WorkChange.JUDGMENT, object_id=row.pk, topic_id=row.topic_id,
@@ -251,12 +268,20 @@ def judgment_record(
     """
     grade_check(topic=topic, value=relevance, field="relevance")
     delta = _delta_check(active_seconds_delta)
-    assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
+    known = assignment_check(
+        assessor=assessor, topic=topic, document=document, slot=slot
+    )
     replayed = _replayed(client_uuid, assessor)
     if replayed is not None:
         return replayed
     with transaction.atomic():
-        row = _upsert(assessor=assessor, topic=topic, document=document, delta=delta)
+        row = _upsert(
+            assessor=assessor,
+            topic=topic,
+            document=document,
+            delta=delta,
+            quality_check=known,
+        )
         judgment, conflict = judgment_set(
             row=row,
             actor=assessor,
@@ -322,5 +347,13 @@ def judgment_time_add(
     A document with time but no judgment yet gets a row with an empty relevance.
     """
     delta = _delta_check(active_seconds_delta)
-    assignment_check(assessor=assessor, topic=topic, document=document, slot=slot)
-    return _upsert(assessor=assessor, topic=topic, document=document, delta=delta)
+    known = assignment_check(
+        assessor=assessor, topic=topic, document=document, slot=slot
+    )
+    return _upsert(
+        assessor=assessor,
+        topic=topic,
+        document=document,
+        delta=delta,
+        quality_check=known,
+    )

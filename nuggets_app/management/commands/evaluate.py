@@ -69,6 +69,7 @@ from nuggets_app.ir.expected import EXPECTED_MEASURES, run_expected
 from nuggets_app.ir.measures import DEFAULT_MEASURES, run_evaluate
 from nuggets_app.ir.prels import TopicPrels
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.management.commands._base import (
     add_run_names_argument,
     input_errors,
@@ -267,6 +268,8 @@ class Command(BaseCommand):
                     self.stdout.write(line)
         if estimates is not None:
             self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
+            rule = aggregation_of(job.collection).describe()
+            self.stderr.write(f"# human labels: {rule}")
             for name, reason in flag_reasons(estimates).items():
                 self.stderr.write(f"# {name} flagged: {reason}")
         if self._documents is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
@@ -26,6 +27,12 @@ from nuggets_app.inference.services.rules import (
     rule_estimate,
     rule_fit,
     rule_from_spec,
+)
+from nuggets_app.judging.aggregation import (
+    RULES,
+    TIES,
+    Aggregation,
+    AggregationError,
 )
 from nuggets_app.learning.thresholds import fit_spec_parse
 from nuggets_app.management.commands._base import add_rule_arguments, only_one
@@ -117,6 +124,30 @@ class Command(BaseCommand):
             "the job after it ran (added to the collection, or unpooled documents of "
             "new runs)",
         )
+        parser.add_argument(
+            "--aggregate",
+            choices=RULES,
+            help="human and merged qrels: how several assessors' grades become one "
+            "(default: the collection's rule, itself 'highest' unless set)",
+        )
+        parser.add_argument(
+            "--primary",
+            metavar="USER",
+            help="--aggregate primary (or --fallback primary): the primary assessor",
+        )
+        parser.add_argument(
+            "--ties",
+            choices=TIES,
+            default="higher",
+            help="--aggregate majority: a tie goes to the higher or the lower grade",
+        )
+        parser.add_argument(
+            "--fallback",
+            choices=RULES[:3],
+            default="highest",
+            help="--aggregate adjudicated or primary: the rule where nobody "
+            "adjudicated or the primary did not judge",
+        )
         parser.add_argument("--sample", help="sample name (prels)")
         parser.add_argument("--topics", nargs="+", metavar="QID", help="default: all")
         parser.add_argument("--output", "-o", type=Path, help="file (default: stdout)")
@@ -207,6 +238,7 @@ class Command(BaseCommand):
             rule=rule,
             topics=topics,
             later=options["later"],
+            aggregation=_aggregation(options),
         )
         for warning in (export.provenance or {}).get("warnings") or []:
             self.stderr.write(f"warning: {warning}")
@@ -247,6 +279,29 @@ class Command(BaseCommand):
             f"({overall.judged} judged)"
         )
         return rule
+
+
+def _aggregation(options) -> Aggregation | None:
+    """The export's ``--aggregate`` rule, or None (the collection's)."""
+    if options["aggregate"] is None:
+        if options["primary"]:
+            raise CommandError("--primary needs --aggregate")
+        return None
+    try:
+        aggregation = Aggregation(
+            rule=options["aggregate"],
+            primary=options["primary"],
+            ties=options["ties"],
+            fallback=options["fallback"],
+        )
+    except AggregationError as exc:
+        raise CommandError(f"--aggregate: {exc}") from exc
+    if (
+        aggregation.primary
+        and not get_user_model().objects.filter(username=aggregation.primary).exists()
+    ):
+        raise CommandError(f"--primary: no user {aggregation.primary!r}")
+    return aggregation
 
 
 def _ratio(value: float | None) -> str:

@@ -23,7 +23,7 @@ from nuggets_app.ir.sampling import (
     draw_statap,
     draw_uniform,
 )
-from nuggets_app.models import Pool, PoolDocument, Sample, SampleDocument
+from nuggets_app.models import Judgment, Pool, PoolDocument, Sample, SampleDocument
 from nuggets_app.pooling.selectors import sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import Progress, pool_rankings, qid_sort_key
 
@@ -199,13 +199,17 @@ def sample_extend(
     size = sample.size + extra
     with transaction.atomic():
         sample = Sample.objects.select_for_update().get(pk=sample.pk)
+        # The whole queue: known answers interleaved in it hold positions too, and
+        # one the sampler now draws becomes a drawn document.
         existing: dict[tuple[int, int], SampleDocument] = {
-            (row.topic_id, row.document_id): row for row in sample.documents.all()
+            (row.topic_id, row.document_id): row
+            for row in SampleDocument.queue.filter(sample=sample)
         }
         last_order: dict[int, int] = {}
-        for topic_id, _ in existing:
-            last_order[topic_id] = last_order.get(topic_id, 0) + 1
+        for (topic_id, _), item in existing.items():
+            last_order[topic_id] = max(last_order.get(topic_id, 0), item.order)
         changed: list[SampleDocument] = []
+        drawn_checks: list[SampleDocument] = []
         added: list[SampleDocument] = []
         for topic_id, topic, draw in _topic_draws(sample, size, progress):
             sample.draws[topic.qid] = _draw_record(topic, draw)
@@ -215,6 +219,8 @@ def sample_extend(
                 if row is not None:
                     row.inclusion_prob = draw.inclusion[docno]
                     changed.append(row)
+                    if row.known:
+                        drawn_checks.append(row)
                     continue
                 last_order[topic_id] = last_order.get(topic_id, 0) + 1
                 added.append(
@@ -226,9 +232,8 @@ def sample_extend(
                         order=last_order[topic_id],
                     )
                 )
-        SampleDocument.objects.bulk_update(
-            changed, ["inclusion_prob"], batch_size=_BATCH
-        )
+        SampleDocument.queue.bulk_update(changed, ["inclusion_prob"], batch_size=_BATCH)
+        _checks_drawn(drawn_checks)
         SampleDocument.objects.bulk_create(added, batch_size=_BATCH)
         sample.size = size
         sample.save(update_fields=["size", "draws"])
@@ -241,3 +246,15 @@ def sample_inclusion(sample: Sample) -> dict[tuple[str, str], float]:
     return {
         (qid, d): prob for qid, docs in by_topic.items() for d, prob in docs.items()
     }
+
+
+def _checks_drawn(rows: list[SampleDocument]) -> None:
+    """Known answers the sampler drew: drawn documents from now on, and the grades
+    given to them human labels (the assessors could not tell them apart)."""
+    if not rows:
+        return
+    SampleDocument.queue.filter(pk__in=[r.pk for r in rows]).update(known=False)
+    for row in rows:
+        Judgment.objects.filter(
+            topic_id=row.topic_id, document_id=row.document_id, quality_check=True
+        ).update(quality_check=False)

@@ -313,6 +313,12 @@ function toggleHelp(force) {
   if (!help.hidden) document.getElementById("help-close").focus();
 }
 
+const guidelines = document.getElementById("guidelines");
+function toggleGuidelines(force) {
+  guidelines.hidden = force === undefined ? !guidelines.hidden : !force;
+  if (!guidelines.hidden) document.getElementById("guidelines-close").focus();
+}
+
 function toggleOriginal(force) {
   const on = force === undefined ? frame.hidden && Boolean(current.html) : force;
   frame.hidden = !on;
@@ -374,9 +380,11 @@ bindKeymap(config.keymap, {
   terms: () => toggleTerms(),
   original: () => toggleOriginal(),
   help: () => toggleHelp(),
+  guidelines: () => toggleGuidelines(),
   undo: () => undoLast(),
   escape: () => {
     toggleHelp(false);
+    toggleGuidelines(false);
     window.getSelection().removeAllRanges();
   },
 });
@@ -391,6 +399,8 @@ if (makeButton) {
 }
 document.getElementById("help-button").addEventListener("click", () => toggleHelp());
 document.getElementById("help-close").addEventListener("click", () => toggleHelp(false));
+document.getElementById("guidelines-button").addEventListener("click", () => toggleGuidelines());
+document.getElementById("guidelines-close").addEventListener("click", () => toggleGuidelines(false));
 originalButton.addEventListener("click", () => toggleOriginal());
 termsBox.addEventListener("change", () => toggleTerms(termsBox.checked));
 root.addEventListener("click", (event) => {
