@@ -14,7 +14,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.forms.quality import AdjudicationForm, QueueFilterForm
 from assessor_ui.views.decorators import staff_required
-from nuggets_app.lib.html import sanitize_html
 from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.disagreements import (
     Disagreement,
@@ -24,6 +23,7 @@ from nuggets_app.judging.disagreements import (
 )
 from nuggets_app.judging.services.adjudication import adjudication_record
 from nuggets_app.judging.services.judgments import JudgingError
+from nuggets_app.lib.html import sanitize_html
 from nuggets_app.models import Adjudication, Collection, Document, Topic
 
 # Keys of the adjudication page; grade keys come from the collection's scale.

@@ -18,11 +18,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from nuggets_app.errors import DomainError
+
 RULES = ("highest", "majority", "primary", "adjudicated")
 TIES = ("higher", "lower")
 
 
-class AggregationError(ValueError):
+class AggregationError(DomainError):
     """A rule that cannot be applied as stated; the message names the field."""
 
 

@@ -13,6 +13,7 @@ import markdown
 from django.db import IntegrityError, transaction
 from django.db.models import Subquery
 
+from nuggets_app.errors import DomainError
 from nuggets_app.lib.html import sanitize_html
 from nuggets_app.models import Collection, Guidelines
 
@@ -21,7 +22,7 @@ MARKDOWN_EXTENSIONS = ["tables", "fenced_code", "sane_lists"]
 MAX_CHARS = 100_000
 
 
-class GuidelinesError(ValueError):
+class GuidelinesError(DomainError):
     """Guidelines refused; the message says why."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
+from nuggets_app.errors import DomainError
 from nuggets_app.models import (
     Adjudication,
     Collection,
@@ -34,7 +35,7 @@ from nuggets_app.models import (
 _SHIFT = 1_000_000
 
 
-class KnownAnswerError(ValueError):
+class KnownAnswerError(DomainError):
     """Known answers refused; the message says why."""
 
 
