@@ -37,6 +37,12 @@ urlpatterns = [
         job_legacy.job_document_by_id,
     ),
     path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
+    path(
+        "jobs/<int:pk>/export/<slug:kind>/provenance",
+        jobs.job_export,
+        {"part": "provenance"},
+        name="job-export-provenance",
+    ),
     path("jobs/<int:pk>/new-run/", new_runs.job_new_run, name="job-new-run"),
     path(
         "jobs/<int:pk>/new-documents",
