@@ -36,10 +36,11 @@ class RuleKindFields(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["threshold"].required = required
         self.fields["n"].required = required
+        self.fields["kind"].required = required
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        kind = data.get("kind")
+        kind = data.get("kind") or DEFAULT_KIND
         data["rule"] = None
         if kind and kind != DEFAULT_KIND and not self.errors:
             try:

@@ -382,7 +382,7 @@ def job_export(
     """A download of the job page through the one export dispatcher: the file, or
     (``part="provenance"``) its sidecar. A refused rule is refused here too."""
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
-    if kind not in job_export_kinds(job):
+    if kind not in EXPORT_KINDS:
         raise Http404(f"No export named {kind!r}.")
     form = RuleForm(request.GET or None, job=job)
     try:

@@ -76,7 +76,9 @@ def export_make(
     if job is not None and job.collection_id != collection.pk:
         raise ExportError(f"job {job.pk} is not a job of {collection.name}")
     if kind in JOB_KINDS and job is None:
-        raise ExportError(f"{kind} exports need a matching job (--job)")
+        raise ExportError(
+            f"--kind {kind} needs --job: {kind} exports come from a matching job"
+        )
     if kind in RULE_KINDS and rule is None and job is not None:
         rule = rule_default(job)
     if kind == "prels" and sample is None:
@@ -163,11 +165,11 @@ def _job_topics(job: MatchJob | None) -> list[Topic] | None:
 def _job_sample(job: MatchJob | None) -> Sample:
     """The sample a job ran over: prels without a sample named."""
     if job is None:
-        raise ExportError("prels need a sample (--sample NAME, or --job over a sample)")
+        raise ExportError("--kind prels needs --sample NAME (or --job over a sample)")
     if job.sample is None:
         raise ExportError(
-            f"prels come from a sample: job {job.pk} ran over "
-            f"{job.get_source_display().lower()}, not a sample; name a sample"
+            f"--kind prels needs a sample: job {job.pk} ran over "
+            f"{job.get_source_display().lower()}, not a sample; give --sample NAME"
         )
     return job.sample
 

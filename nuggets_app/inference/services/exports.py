@@ -155,8 +155,15 @@ def qrels_export(
     if kind in ("human", "merged"):
         records.update(human)
     else:
-        # A judged document is never called inferred: its line is the person's.
-        records.update({key: rec for key, rec in human.items() if key in records})
+        # A judged document is never called inferred: its line is the person's (the
+        # sidecar keeps the matcher's evidence beside it).
+        for key, rec in human.items():
+            if key in records:
+                found = records[key]
+                evidence = {"score": found["score"], "nugget": found["nugget"]}
+                if found.get("later"):
+                    evidence["later"] = True
+                records[key] = {**rec, **evidence}
     docnos = dict(
         Document.objects.filter(pk__in={d for _, d in records}).values_list(
             "pk", "docno"
