@@ -10,6 +10,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils.html import escape
 
 from nuggets_app.inference.services.matching import match_job_launch
 from tests.integration.jobs.world import cranfield_world, run_inline
@@ -65,7 +66,7 @@ def test_the_form_refuses_it_and_no_link_carries_it(
 ):
     page = staff_client.get(reverse("job-detail", args=[job.pk]), fields)
     text = page.content.decode()
-    assert sentence.replace("'", "&#x27;") in text
+    assert escape(sentence) in text
     assert "That rule is refused" in text
     downloads = text.split('id="downloads"', 1)[1].split("</ul>", 1)[0]
     links = re.findall(r'href="([^"]+)"', downloads)
@@ -78,13 +79,13 @@ def test_the_form_refuses_it_and_no_link_carries_it(
     topic_page = staff_client.get(
         reverse("job-topic", args=[job.pk, topic.qid]), fields
     )
-    assert sentence.replace("'", "&#x27;") in topic_page.content.decode()
+    assert escape(sentence) in topic_page.content.decode()
     assert 'id="rule-refused"' in topic_page.content.decode()
     # A hand-made download link with the value is refused, never quietly exported
     # under another rule.
     refused = staff_client.get(reverse("job-export", args=[job.pk, "inferred"]), fields)
     assert refused.status_code == 409
-    assert sentence.replace("'", "&#x27;") in refused.content.decode()
+    assert escape(sentence) in refused.content.decode()
 
 
 def test_a_valid_rule_is_shown_and_carried_by_every_link(staff_client, job):
