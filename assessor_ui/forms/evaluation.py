@@ -13,11 +13,7 @@ from assessor_ui.forms.rules import RuleKindFields
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import uncertainty
-from nuggets_app.inference.services.rules import (
-    DEFAULT_KIND,
-    DecisionRule,
-    rule_from_values,
-)
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, Run
 
@@ -27,13 +23,9 @@ class RuleFields(RuleKindFields):
     required)."""
 
     def rule(self) -> DecisionRule | None:
-        """The rule chosen; None: each job's default rule (``rule_default``)."""
-        data = self.cleaned_data
-        if data["kind"] == DEFAULT_KIND:
-            return None
-        return rule_from_values(
-            data["kind"], threshold=data.get("threshold"), n=data.get("n")
-        )
+        """The rule chosen (checked by :meth:`RuleKindFields.clean`); None: each
+        job's default rule (``rule_default``)."""
+        return self.cleaned_data.get("rule")
 
 
 class RunsForm(RuleFields):

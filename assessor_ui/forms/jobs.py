@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import re
 from typing import cast
+from urllib.parse import urlencode
 
 from django import forms
 
 from assessor_ui.forms.rules import RuleKindFields
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.inference.services import rules
-from nuggets_app.inference.services.rules import (
-    DEFAULT_KIND,
-    DecisionRule,
-    rule_from_values,
-)
+from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Collection, MatchJob, Pool, Sample
 
 
@@ -103,9 +100,11 @@ def aspects_parse(text: str) -> list[str]:
 
 
 class RuleForm(RuleKindFields):
-    """The decision rule of a job's pages and exports; unbound, or with a bad value,
-    it stands for the job's default rule (p >= 0.5 with a fitted model, else the
-    paper rule at 0.5)."""
+    """The decision rule of a job's pages and exports. Unbound, it stands for the
+    job's default rule (p >= 0.5 with a fitted model, else the paper rule at 0.5);
+    bound with a refused value it shows the sentence, the pages go on with the
+    default rule and say so (:attr:`refused`), and the download links carry only the
+    rule in use (:meth:`query`)."""
 
     later = forms.BooleanField(
         required=False,
@@ -117,15 +116,24 @@ class RuleForm(RuleKindFields):
         super().__init__(*args, required=False, **kwargs)
         self.default = rules.rule_default(job) if job is not None else DecisionRule()
 
+    @property
+    def refused(self) -> bool:
+        """Whether the rule asked for was refused (the default stands in)."""
+        return self.is_bound and not self.is_valid()
+
     def rule(self) -> DecisionRule:
-        if not self.is_bound:
+        if not self.is_bound or not self.is_valid():
             return self.default
-        data = self.cleaned_data if self.is_valid() else {}
-        kind = data.get("kind") or DEFAULT_KIND
-        if kind == DEFAULT_KIND:
-            return self.default
-        return rule_from_values(
-            kind,
-            threshold=data.get("threshold"),
-            n=data.get("n"),
+        return self.cleaned_data.get("rule") or self.default
+
+    def later_wanted(self) -> bool:
+        return bool(self.is_bound and self.is_valid() and self.cleaned_data["later"])
+
+    def query(self) -> str:
+        """The query string of the rule in use (and ``later``), for download links."""
+        fields = self.rule_query(
+            self.cleaned_data.get("rule") if self.is_bound and self.is_valid() else None
         )
+        if self.later_wanted():
+            fields["later"] = "on"
+        return urlencode(fields)

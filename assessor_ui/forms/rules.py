@@ -1,6 +1,8 @@
 """The fields of a decision rule, built from its one definition in
 :mod:`nuggets_app.inference.services.rules` (kinds, labels, defaults), which the
-command-line options are built from too."""
+command-line options are built from too. A value is checked by the rule itself
+(:class:`nuggets_app.inference.services.rules.DecisionRule`), so a form refuses
+exactly what a command refuses, with the same sentence."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from nuggets_app.inference.services.rules import (
     DEFAULT_THRESHOLD,
     DEFAULT_TOP_N,
     RULE_CHOICES,
+    DecisionRule,
+    rule_from_values,
 )
 
 # The fields each rule kind reads (rule_from_values); the forms' script hides the
@@ -29,17 +33,43 @@ RULE_FIELDS: dict[str, tuple[str, ...]] = {
 
 class RuleKindFields(forms.Form):
     """A rule's kind, its threshold and its N; with ``required=False`` the threshold
-    and N may be left empty (the definition's defaults then apply)."""
+    and N may be left empty (the definition's defaults then apply). A valid form has
+    ``cleaned_data["rule"]``: the rule, or None for each job's default."""
 
     kind = forms.ChoiceField(
         choices=(DEFAULT_CHOICE, *RULE_CHOICES), initial=DEFAULT_KIND, label="Rule"
     )
-    threshold = forms.FloatField(
-        min_value=0.0, max_value=1.0, initial=DEFAULT_THRESHOLD
-    )
-    n = forms.IntegerField(min_value=1, initial=DEFAULT_TOP_N, label="N")
+    threshold = forms.FloatField(initial=DEFAULT_THRESHOLD)
+    n = forms.IntegerField(initial=DEFAULT_TOP_N, label="N")
 
     def __init__(self, *args: Any, required: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["threshold"].required = required
         self.fields["n"].required = required
+        self.fields["kind"].required = required
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        kind = data.get("kind") or DEFAULT_KIND
+        data["rule"] = None
+        if kind and kind != DEFAULT_KIND and not self.errors:
+            try:
+                data["rule"] = rule_from_values(
+                    kind, threshold=data.get("threshold"), n=data.get("n")
+                )
+            except ValueError as exc:
+                field = "n" if kind == "top_n" else "threshold"
+                self.add_error(field, str(exc))
+        return data
+
+    def rule_query(self, rule: DecisionRule | None) -> dict[str, str]:
+        """The query string fields that give ``rule`` (None: the default rule), for
+        links that must carry the rule in use, never a refused value."""
+        if rule is None:
+            return {"kind": DEFAULT_KIND}
+        out = {"kind": rule.kind}
+        if rule.kind in ("threshold", "probability"):
+            out["threshold"] = repr(rule.threshold)
+        if rule.kind == "top_n":
+            out["n"] = str(rule.n)
+        return out

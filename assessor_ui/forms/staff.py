@@ -7,6 +7,10 @@ from typing import cast
 
 from django import forms
 
+from nuggets_app.collection.services.relevance import (
+    RelevanceLevelError,
+    relevance_level_check,
+)
 from nuggets_app.importers.documents import FORMATS as DOC_FORMATS
 from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
@@ -40,12 +44,28 @@ class CollectionForm(forms.ModelForm):
 
 
 class RelevanceLevelForm(forms.Form):
+    """A collection's relevance level, filled with the level in force and checked by
+    the one check of a level (:func:`relevance_level_check`)."""
+
     level = forms.IntegerField(
-        min_value=1,
         required=False,
         label="Relevant at grade >=",
         help_text="TREC DL uses 2; empty: the smallest positive grade",
     )
+
+    def __init__(self, *args, collection: Collection, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.collection = collection
+        self.fields["level"].initial = collection.relevant_threshold
+
+    def clean_level(self) -> int | None:
+        level = self.cleaned_data["level"]
+        if level is None:
+            return None
+        try:
+            return relevance_level_check(collection=self.collection, level=level)
+        except RelevanceLevelError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
 
 class DocumentsUploadForm(forms.Form):

@@ -31,6 +31,12 @@ urlpatterns = [
         name="job-document",
     ),
     path("jobs/<int:pk>/export/<slug:kind>", jobs.job_export, name="job-export"),
+    path(
+        "jobs/<int:pk>/export/<slug:kind>/provenance",
+        jobs.job_export,
+        {"part": "provenance"},
+        name="job-export-provenance",
+    ),
     path("jobs/<int:pk>/new-run/", new_runs.job_new_run, name="job-new-run"),
     path(
         "jobs/<int:pk>/new-documents",

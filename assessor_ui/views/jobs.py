@@ -24,6 +24,7 @@ from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
     diversity,
     embeddings,
+    export_kinds,
     exports,
     job_model,
     matching,
@@ -31,14 +32,15 @@ from nuggets_app.inference.services import (
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
+from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
 
+# The job page's downloads, each with its own provenance sidecar.
 EXPORT_KINDS = (
     "human",
     "inferred",
     "merged",
-    "provenance",
     "probabilistic",
     "scores",
     "prels",
@@ -86,6 +88,7 @@ def job_launch(request: HttpRequest) -> HttpResponse:
 @require_GET
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
+    rule_form = RuleForm(request.GET or None, job=job)
     context = {
         "job": job,
         "progress": matching.match_job_progress(job),
@@ -95,7 +98,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             :20
         ],
         "kinds": job_export_kinds(job),
-        "rule_form": RuleForm(request.GET or None, job=job),
+        "rule_form": rule_form,
+        "rule": rule_form.rule(),
         "nugget_filter": nugget_filter_text(job),
         "warnings": rules.launch_warnings(job),
         "model": job_model.job_inference(job),
@@ -228,10 +232,15 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
     groups = inference_selectors.topic_scores(job, topic)
     model = evaluation_selectors.topic_model_view(job=job, topic=topic)
     estimates = rules.rule_estimate(job=job, rule=rule, topics=[topic])
+    grades = {d: g for (_, d), g in human_grades([topic.pk]).items()}
     inferred = (
         []
         if undecided
-        else [d for d, keep in decided.get(topic.pk, {}).items() if keep]
+        else [
+            d
+            for d, keep in decided.get(topic.pk, {}).items()
+            if keep and d not in grades
+        ]
     )
     context = {
         "job": job,
@@ -246,6 +255,7 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         "groups": {name: len(pairs) for name, pairs in groups.items()},
         "inferred_count": len(inferred),
         "top": _top_inferred(job, topic, inferred, model.p_by_doc),
+        "judged": _judged(job, topic, grades),
         "model": model,
         "by_p": _by_p(job, topic, model),
         "reliability": _reliability(job),
@@ -269,6 +279,31 @@ def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> lis
         row.p = p_by_doc.get(row.document_id) if p_by_doc else None  # type: ignore[attr-defined]
     rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))  # type: ignore[attr-defined]
     return rows[:25]
+
+
+def _judged(job: MatchJob, topic, grades: dict[int, int]) -> list[dict]:
+    """The topic's judged documents with the person's grade, which every page and
+    export uses for them (p = 1 or 0): relevant first, then by docno."""
+    level = job.relevant_threshold
+    results = {
+        r.document_id: r
+        for r in MatchResult.objects.filter(
+            job=job, topic=topic, document_id__in=list(grades)
+        ).select_related("document")
+    }
+    rows = [
+        {
+            "document_id": doc_id,
+            "docno": result.document.docno,
+            "grade": grade,
+            "relevant": grade >= level,
+            "score": result.score,
+        }
+        for doc_id, grade in grades.items()
+        if (result := results.get(doc_id)) is not None
+    ]
+    rows.sort(key=lambda row: (not row["relevant"], row["docno"]))
+    return rows
 
 
 def _by_p(job, topic, model) -> list[dict]:
@@ -348,48 +383,26 @@ def job_document(request: HttpRequest, pk: int, qid: str, doc_pk: int) -> HttpRe
 
 @researcher_required
 @require_GET
-def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+def job_export(
+    request: HttpRequest, pk: int, kind: str, part: str = "file"
+) -> HttpResponse:
+    """A download of the job page through the one export dispatcher: the file, or
+    (``part="provenance"``) its sidecar. A refused rule is refused here too."""
     job = get_object_or_404(MatchJob.objects.select_related("collection"), pk=pk)
+    if kind not in EXPORT_KINDS:
+        raise Http404(f"No export named {kind!r}.")
     form = RuleForm(request.GET or None, job=job)
-    rule, later = form.rule(), form.fields["later"].clean(form.data.get("later"))
     try:
-        if kind == "probabilistic":
-            export = exports.probabilistic_export(
-                job=job, topics=job.topics.all(), later=later
-            )
-            return _download(export.text(), f"job-{job.pk}.prob.qrels")
-        if kind in ("human", "inferred", "merged", "provenance"):
-            qrels_kind = "merged" if kind == "provenance" else kind
-            export = exports.qrels_export(
-                collection=job.collection,
-                kind=qrels_kind,
-                job=job,
-                rule=rule,
-                topics=job.topics.all(),
-                later=later,
-            )
-            if kind == "provenance":
-                return _download(
-                    export.sidecar(), f"job-{job.pk}-merged.provenance.json"
-                )
-            return _download(export.text(), f"job-{job.pk}-{kind}.qrels")
-        if kind == "scores":
-            return _download(
-                exports.scores_export(job=job).text(), f"job-{job.pk}.scores"
-            )
-        if kind == "prels":
-            if job.sample is None:
-                raise exports.ExportError(
-                    f"prels come from a sample; job {job.pk} ran over "
-                    f"{job.get_source_display().lower()}, so it has none"
-                )
-            export = exports.prels_export(sample=job.sample)
-            return _download(export.text(), f"job-{job.pk}.prels")
-        if kind == "passages":
-            export = exports.passages_export(
-                collection=job.collection, topics=job.topics.all()
-            )
-            return _download(export.text(), f"job-{job.pk}.passages")
+        if form.refused:
+            raise exports.ExportError(_form_errors(form))
+        export = export_kinds.export_make(
+            kind=kind,
+            collection=job.collection,
+            job=job,
+            rule=form.rule(),
+            topics=job.topics.all(),
+            later=form.later_wanted(),
+        )
     except DomainError as exc:
         return error_page(
             request,
@@ -399,7 +412,18 @@ def job_export(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
             back=reverse("job-detail", args=[job.pk]),
             back_label=f"Back to job {job.pk}",
         )
-    raise Http404(f"No export named {kind!r}.")
+    name = export_kinds.export_filename(kind=kind, job=job)
+    if part == "provenance":
+        return _download(export.sidecar(), f"{name}.provenance.json")
+    return _download(export.text(), name)
+
+
+def _form_errors(form: RuleForm) -> str:
+    """The form's refusals as sentences: "threshold: a probability ..."."""
+    return " ".join(
+        f"{field}: {' '.join(str(e) for e in errors)}"
+        for field, errors in form.errors.items()
+    )
 
 
 def _download(text: str, filename: str) -> HttpResponse:

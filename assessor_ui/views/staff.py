@@ -57,9 +57,7 @@ def collection_list(request: HttpRequest) -> HttpResponse:
 @staff_required
 def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    level_form = RelevanceLevelForm(
-        request.POST or None, initial={"level": collection.relevance_level}
-    )
+    level_form = RelevanceLevelForm(request.POST or None, collection=collection)
     if request.method == "POST" and level_form.is_valid():
         relevance_level_set(
             collection=collection, level=level_form.cleaned_data["level"]

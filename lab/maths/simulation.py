@@ -34,14 +34,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nuggets_app.errors import DomainError
-from nuggets_app.learning.thresholds import (
-    SPEC_FIT,
-    SPEC_PAPER,
-    SPEC_TOP,
-    FitError,
-    fit_spec_parse,
-    rule_spec_split,
-)
+from nuggets_app.learning.rule_spec import RuleError, rule_spec_parse
 
 
 class SimulationError(DomainError):
@@ -314,30 +307,27 @@ def found_curve(
     return curve
 
 
+SIMULATION_RULES = "threshold:X, top:N or fit:fB[:per-topic]"
+
+
 def rule_parse(rule: str) -> tuple[str, float]:
-    """The simulation's rule syntax, spelled with the prefixes of the one definition
-    of a decision rule (:mod:`nuggets_app.learning.thresholds`, ``SPEC_*``):
-    ``threshold:X`` (score >= X) or ``top:N`` (N best per topic) as (kind, value);
-    ``fit:fB`` / ``fit:fB:per-topic`` (the threshold with the best F-beta on the
-    held-out judged documents, :mod:`nuggets_app.learning.thresholds`) as ``("fit", beta)`` /
-    ``("fit-per-topic", beta)``."""
-    kind, value = rule_spec_split(rule)
-    if kind == SPEC_FIT:
-        try:
-            beta, scope = fit_spec_parse(value)
-        except FitError:
-            raise SimulationError(
-                f"rule: expected fit:fB or fit:fB:per-topic (e.g. fit:f1), got {rule!r}"
-            ) from None
-        return ("fit" if scope == "global" else "fit-per-topic"), beta
+    """The simulation's rules, read by the product's one rule grammar
+    (:func:`nuggets_app.learning.rule_spec.rule_spec_parse`, so a value is checked
+    the same way): ``threshold:X`` / ``paper:X`` (score >= X) as ``("threshold",
+    X)``, ``top:N`` (N best per topic) as ``("top", N)``, ``fit:fB`` /
+    ``fit:fB:per-topic`` (the threshold with the best F-beta on the held-out judged
+    documents) as ``("fit", beta)`` / ``("fit-per-topic", beta)``. The model's rules
+    (``p:X``, ``expected-f1``) are the product's, not the simulation's."""
     try:
-        number = float(value)
-    except ValueError:
-        number = float("nan")
-    if kind == SPEC_PAPER[1] and 0.0 <= number <= 1.0:
-        return kind, number
-    if kind == SPEC_TOP and number >= 0 and number == int(number):
-        return kind, number
-    raise SimulationError(
-        f"rule: expected threshold:X with 0<=X<=1, top:N or fit:f1, got {rule!r}"
-    )
+        spec = rule_spec_parse(rule)
+    except RuleError as exc:
+        raise SimulationError(
+            f"{exc} (the simulation takes {SIMULATION_RULES})"
+        ) from None
+    if spec.kind == "threshold" and spec.threshold is not None:
+        return "threshold", spec.threshold
+    if spec.kind == "top_n" and spec.n is not None:
+        return "top", spec.n
+    if spec.kind == "fit" and spec.beta is not None:
+        return ("fit" if spec.scope == "global" else "fit-per-topic"), spec.beta
+    raise SimulationError(f"rule {rule!r}: the simulation takes {SIMULATION_RULES}")

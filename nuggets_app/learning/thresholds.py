@@ -149,36 +149,6 @@ def rule_fit_thresholds(
     return RuleFit(scope, beta, overall, per_topic, tuple(fallback))
 
 
-# --- A decision rule's spelling ``KIND:VALUE`` ---------------------------------------------
-# The kinds' prefixes, shared by the product's rules
-# (nuggets_app.inference.services.rules.rule_from_spec, the one definition of a rule)
-# and the simulation's rule syntax (lab.maths.simulation.rule_parse).
-SPEC_PAPER = ("paper", "threshold")  # min-span score >= X (the paper rule)
-SPEC_TOP = "top"  # the N best documents per topic
-SPEC_PROBABILITY = "p"  # the model's p >= X
-SPEC_EXPECTED_F1 = "expected-f1"  # p >= the threshold of best expected F1
-SPEC_FIT = "fit"  # the score threshold of best F-beta on held-out judgments
-
-
-def rule_spec_split(text: str) -> tuple[str, str]:
-    """A rule spec ``KIND:VALUE`` as ``(kind, value)``; value is empty without one."""
-    kind, _, value = text.partition(":")
-    return kind, value
-
-
-def fit_spec_parse(text: str) -> tuple[float, str]:
-    """``fB`` or ``fB:per-topic`` (e.g. ``f1``, ``f0.5:per-topic``) as (beta, scope)."""
-    objective, _, scope = text.partition(":")
-    scope = scope or "global"
-    try:
-        beta = float(objective[1:]) if objective[:1] == "f" else float("nan")
-    except ValueError:
-        beta = float("nan")
-    if not (beta > 0 and beta != float("inf")) or scope not in SCOPES:
-        raise FitError(f"fit: expected fB or fB:per-topic (e.g. f1), got {text!r}")
-    return beta, scope
-
-
 # --- Expected F1 under probabilities ------------------------------------------------------
 
 

@@ -7,11 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.services.ltr import ltr_export
 from nuggets_app.errors import DomainError
-from nuggets_app.inference.services.rules import (
-    RULE_SPECS,
-    rule_default,
-    rule_from_spec,
-)
+from nuggets_app.inference.services.rules import rule_from_options
+from nuggets_app.learning.rule_spec import RULE_SPECS
 from nuggets_app.models import MatchJob
 
 
@@ -38,11 +35,7 @@ class Command(BaseCommand):
         if job is None:
             raise CommandError(f"no matching job {options['job']}")
         try:
-            rule = (
-                rule_from_spec(options["rule"])
-                if options["rule"]
-                else rule_default(job)
-            )
+            rule = rule_from_options(rule=options["rule"], job=job)
             export = ltr_export(
                 job=job, rule=rule, folds=options["folds"], seed=options["seed"]
             )

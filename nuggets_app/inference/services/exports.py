@@ -126,6 +126,10 @@ def qrels_export(
 
     ``aggregation``: how several assessors' grades become the human grade (the
     collection's rule when None); the sidecar names it.
+    Inferred qrels are the job's documents under ``rule``, except that a document a
+    person judged keeps the person's grade (source ``person``), as in merged qrels:
+    no export contradicts an assessor. Merged qrels add the judged documents outside
+    the job's results.
 
     ``later``: inferred and merged qrels also decide the documents scored for the job
     after it ran (documents added to the collection, new runs' unpooled documents;
@@ -158,8 +162,19 @@ def qrels_export(
         decided = {t: q for t, q in qids.items() if q not in undecided}
         records.update(_inferred_records(job, rule, collection, decided, later))
     rule_used = aggregation or aggregation_of(collection)
+    human = _human_records(qids, rule_used)
     if kind in ("human", "merged"):
-        records.update(_human_records(qids, rule_used))
+        records.update(human)
+    else:
+        # A judged document is never called inferred: its line is the person's (the
+        # sidecar keeps the matcher's evidence beside it).
+        for key, rec in human.items():
+            if key in records:
+                found = records[key]
+                evidence = {"score": found["score"], "nugget": found["nugget"]}
+                if found.get("later"):
+                    evidence["later"] = True
+                records[key] = {**rec, **evidence}
     docnos = dict(
         Document.objects.filter(pk__in={d for _, d in records}).values_list(
             "pk", "docno"
@@ -354,10 +369,10 @@ def probabilistic_export(
     ``qid docno rel p pi source`` with ``rel`` the human grade (-1 when unjudged),
     ``p`` the probability of relevance (1 or 0 where a person judged, the model's
     elsewhere), ``pi`` the inclusion probability of the job's sample (-1 when the job
-    is not over a sample or the document was not drawn) and ``source`` human or
-    model; with a sidecar naming the model, its features, coefficients and
+    is not over a sample or the document was not drawn) and ``source`` human, model
+    or later; with a sidecar naming the model, its features, coefficients and
     calibration. ``later``: also the documents scored for the job after it ran,
-    with the model's p beside the pool (pi -1: never drawn; counted as ``later``)."""
+    with the model's p beside the pool (pi -1: never drawn; source ``later``)."""
     if job.status != MatchJob.Status.DONE:
         raise ExportError(f"job {job.pk} is {job.status}, not done")
     topic_qs = Topic.objects.filter(match_jobs=job)
@@ -371,6 +386,9 @@ def probabilistic_export(
             f"manage.py match --fit {job.pk})"
         )
     added = later_columns(job=job, on_model=True, topics=list(qids)) if later else {}
+    later_keys = {
+        (topic_id, d) for topic_id, (docs, _) in added.items() for d in docs.tolist()
+    }
     for topic_id, (docs, p) in added.items():
         pooled_docs, pooled_p = columns.get(topic_id, (docs[:0], p[:0]))
         columns[topic_id] = (
@@ -399,7 +417,8 @@ def probabilistic_export(
         for doc_id, model_p in zip(docs.tolist(), p.tolist(), strict=True):
             grade = grades.get((topic_id, doc_id))
             if grade is None:
-                rel, value, source = -1, model_p, "model"
+                later_doc = (topic_id, doc_id) in later_keys
+                rel, value, source = -1, model_p, "later" if later_doc else "model"
             else:
                 rel, value, source = grade, float(grade >= threshold), "human"
             pi = inclusion.get((topic_id, doc_id), -1)
@@ -409,7 +428,7 @@ def probabilistic_export(
         f"{q} {d} {rel} {value!r} {pi!r} {source}"
         for q, d, rel, value, pi, source in rows
     ]
-    by_source = {"human": 0, "model": 0}
+    by_source = {"human": 0, "model": 0, "later": 0}
     for row in rows:
         by_source[row[5]] += 1
     provenance = {
@@ -427,7 +446,6 @@ def probabilistic_export(
             "lines": len(rows),
             "topics": len({r[0] for r in rows}),
             **by_source,
-            "later": sum(len(docs) for docs, _ in added.values()),
             "expected_relevant": sum(r[3] for r in rows),
         },
         "notes": (
@@ -435,8 +453,8 @@ def probabilistic_export(
             "judged the document; "
             "p is 1 or 0 where a person judged (human judgments override), else the "
             "model's probability of relevance; pi is -1 when unknown (and for the "
-            "documents scored after the job, counted as later, which were never "
-            "drawn)"
+            "documents scored after the job, whose source is later: never drawn, "
+            "their p from the job's model)"
         ),
     }
     return Export(lines=lines, provenance=provenance)

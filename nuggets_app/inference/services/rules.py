@@ -20,34 +20,25 @@ from typing import Any, cast
 
 import numpy as np
 
-from nuggets_app.errors import DomainError
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.evidence import evidence_scores_without
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.learning.thresholds import (
-    SPEC_EXPECTED_F1,
-    SPEC_PAPER,
-    SPEC_PROBABILITY,
-    SPEC_TOP,
-    FitError,
-    rule_fit_thresholds,
-    rule_spec_split,
+from nuggets_app.learning.rule_spec import (
+    RULE_SPECS,
+    RuleError,
+    rule_spec_parse,
+    threshold_check,
+    top_n_check,
 )
+from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
 from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult, Topic
-
-# --- packed evidence -------------------------------------------------------------------
-
 
 # --- decision rules ---------------------------------------------------------------------
 RULE_KINDS = ("threshold", "top_n", "probability", "expected_f1")
 # Rules on the model's probability of relevance (the job needs a fitted model).
 MODEL_RULES = ("probability", "expected_f1")
-
-
-class RuleError(DomainError):
-    """A decision rule that is misspelt or cannot apply to the job; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -65,28 +56,34 @@ class DecisionRule:
     Rules on the score need nuggets: under ``threshold`` and score-ranked ``top_n`` a
     topic without nuggets cannot be decided (:func:`rule_undecided`); exports and
     verification leave its unjudged documents out, never a silent "all
-    non-relevant".
+    non-relevant". ``per_topic_only``: a topic missing from ``per_topic`` infers
+    nothing (a thresholds file that names some topics only).
+
+    Every value is checked here, whoever builds the rule (a command, a form, a
+    download link, a fit): thresholds by :func:`threshold_check` (a probability in
+    [0, 1], a min-span score within [0, 1]), N by :func:`top_n_check`; a bad one
+    raises :class:`RuleError` with one sentence.
     """
 
     kind: str = "threshold"
     threshold: float = 0.5
     per_topic: dict[str, float] = field(default_factory=dict)
     n: int = 0
+    per_topic_only: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in RULE_KINDS:
             raise RuleError(
                 f"rule kind must be one of {', '.join(RULE_KINDS)}, got {self.kind!r}"
             )
-        if self.kind == "top_n" and self.n < 1:
-            raise RuleError(f"top-N needs N >= 1, got {self.n}")
-        values = [self.threshold, *self.per_topic.values()]
-        if any(not math.isfinite(v) for v in values):
-            raise RuleError("thresholds must be finite numbers")
-        if self.kind == "probability" and not 0 <= self.threshold <= 1:
-            raise RuleError(
-                f"a probability threshold is in [0, 1], got {self.threshold}"
-            )
+        if self.kind == "top_n":
+            top_n_check(self.n)
+        threshold_check(self.kind, self.threshold)
+        for qid, value in self.per_topic.items():
+            try:
+                threshold_check(self.kind, value)
+            except RuleError as exc:
+                raise RuleError(f"topic {qid}: {exc}") from None
 
     @property
     def uses_model(self) -> bool:
@@ -101,11 +98,14 @@ class DecisionRule:
             return {"kind": "expected_f1"}
         if self.kind == "probability":
             return {"kind": "probability", "threshold": self.threshold}
-        return {
+        out: dict[str, Any] = {
             "kind": "threshold",
             "threshold": self.threshold,
             "per_topic": self.per_topic,
         }
+        if self.per_topic_only:
+            out["other_topics"] = "nothing inferred"
+        return out
 
     def describe(self) -> str:
         """A short human label."""
@@ -115,36 +115,45 @@ class DecisionRule:
             return f"p >= {self.threshold:g}"
         if self.kind == "expected_f1":
             return "p >= the threshold of best expected F1"
+        if self.per_topic_only:
+            return (
+                f"paper rule: score >= the thresholds of {len(self.per_topic)} "
+                "topics (nothing inferred for the others)"
+            )
         extra = f", {len(self.per_topic)} per-topic" if self.per_topic else ""
         return f"paper rule: score >= {self.threshold:g}{extra}"
 
 
-RULE_SPECS = (
-    f"{SPEC_PROBABILITY}:X, {SPEC_EXPECTED_F1}, {SPEC_TOP}:N or {SPEC_PAPER[0]}:X"
-)
-
-
-def rule_from_spec(text: str) -> DecisionRule:
-    """A rule from its command-line spelling: ``p:X`` (p >= X), ``expected-f1``,
-    ``top:N`` and ``paper:X`` (min-span score >= X; ``threshold:X`` too)."""
-    kind, value = rule_spec_split(text.strip())
-    try:
-        if kind == SPEC_PROBABILITY:
-            return DecisionRule(kind="probability", threshold=float(value or 0.5))
-        if kind == SPEC_EXPECTED_F1 and not value:
-            return DecisionRule(kind="expected_f1")
-        if kind == SPEC_TOP:
-            return DecisionRule(kind="top_n", n=int(value))
-        if kind in SPEC_PAPER:
-            return DecisionRule(kind="threshold", threshold=float(value or 0.5))
-    except ValueError as exc:  # float()/int() of the value, or DecisionRule's check
-        raise RuleError(f"rule {text!r}: {exc}") from None
-    raise RuleError(f"rule {text!r}: expected {RULE_SPECS}")
+def rule_from_spec(text: str, *, job: MatchJob | None = None) -> DecisionRule:
+    """A rule from its one spelling (:mod:`nuggets_app.learning.rule_spec`): ``p:X``,
+    ``expected-f1``, ``top:N``, ``paper:X`` (``threshold:X`` too) and
+    ``fit:fB[:per-topic]``, which is fitted on ``job``'s held-out judged documents
+    (:func:`rule_fit`). RuleError (a ValueError) on a bad spelling or value."""
+    spec = rule_spec_parse(text, default_threshold=DEFAULT_THRESHOLD)
+    if spec.kind == "fit":
+        if job is None:
+            raise RuleError(f"rule {text.strip()!r}: a fitted rule needs a job")
+        beta = spec.beta if spec.beta is not None else 1.0
+        return rule_fit(
+            job=job,
+            objective="f1" if beta == 1.0 else "fbeta",
+            beta=beta,
+            scope=spec.scope,
+        )
+    if spec.kind == "top_n":
+        return DecisionRule(kind="top_n", n=spec.n or 0)
+    if spec.kind == "expected_f1":
+        return DecisionRule(kind="expected_f1")
+    return DecisionRule(
+        kind=spec.kind,
+        threshold=DEFAULT_THRESHOLD if spec.threshold is None else spec.threshold,
+    )
 
 
 # --- the rule's spellings: forms and command-line options ---------------------------
 # Every form and command builds its rule fields from these, and its rule through
-# rule_from_values / rule_from_options, so a rule reads the same everywhere.
+# rule_from_values (a form) / rule_from_options (a command), both over DecisionRule,
+# which checks every value, so a rule reads and is refused the same everywhere.
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_TOP_N = 100
 # The form's choice that stands for each job's default rule (:func:`rule_default`).
@@ -165,6 +174,15 @@ RULE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--threshold", {"type": float, "help": "inferred relevant: score >= X"}),
     ("--top-n", {"type": int, "help": "inferred relevant: N best per topic"}),
     ("--rule", {"metavar": "SPEC", "help": f"decision rule: {RULE_SPECS}"}),
+    (
+        "--fit",
+        {
+            "metavar": "fB[:per-topic]",
+            "help": "the same as --rule fit:fB[:per-topic]: score >= the threshold "
+            "with the best F-beta on the job's held-out judged documents (e.g. f1, "
+            "f1:per-topic, f0.5)",
+        },
+    ),
 )
 
 
@@ -173,7 +191,7 @@ def rule_from_values(
 ) -> DecisionRule:
     """A rule from a form's fields (threshold 0.5 and N 100 when left empty)."""
     if kind == "top_n":
-        return DecisionRule(kind="top_n", n=n or DEFAULT_TOP_N)
+        return DecisionRule(kind="top_n", n=DEFAULT_TOP_N if n is None else n)
     if kind == "expected_f1":
         return DecisionRule(kind="expected_f1")
     return DecisionRule(
@@ -186,14 +204,38 @@ def rule_from_options(
     rule: str | None = None,
     top_n: int | None = None,
     threshold: float | None = None,
+    fit: str | None = None,
+    per_topic: dict[str, float] | None = None,
+    job: MatchJob | None = None,
 ) -> DecisionRule:
     """The rule of the command-line options of :data:`RULE_OPTIONS`: ``--rule SPEC``,
-    ``--top-n N`` or ``--threshold T`` (the paper rule at 0.5 when none is given)."""
+    ``--fit fB`` (``--rule fit:fB``), ``--top-n N`` or ``--threshold T``, with a
+    per-topic thresholds table beside ``--threshold`` (``per_topic``; without a
+    threshold, topics missing from it infer nothing). With none of them, ``job``'s
+    default rule (:func:`rule_default`), else the paper rule at 0.5."""
+    if fit:
+        if job is None:
+            raise RuleError("--fit needs --job (the rule is fitted on its judgments)")
+        rule = f"fit:{fit}"
+    if per_topic and (rule or top_n is not None):
+        given = "--fit" if fit else "--rule" if rule else "--top-n"
+        raise RuleError(f"--thresholds and {given} exclude each other")
     if rule:
-        return rule_from_spec(rule)
+        return rule_from_spec(rule, job=job)
     if top_n is not None:
         return DecisionRule(kind="top_n", n=top_n)
-    return DecisionRule(threshold=threshold or DEFAULT_THRESHOLD)
+    if per_topic:
+        if threshold is None:
+            return DecisionRule(
+                kind="threshold",
+                threshold=DEFAULT_THRESHOLD,
+                per_topic=per_topic,
+                per_topic_only=True,
+            )
+        return DecisionRule(kind="threshold", threshold=threshold, per_topic=per_topic)
+    if threshold is not None:
+        return DecisionRule(kind="threshold", threshold=threshold)
+    return rule_default(job) if job is not None else DecisionRule()
 
 
 def job_has_model(job: MatchJob) -> bool:
@@ -331,7 +373,7 @@ def rule_apply_later(
     for topic_id, (docs, values) in later.items():
         qid = qids[topic_id]
         if rule.kind in ("threshold", "probability"):
-            cut = rule.per_topic.get(qid, rule.threshold)
+            cut = _cut(rule, qid)
         else:
             pool_docs, pool_values = pooled.get(topic_id, (np.zeros(0), np.zeros(0)))
             kept = pool_values[_rule_mask(rule, qid, pool_docs, pool_values)]
@@ -366,9 +408,16 @@ def _score_columns(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def _cut(rule: DecisionRule, qid: str) -> float:
+    """A threshold rule's threshold for topic ``qid`` (infinite: nothing inferred)."""
+    if rule.per_topic_only and qid not in rule.per_topic:
+        return math.inf
+    return rule.per_topic.get(qid, rule.threshold)
+
+
 def _rule_mask(rule: DecisionRule, qid: str, docs: np.ndarray, values: np.ndarray):
     if rule.kind in ("threshold", "probability"):
-        return values >= rule.per_topic.get(qid, rule.threshold)
+        return values >= _cut(rule, qid)
     if rule.kind == "expected_f1":
         from nuggets_app.learning.thresholds import expected_f1_threshold
 

@@ -27,7 +27,6 @@ from nuggets_app.importers.errors import escape_path
 from nuggets_app.inference.services.rules import (
     RULE_OPTIONS,
     DecisionRule,
-    rule_default,
     rule_from_options,
 )
 from nuggets_app.models import Collection, MatchJob
@@ -88,19 +87,21 @@ def add_rule_arguments(
 
 
 def rule_of_options(
-    options: dict[str, Any], job: MatchJob | None = None
+    options: dict[str, Any],
+    job: MatchJob | None = None,
+    per_topic: dict[str, float] | None = None,
 ) -> DecisionRule:
-    """The rule given by :func:`add_rule_arguments`' options, a bad spelling as a
-    CommandError; without one, ``job``'s default rule (the one default of every
-    page and export: p >= 0.5 with a fitted model, else the paper rule at 0.5)."""
-    given = any(options.get(k) is not None for k in ("rule", "top_n", "threshold"))
-    if job is not None and not given:
-        return rule_default(job)
+    """The rule given by :func:`add_rule_arguments`' options through the one rule
+    path (:func:`rule_from_options`), a refused spelling or value as a CommandError
+    of the same sentence; without one, ``job``'s default rule."""
     try:
         return rule_from_options(
             rule=options.get("rule"),
+            fit=options.get("fit"),
             top_n=options.get("top_n"),
             threshold=options.get("threshold"),
+            per_topic=per_topic,
+            job=job,
         )
     except DomainError as error:
         raise CommandError(str(error)) from None

@@ -1,5 +1,6 @@
-"""``manage.py export_qrels``: qrels (human, inferred, merged, probabilistic), scores,
-prels, passages."""
+"""``manage.py export_qrels``: every export kind through the one dispatcher
+(:func:`nuggets_app.inference.services.export_kinds.export_make`), the rule through
+the one rule path (:func:`nuggets_app.inference.services.rules.rule_from_options`)."""
 
 from __future__ import annotations
 
@@ -11,42 +12,26 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.errors import DomainError
-from nuggets_app.inference.services.diversity import subtopics_export
-from nuggets_app.inference.services.exports import (
-    QRELS_KINDS,
-    passages_export,
-    prels_export,
-    probabilistic_export,
-    qrels_export,
-    scores_export,
+from nuggets_app.inference.services.export_kinds import (
+    EXPORT_KINDS,
+    RULE_KINDS,
+    export_make,
 )
-from nuggets_app.inference.services.graded import GRADED_SOURCES, graded_export
-from nuggets_app.inference.services.rules import (
-    DecisionRule,
-    rule_default,
-    rule_estimate,
-    rule_fit,
-    rule_from_spec,
-)
+from nuggets_app.inference.services.graded import GRADED_SOURCES
+from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
 from nuggets_app.judging.aggregation import (
     RULES,
     TIES,
     Aggregation,
     AggregationError,
 )
-from nuggets_app.learning.thresholds import fit_spec_parse
-from nuggets_app.management.commands._base import add_rule_arguments, only_one
-from nuggets_app.models import Collection, MatchJob, Sample
-
-KINDS = (
-    *QRELS_KINDS,
-    "graded",
-    "subtopics",
-    "probabilistic",
-    "scores",
-    "prels",
-    "passages",
+from nuggets_app.learning.rule_spec import SPEC_FIT, threshold_check
+from nuggets_app.management.commands._base import (
+    add_rule_arguments,
+    only_one,
+    rule_of_options,
 )
+from nuggets_app.models import Collection, MatchJob, Sample
 
 
 def read_thresholds(path: Path) -> dict[str, float]:
@@ -72,6 +57,10 @@ def read_thresholds(path: Path) -> dict[str, float]:
             raise CommandError(
                 f"{path}:{number}: threshold {parts[1]!r} is not a number"
             )
+        try:
+            threshold_check("threshold", value)
+        except ValueError as exc:
+            raise CommandError(f"{path}:{number}: {exc}") from None
         if parts[0] in out:
             raise CommandError(f"{path}:{number}: topic {parts[0]} given twice")
         out[parts[0]] = value
@@ -80,25 +69,21 @@ def read_thresholds(path: Path) -> dict[str, float]:
 
 class Command(BaseCommand):
     help = (
-        "Export TREC qrels (human, inferred or merged, with a .provenance.json sidecar), "
+        "Export TREC qrels (human, inferred, merged, graded, subtopics), "
         "probabilistic qrels of a job's relevance model, a job's scores, a sample's "
-        "prels, or passage qrels from nugget offsets."
+        "prels, or passage qrels from nugget offsets; with -o, each file gets a "
+        ".provenance.json sidecar naming its kind, rule, level, job, sample and "
+        "counts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--collection", required=True, help="collection name")
-        parser.add_argument("--kind", choices=KINDS, default="human")
+        parser.add_argument("--kind", choices=EXPORT_KINDS, default="human")
         parser.add_argument(
             "--job", type=int, help="matching job (inferred, merged, scores)"
         )
-        rule = add_rule_arguments(
+        add_rule_arguments(
             parser, rule="(default for a job with a fitted model: p:0.5)"
-        )
-        rule.add_argument(
-            "--fit",
-            metavar="fB[:per-topic]",
-            help="inferred relevant: score >= the threshold with the best F-beta on "
-            "the job's held-out judged documents (e.g. f1, f1:per-topic, f0.5)",
         )
         parser.add_argument(
             "--thresholds", type=Path, help="per-topic thresholds file: 'qid threshold'"
@@ -162,122 +147,85 @@ class Command(BaseCommand):
                 topics = topics_find(collection=collection, qids=options["topics"])
             except UnknownTopics as exc:
                 raise CommandError(str(exc)) from exc
+        kind = options["kind"]
+        job = self._job(options, collection)
+        rule = self._rule(options, job) if kind in RULE_KINDS else None
         try:
-            export = self._export(options, collection, topics)
+            nugget_threshold = threshold_check(
+                "threshold",
+                0.5 if options["threshold"] is None else options["threshold"],
+            )
+            threshold_check("threshold", options["strong"])
+            export = export_make(
+                kind=kind,
+                collection=collection,
+                job=job,
+                rule=rule,
+                sample=self._sample(options, collection),
+                topics=topics,
+                later=options["later"],
+                graded_from=options["graded_from"],
+                nugget_threshold=nugget_threshold,
+                strong=options["strong"],
+                aggregation=_aggregation(options),
+            )
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
+        for warning in (export.provenance or {}).get("warnings") or []:
+            self.stderr.write(f"warning: {warning}")
         if options["output"]:
             for path in export.write(options["output"]):
                 self.stderr.write(f"wrote {path}")
         else:
             self.stdout.write(export.text(), ending="")
 
-    def _export(self, options, collection: Collection, topics):
-        kind = options["kind"]
-        if kind == "passages":
-            return passages_export(collection=collection, topics=topics)
-        if kind == "prels":
-            name = options["sample"]
-            if not name:
-                return prels_export(sample=self._job_sample(options, collection))
-            sample = only_one(
-                Sample.objects.filter(pool__collection=collection, name=name),
-                unknown=f"unknown sample {name} in collection {collection.name}",
-                several=(
-                    f"several samples named {name} in collection {collection.name}; "
-                    "rename one"
-                ),
-            )
-            return prels_export(sample=sample)
-        job = None
-        if options["job"] is not None:
-            job = MatchJob.objects.filter(
-                pk=options["job"], collection=collection
-            ).first()
-            if job is None:
-                raise CommandError(f"no job {options['job']} in {collection.name}")
-        if kind == "scores":
-            if job is None:
-                raise CommandError("--kind scores needs --job")
-            return scores_export(job=job)
-        if kind == "subtopics":
-            threshold = options["threshold"]
-            return subtopics_export(
-                collection=collection,
-                job=job,
-                threshold=0.5 if threshold is None else threshold,
-                topics=topics,
-            )
-        if kind == "graded":
-            if job is None:
-                raise CommandError("--kind graded needs --job")
-            threshold = options["threshold"]
-            return graded_export(
-                job=job,
-                source=options["graded_from"],
-                topics=topics,
-                threshold=0.5 if threshold is None else threshold,
-                strong=options["strong"],
-            )
-        if kind == "probabilistic":
-            if job is None:
-                raise CommandError("--kind probabilistic needs --job")
-            return probabilistic_export(job=job, topics=topics, later=options["later"])
-        rule = None
-        if kind != "human":
-            if options["fit"]:
-                rule = self._fitted(options, job)
-            elif options["rule"]:
-                rule = rule_from_spec(options["rule"])
-            else:
-                rule = _rule(options, job)
-        export = qrels_export(
-            collection=collection,
-            kind=kind,
-            job=job,
-            rule=rule,
-            topics=topics,
-            later=options["later"],
-            aggregation=_aggregation(options),
-        )
-        for warning in (export.provenance or {}).get("warnings") or []:
-            self.stderr.write(f"warning: {warning}")
-        return export
-
-    def _job_sample(self, options, collection: Collection) -> Sample:
-        """The sample a ``--job`` ran over: prels without ``--sample``."""
+    def _job(self, options, collection: Collection) -> MatchJob | None:
         if options["job"] is None:
-            raise CommandError(
-                "--kind prels needs --sample NAME (or --job over a sample)"
-            )
+            return None
         job = MatchJob.objects.filter(pk=options["job"], collection=collection).first()
         if job is None:
             raise CommandError(f"no job {options['job']} in {collection.name}")
-        if job.sample is None:
-            raise CommandError(
-                f"--kind prels needs a sample: job {job.pk} ran over "
-                f"{job.get_source_display().lower()}, not a sample; give --sample NAME"
-            )
-        return job.sample
+        return job
 
-    def _fitted(self, options, job: MatchJob | None) -> DecisionRule:
-        if job is None:
-            raise CommandError("--fit needs --job")
-        if options["thresholds"]:
-            raise CommandError("--fit and --thresholds exclude each other")
-        beta, scope = fit_spec_parse(options["fit"])
-        rule = rule_fit(
-            job=job,
-            objective="f1" if beta == 1.0 else "fbeta",
-            beta=beta,
-            scope=scope,
+    def _sample(self, options, collection: Collection) -> Sample | None:
+        name = options["sample"]
+        if not name:
+            return None
+        return only_one(
+            Sample.objects.filter(pool__collection=collection, name=name),
+            unknown=f"unknown sample {name} in collection {collection.name}",
+            several=(
+                f"several samples named {name} in collection {collection.name}; "
+                "rename one"
+            ),
         )
-        overall = rule_estimate(job=job, rule=rule)["all"]
-        self.stderr.write(
-            f"fitted rule: {rule.describe()}; on the judged documents precision "
-            f"{_ratio(overall.precision)}, recall {_ratio(overall.recall)} "
-            f"({overall.judged} judged)"
+
+    def _rule(self, options, job: MatchJob | None) -> DecisionRule:
+        """The rule of the options, through the one rule path; a fitted one is
+        reported with its precision and recall on the judged documents."""
+        if options["thresholds"] and (options["fit"] or options["rule"]):
+            given = "--fit" if options["fit"] else "--rule"
+            raise CommandError(f"--thresholds and {given} exclude each other")
+        per_topic = (
+            read_thresholds(options["thresholds"]) if options["thresholds"] else None
         )
+        chosen = any(
+            options[k] is not None for k in ("rule", "fit", "top_n", "threshold")
+        )
+        if job is None and not chosen and not per_topic:
+            raise CommandError(
+                "inferred qrels need --job and a rule (--rule, --threshold, "
+                "--thresholds or --top-n)"
+            )
+        rule = rule_of_options(options, job, per_topic=per_topic)
+        fitted = options["fit"] or (options["rule"] or "").startswith(f"{SPEC_FIT}:")
+        if fitted and job is not None:
+            overall = rule_estimate(job=job, rule=rule)["all"]
+            self.stderr.write(
+                f"fitted rule: {rule.describe()}; on the judged documents precision "
+                f"{_ratio(overall.precision)}, recall {_ratio(overall.recall)} "
+                f"({overall.judged} judged)"
+            )
         return rule
 
 
@@ -306,18 +254,3 @@ def _aggregation(options) -> Aggregation | None:
 
 def _ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def _rule(options, job: MatchJob | None) -> DecisionRule:
-    per_topic = read_thresholds(options["thresholds"]) if options["thresholds"] else {}
-    if options["top_n"] is not None:
-        return DecisionRule(kind="top_n", n=options["top_n"])
-    if options["threshold"] is None and not per_topic:
-        if job is not None:
-            return rule_default(job)
-        raise CommandError(
-            "inferred qrels need --rule, --threshold, --thresholds or --top-n"
-        )
-    # A topic missing from the thresholds file infers nothing: scores never exceed 1.
-    threshold = options["threshold"] if options["threshold"] is not None else 2.0
-    return DecisionRule(kind="threshold", threshold=threshold, per_topic=per_topic)

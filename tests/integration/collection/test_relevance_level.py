@@ -4,11 +4,13 @@ copied on every job at launch and kept there."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from nuggets_app.inference.services.matching import MatchJobError, match_job_launch
 from nuggets_app.models import Collection, MatchJob
 from tests.conftest import REPO
 
@@ -61,3 +63,32 @@ def test_staff_set_the_level_on_the_collection_page(staff_client):
     staff_client.post(url, {"level": ""})
     collection.refresh_from_db()
     assert collection.relevance_level is None
+
+
+SEVEN = "no grade of adi reaches 7: its grades go up to 2"
+
+
+def test_a_level_no_grade_reaches_is_refused_by_the_command_and_the_form(
+    staff_client,
+):
+    with pytest.raises(CommandError, match=SEVEN):
+        _import("--relevance-level", "7")
+    collection = Collection.objects.get(name="adi")
+    assert collection.relevance_level is None
+    url = reverse("staff-collection", args=[collection.name])
+    # The form shows the level in force.
+    page = staff_client.get(url).content.decode()
+    assert re.search(r'<input[^>]*name="level"[^>]*value="1"', page)
+    answer = staff_client.post(url, {"level": "7"})
+    assert answer.status_code == 200
+    assert SEVEN in answer.content.decode()
+    collection.refresh_from_db()
+    assert collection.relevance_level is None
+    # A job launched at such a level is refused with the same sentence.
+    with pytest.raises(MatchJobError, match=SEVEN):
+        match_job_launch(
+            collection=collection,
+            topics=list(collection.topics.all()),
+            source="collection",
+            relevance_level=7,
+        )

@@ -119,15 +119,24 @@ def test_exports_are_deterministic(world, job):
     )
     assert first.text() == again.text()
     assert first.sidecar() == again.sidecar()
-    relevant = [line for line in first.lines if line.endswith(" 1")]
-    positive = [
-        sum(
-            TopicMatcher(job_nugget_specs(job, t.pk)).score(d.text).score > 0
-            for d in docs
-        )
-        for t, docs in ((t, world.pooled[t.qid]) for t in world.topics)
-    ]
-    assert len(relevant) == sum(min(5, n) for n in positive)  # top 5 with a match
+    # The top 5 with a match decide the unjudged documents; a judged one keeps the
+    # person's grade, whatever its rank.
+    human = _human(world)
+    want = 0
+    for topic in world.topics:
+        matcher = TopicMatcher(job_nugget_specs(job, topic.pk))
+        ranked = sorted(
+            ((matcher.score(d.text).score, d) for d in world.pooled[topic.qid]),
+            key=lambda pair: (-pair[0], pair[1].pk),
+        )[:5]
+        want += sum(s > 0 and (topic.qid, d.docno) not in human for s, d in ranked)
+    lines = first.provenance["lines"]
+    inferred = [x for x in lines if x["source"] == "matcher" and x["rel"] > 0]
+    assert len(inferred) == want
+    for line in lines:
+        if (line["qid"], line["docno"]) in human:
+            assert line["source"] == "person"
+            assert line["rel"] == human[(line["qid"], line["docno"])]
     assert scores_export(job=job).text() == scores_export(job=job).text()
 
 
@@ -210,11 +219,14 @@ def test_export_command_writes_inferred_qrels_with_per_topic_thresholds(
     )  # fmt: skip
     rows = [line.split() for line in out.read_text().splitlines()]
     matcher = TopicMatcher(job_nugget_specs(job, world.topics[0].pk))
-    want = {d.docno: int(matcher.score(d.text).score >= 0.2) for d in world.pooled["1"]}
+    human = _human(world)
+    want = {
+        d.docno: human.get(("1", d.docno), int(matcher.score(d.text).score >= 0.2))
+        for d in world.pooled["1"]
+    }
     assert {r[2]: int(r[3]) for r in rows if r[0] == "1"} == want
-    assert all(
-        r[3] == "0" for r in rows if r[0] == "2"
-    )  # no threshold: nothing inferred
+    # No threshold for topic 2: nothing inferred, the judged keep their grades.
+    assert all(int(r[3]) == human.get(("2", r[2]), 0) for r in rows if r[0] == "2")
 
 
 def test_prels_export_refuses_a_sample_name_shared_by_two_pools(world, tmp_path):

@@ -50,11 +50,20 @@ def test_top_inferred_documents_lists_only_the_inferred_ones(staff_client, world
                 "document__docno", "score"
             )
         )
-        inferred = {d for d, s in scores.items() if s >= threshold}
+        judged = set(
+            Judgment.objects.filter(topic=topic, relevance__isnull=False).values_list(
+                "document__docno", flat=True
+            )
+        )
+        inferred = {d for d, s in scores.items() if s >= threshold and d not in judged}
         listed = _rows(page.text, "Top inferred documents")
         assert set(listed) <= inferred
         assert len(listed) == min(25, len(inferred))
-        assert f"{len(inferred)} documents inferred relevant under" in page.text
+        assert (
+            f"{len(inferred)} unjudged documents inferred relevant under" in page.text
+        )
+        # The judged documents are listed apart, with the person's decision.
+        assert set(_rows(page.text, "Judged documents")) == judged & set(scores)
 
 
 def test_the_topic_page_shows_p_items_once_fitted(staff_client, world, job):

@@ -8,6 +8,7 @@ source) and a brute-force search of every candidate threshold.
 from __future__ import annotations
 
 import io
+import json
 from fractions import Fraction
 
 import pytest
@@ -185,9 +186,16 @@ def test_export_command_infers_with_the_fitted_threshold(hand_job, tmp_path):
         MatchResult.objects.filter(job=hand_job).values_list("document__docno", "score")
     )
     rows = [line.split() for line in out.read_text().splitlines()]
-    assert {r[2]: int(r[3]) for r in rows} == {
-        docno: int(score >= 0.4) for docno, score in scores.items()
-    }
+    # Every result is judged here: each keeps the person's grade; the fitted rule is
+    # named in the sidecar.
+    grades = dict(
+        Judgment.objects.filter(topic__match_jobs=hand_job).values_list(
+            "document__docno", "relevance"
+        )
+    )
+    assert {r[2]: int(r[3]) for r in rows} == {d: grades[d] for d in scores}
+    side = json.loads(out.with_name(out.name + ".provenance.json").read_text())
+    assert side["rule"]["threshold"] == 0.4
     assert "score >= 0.4; on the judged documents precision 0.750, recall 1.000" in (
         err.getvalue()
     )

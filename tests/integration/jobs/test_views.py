@@ -44,11 +44,11 @@ def _urls(job, world) -> list[tuple[str, str]]:
                 "human",
                 "inferred",
                 "merged",
-                "provenance",
                 "scores",
                 "passages",
             )
         ),
+        reverse("job-export-provenance", args=[job.pk, "inferred"]),
     ]
     posts = [
         reverse("job-launch"),
@@ -151,7 +151,13 @@ def test_downloads_are_attachments_in_trec_format(staff_client, world, job):
     lines = response.content.decode().splitlines()
     assert len(lines) == 48
     assert all(len(line.split()) == 4 for line in lines)
-    side = staff_client.get(reverse("job-export", args=[job.pk, "provenance"]))
+    side = staff_client.get(
+        reverse("job-export-provenance", args=[job.pk, "merged"]),
+        {"kind": "threshold", "threshold": "0.5"},
+    )
+    assert side["Content-Disposition"] == (
+        f'attachment; filename="job-{job.pk}-merged.qrels.provenance.json"'
+    )
     assert side.json()["rule"] == {
         "kind": "threshold",
         "threshold": 0.5,
@@ -240,7 +246,7 @@ def test_prels_are_offered_only_for_a_job_over_a_sample(staff_client, world, job
     assert refused.status_code == 409
     assert refused["Content-Type"].startswith("text/html")
     assert "<title>Nothing to download · " in refused.text
-    assert f"job {job.pk} ran over pool, so it has none" in refused.text
+    assert f"job {job.pk} ran over pool, not a sample" in refused.text
     assert f'href="{reverse("job-detail", args=[job.pk])}"' in refused.text
     missing = staff_client.get(reverse("job-export", args=[job.pk, "nonsense"]))
     assert missing.status_code == 404
@@ -279,7 +285,7 @@ def test_a_cancelled_job_offers_rerun_and_a_live_one_cancel(staff_client, world)
 def test_each_scoring_is_numbered_and_pages_say_which_they_used(
     staff_client, world, job
 ):
-    provenance = reverse("job-export", args=[job.pk, "provenance"])
+    provenance = reverse("job-export-provenance", args=[job.pk, "merged"])
     assert staff_client.get(provenance).json()["job"]["scoring"] == 1
     answer = staff_client.post(
         reverse("job-rescore", args=[job.pk]), {"lam": "0.3"}, follow=True

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from lab.maths.simulation import rule_parse
 from nuggets_app.errors import DomainError
+from nuggets_app.learning.rule_spec import fit_spec_parse
 from nuggets_app.learning.thresholds import (
     FitError,
     expected_f1_threshold,
-    fit_spec_parse,
     rule_fit_thresholds,
     threshold_fit,
 )

@@ -11,6 +11,10 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from nuggets_app.collection.services.relevance import (
+    RelevanceLevelError,
+    relevance_level_check,
+)
 from nuggets_app.models import (
     Collection,
     Document,
@@ -59,6 +63,11 @@ def match_job_launch(
     ``MatchJobError`` says so (a job committed with nothing queued would tempt the user
     to launch it twice)."""
     topics = sorted(topics, key=lambda t: t.qid)
+    if relevance_level is not None:
+        try:
+            relevance_level_check(collection=collection, level=relevance_level)
+        except RelevanceLevelError as exc:
+            raise MatchJobError(f"relevance level: {exc}") from None
     _validate_launch(collection, topics, source, pool, sample, k, lam, stem, stopwords)
     nugget_filter = _clean_filter(nugget_filter)
     _check_aspects(topics, nugget_filter.get("aspects", []))
