@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
@@ -85,11 +86,6 @@ class Export:
             side.write_text(self.sidecar(), encoding="utf-8")
             written.append(side)
         return written
-
-
-def qid_key(qid: str) -> tuple:
-    """Sort key: numeric qids in numeric order first, then the others as text."""
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
 def _line_key(row: tuple) -> tuple:
