@@ -87,3 +87,25 @@ def test_trec_formats_read_back_with_their_importance(simulated_demo, tmp_path):
         simulated_demo.sample.name,
     )  # fmt: skip
     assert by_sample.read_text() == (tmp_path / "b.jsonl").read_text()
+
+
+def test_staff_download_the_bank_and_assessors_are_refused(
+    simulated_demo, client, staff, assessor, tmp_path
+):
+    staff_client = client
+    client.force_login(staff)
+    command = _export(tmp_path, "c.jsonl", "--collection", "demo").read_text()
+    page = staff_client.get("/collections/demo/")
+    assert b'id="nuggets-jsonl"' in page.content
+    got = staff_client.get("/collections/demo/nuggets?format=jsonl")
+    assert got.status_code == 200
+    assert got["Content-Disposition"] == 'attachment; filename="demo.nuggets.jsonl"'
+    assert got.content.decode() == command
+    sample = simulated_demo.sample
+    by_sample = staff_client.get(f"/samples/{sample.pk}/nuggets?format=trec-qa")
+    assert by_sample.content.decode().startswith("Qid 1: ")
+    bad = staff_client.get("/collections/demo/nuggets?format=xml")
+    assert bad.status_code == 400
+    assert "Unknown format 'xml'" in bad.content.decode()
+    client.force_login(assessor)
+    assert client.get("/collections/demo/nuggets").status_code == 403
