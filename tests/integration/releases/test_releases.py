@@ -1,0 +1,105 @@
+"""A test-collection release of the demo, judged by the simulated assessor, read into
+an emptied database (a second installation with the demo's documents loaded): the
+default estimates of the demo runs come out the same to the last digit as
+``evaluate`` prints them in the first; a changed file is refused by its checksum."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from nuggets_app.collection.services.imports import collection_import
+from nuggets_app.demo.generate import DATA_DIR
+from nuggets_app.models import Nugget, Qrels, Run
+from tests.integration.releases.conftest import database_empty
+
+pytestmark = pytest.mark.django_db
+ESTIMATES = ("maAP", "maAP_ci_low", "maAP_ci_high", "ma_topics", "statMAP", "bias_diff")
+
+
+def _evaluate(job: int, sample: str, runs: list[str]) -> dict[tuple[str, str], str]:
+    out = io.StringIO()
+    call_command(
+        "evaluate", "--job", str(job), "--sample", sample, "--collection", "demo",
+        "--run", *runs, stdout=out, stderr=io.StringIO(),
+    )  # fmt: skip
+    found, current = {}, runs[0]
+    for line in out.getvalue().splitlines():
+        fields = line.split("\t")
+        if fields[0] == "run":
+            current = fields[1]
+        elif fields[1] == "all" and fields[0] in ESTIMATES:
+            found[(current, fields[0])] = fields[2]
+    return found
+
+
+def test_a_release_reproduces_the_estimates_in_a_new_installation(
+    simulated_demo, tmp_path
+):
+    job, sample = simulated_demo.job, simulated_demo.sample
+    runs = sorted(Run.objects.values_list("name", flat=True))
+    printed = _evaluate(job.pk, sample.name, runs)
+    archive = tmp_path / "demo-release.tar.gz"
+    out = io.StringIO()
+    call_command(
+        "export_release", "--collection", "demo", "--job", str(job.pk), "-o",
+        str(archive), stdout=out,
+    )  # fmt: skip
+    assert f"estimates of {len(runs)} runs" in out.getvalue()
+    with tarfile.open(archive) as tar:
+        names = {m.name for m in tar.getmembers()}
+        manifest = json.load(tar.extractfile("demo-release/manifest.json"))
+        readme = tar.extractfile("demo-release/README.md").read().decode()
+        judgments = tar.extractfile("demo-release/judgments.tsv").read().decode()
+    for name in ("README.md", "qrels.human.txt", "qrels.merged.txt",
+                 "qrels.probabilistic.txt", "prels.txt", "nuggets.jsonl",
+                 "judgments.tsv", "agreement.csv", "estimates.tsv",
+                 "topics.jsonl"):  # fmt: skip
+        assert f"demo-release/{name}" in names
+        assert name == "README.md" or len(manifest["files"][name]["sha256"]) == 64
+    assert manifest["sample"]["name"] == sample.name
+    assert manifest["job"]["id"] == job.pk
+    assert manifest["human_qrels_rule"]["name"] == "highest"
+    assert "simulated-assessor" not in judgments
+    assert {x.split("\t")[2] for x in judgments.splitlines()[1:]} == {"assessor-1"}
+    assert f"| {runs[0]} |" in readme or any(f"| {r} |" in readme for r in runs)
+    assert "95% interval" in readme
+
+    database_empty()
+    collection_import(path=DATA_DIR / "docs.jsonl", name="demo")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_release", str(archive), stdout=out, stderr=err)
+    assert "are reproduced" in err.getvalue()
+    again = {}
+    for line in out.getvalue().splitlines()[1:]:
+        run, measure, topic, value = line.split("\t")
+        if topic == "all" and measure in ESTIMATES:
+            again[(run, measure)] = value
+    assert again == printed
+    assert len(printed) == len(runs) * len(ESTIMATES)
+    assert Qrels.objects.filter(name="release-prels").exists()
+    assert (
+        Nugget.objects.filter(bank__name="release").count()
+        == manifest["files"]["nuggets.jsonl"]["lines"]
+    )
+
+
+def test_a_changed_release_file_is_refused(simulated_demo, tmp_path):
+    folder = tmp_path / "release"
+    call_command(
+        "export_release", "--collection", "demo", "--job",
+        str(simulated_demo.job.pk), "-o", str(folder), stdout=io.StringIO(),
+    )  # fmt: skip
+    qrels = folder / "qrels.human.txt"
+    qrels.write_text(qrels.read_text().replace(" 0\n", " 1\n", 1))
+    with pytest.raises(CommandError, match=r"qrels\.human\.txt: checksum differs"):
+        call_command("import_release", str(folder), "--collection", "demo")
+    with pytest.raises(CommandError, match="is not empty"):
+        call_command(
+            "export_release", "--collection", "demo", "--job",
+            str(simulated_demo.job.pk), "-o", str(folder), stdout=io.StringIO(),
+        )  # fmt: skip
