@@ -3,7 +3,7 @@ and the tasks that run them (included from assessor_ui.urls)."""
 
 from django.urls import path
 
-from assessor_ui.views import nugget_banks, staff, staff_tasks
+from assessor_ui.views import nugget_banks, releases, staff, staff_tasks
 
 urlpatterns = [
     path("collections/", staff.collection_list, name="staff-collections"),
@@ -17,6 +17,11 @@ urlpatterns = [
         "collections/<slug:name>/nuggets",
         nugget_banks.collection_nuggets,
         name="staff-collection-nuggets",
+    ),
+    path(
+        "collections/<slug:name>/release/",
+        releases.collection_release,
+        name="staff-collection-release",
     ),
     path("collections/<slug:name>/pools/new/", staff.pool_new, name="staff-pool-new"),
     path("pools/<int:pk>/", staff.pool_detail, name="staff-pool"),

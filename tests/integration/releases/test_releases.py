@@ -103,3 +103,25 @@ def test_a_changed_release_file_is_refused(simulated_demo, tmp_path):
             "export_release", "--collection", "demo", "--job",
             str(simulated_demo.job.pk), "-o", str(folder), stdout=io.StringIO(),
         )  # fmt: skip
+
+
+def test_staff_download_a_release_from_the_collection(
+    simulated_demo, client, staff, assessor
+):
+    client.force_login(staff)
+    url = "/collections/demo/release/"
+    assert 'href="/collections/demo/release/"' in client.get("/collections/demo/").text
+    page = client.get(url)
+    assert 'id="release-form"' in page.text
+    job = simulated_demo.job
+    got = client.get(url, {"job": job.pk})
+    assert got.status_code == 200
+    assert got["Content-Disposition"] == (
+        f'attachment; filename="demo-release-job{job.pk}.tar.gz"'
+    )
+    with tarfile.open(fileobj=io.BytesIO(got.content)) as tar:
+        top = f"demo-release-job{job.pk}"
+        manifest = json.load(tar.extractfile(f"{top}/manifest.json"))
+    assert manifest["job"]["id"] == job.pk
+    client.force_login(assessor)
+    assert client.get(url).status_code == 403
