@@ -7,6 +7,10 @@ from django import forms
 from nuggets_app.models import Collection, MatchJob
 
 
+def _job_label(job: MatchJob) -> str:
+    return f"Job {job.pk} · {job.name}" if job.name else f"Job {job.pk}"
+
+
 class ReleaseForm(forms.Form):
     job = forms.ModelChoiceField(
         queryset=MatchJob.objects.none(),
@@ -29,6 +33,4 @@ class ReleaseForm(forms.Form):
         field = self.fields["job"]
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = jobs
-        field.label_from_instance = lambda job: (  # type: ignore[method-assign]
-            f"Job {job.pk}{' · ' + job.name if job.name else ''}"
-        )
+        field.label_from_instance = _job_label  # type: ignore[method-assign,assignment]

@@ -61,7 +61,7 @@ def study(data: Path) -> dict[str, Any]:
         if qid not in nuggets:
             continue
         if qid not in matchers:
-            specs = {}
+            specs: dict[str, NuggetSpec] = {}
             for n in nuggets[qid]:
                 specs.setdefault(n["nugget_id"], NuggetSpec(n["nugget_id"], n["text"]))
             matchers[qid] = AnswerMatcher(list(specs.values()), options, 0.5)
@@ -85,7 +85,7 @@ def study(data: Path) -> dict[str, Any]:
             if year == "all":
                 decided = pairs[(2013, threshold)] + pairs[(2014, threshold)]
             else:
-                decided = pairs[(year, threshold)]  # type: ignore[index]
+                decided = pairs[(int(year), threshold)]
             a = pair_agreement(decided)
             row = {
                 "year": year,
@@ -103,7 +103,9 @@ def study(data: Path) -> dict[str, Any]:
             }
             if threshold == 0.5:
                 spans = (
-                    overlap[2013] + overlap[2014] if year == "all" else overlap[year]  # type: ignore[index]
+                    overlap[2013] + overlap[2014]
+                    if year == "all"
+                    else overlap[int(year)]
                 )
                 row["tp_span_overlaps_person"] = (
                     sum(spans) / len(spans) if spans else None

@@ -10,12 +10,14 @@ for byte (records in the order given, keys in a fixed order).
 - ``rag``: one line per topic, ``{"qid", "nuggets": [{"text", "importance",
   "mapped_sub_narrative"}]}``; importance ``vital`` for grade >= 2, else ``okay``.
 - ``trec-qa``: ``Qid X: question`` then ``X N<TAB>vital|okay<TAB>text`` (same
-  importance), N numbering the topic's nuggets from 1.
+  importance), N numbering the topic's nuggets from 1; a nugget's tabs and line
+  breaks become spaces.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -24,6 +26,7 @@ from .nuggets import NuggetRecord
 
 WRITE_FORMATS = ("jsonl", "rag", "trec-qa")
 VITAL_GRADE = 2
+_ONE_LINE = re.compile(r"[\t\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 
 def _time(value: datetime | None) -> str | None:
@@ -94,7 +97,8 @@ def nuggets_write(
             question = " ".join((questions or {}).get(qid, "").split())
             out.append(f"Qid {qid}: {question}".rstrip())
             for number, r in enumerate(nuggets, start=1):
-                text = " ".join(r.text.split())
+                # A line holds one nugget: only line breaks and tabs become spaces.
+                text = _ONE_LINE.sub(" ", r.text)
                 out.append(f"{qid} {number}\t{importance(r.grade)}\t{text}")
         return "".join(f"{line}\n" for line in out)
     raise ValueError(
