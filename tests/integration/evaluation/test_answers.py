@@ -11,6 +11,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from nuggets_app.evaluation.services.answers import answers_evaluate
+from nuggets_app.learning import embeddings
 from tests.integration.evaluation.answers_world import (
     QIDS,
     SYSTEMS,
@@ -97,3 +99,20 @@ def test_the_page_evaluates_an_upload(world, client, staff, assessor):
     )
     client.force_login(assessor)
     assert client.get(url).status_code == 403
+
+
+@pytest.mark.skipif(not embeddings.semantic_available(), reason=embeddings.OFF_MESSAGE)
+def test_with_the_extra_each_nugget_gets_the_answers_nearest_sentence(world):
+    collection, answers, _ = world
+    result = answers_evaluate(collection=collection, path=answers, threshold=1.0)
+    assert result.semantic
+    for answer in result.answers:
+        for row in answer.rows():
+            a, b = row["semantic"]["span"]
+            assert 0 <= a < b <= len(answer.answer.text)
+            assert 0.0 <= row["semantic"]["similarity"] <= 1.0001
+            if row["contained"]:
+                # The sentence stating the nugget is the nearest one to it.
+                assert row["text"].rstrip(".").lower() in (
+                    answer.answer.text[a:b].lower()
+                )
