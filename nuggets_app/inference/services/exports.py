@@ -31,6 +31,7 @@ from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
+    model_missing_reason,
     rule_apply,
     rule_apply_later,
     rule_on_model,
@@ -338,10 +339,7 @@ def probabilistic_export(
     qids = dict(topic_qs.values_list("pk", "qid"))
     columns = job_probabilities(job=job, override=False, topics=qids)
     if not columns:
-        raise ExportError(
-            f"job {job.pk} has no fitted relevance model (fit it first: "
-            f"manage.py match --fit {job.pk})"
-        )
+        raise ExportError(model_missing_reason(job))
     added = later_columns(job=job, on_model=True, topics=list(qids)) if later else {}
     for topic_id, (docs, p) in added.items():
         pooled_docs, pooled_p = columns.get(topic_id, (docs[:0], p[:0]))

@@ -310,7 +310,7 @@ def rule_apply(
     if rule_on_model(job, rule):
         columns = job_probabilities(job=job, override=False)
         if not columns:
-            raise ValueError(_no_model_message(job, rule))
+            raise ValueError(f"rule {rule.describe()!r}: {model_missing_reason(job)}")
     else:
         columns = _score_columns(job)
     out: dict[int, dict[int, bool]] = {}
@@ -322,18 +322,17 @@ def rule_apply(
     return out
 
 
-def _no_model_message(job: MatchJob, rule: DecisionRule) -> str:
-    """Why a rule on p cannot run: nothing judged to fit on, or not fitted yet."""
+def model_missing_reason(job: MatchJob) -> str:
+    """Why a job has no model's p: nothing judged to fit on, or not fitted yet."""
     if len(topics_unjudged(job)) == job.topics.count():
         return (
-            f"rule {rule.describe()!r} reads the relevance model's p, and job "
-            f"{job.pk} has none: no document of its topics is judged, so there is "
-            "nothing to fit the model on (the paper rule decides topics from their "
-            "nuggets)"
+            f"job {job.pk} has no relevance model: no document of its topics is "
+            "judged, so there is nothing to fit the model on (the paper rule decides "
+            "topics from their nuggets)"
         )
     return (
-        f"rule {rule.describe()!r} needs the job's model; job {job.pk} has "
-        "no fitted probabilities (fit it first)"
+        f"job {job.pk} has no fitted probabilities (fit it first: manage.py match "
+        f"--fit {job.pk})"
     )
 
 
