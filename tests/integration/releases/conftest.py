@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from nuggets_app.demo.generate import DATA_DIR
 from nuggets_app.models import Collection, MatchJob, Sample
@@ -39,11 +38,3 @@ def simulated_demo(tmp_path: Path) -> DemoWorld:
         name=report["job"]["sample"], pool__collection__name="demo"
     )
     return DemoWorld(collection=job.collection, job=job, sample=sample)
-
-
-def database_empty() -> None:
-    """Every table emptied, as a new installation's database: the test's own
-    transaction first checks the constraints it deferred, then TRUNCATE runs."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    call_command("flush", "--no-input", stdout=io.StringIO())

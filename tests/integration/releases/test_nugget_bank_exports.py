@@ -15,7 +15,7 @@ from nuggets_app.collection.services.imports import collection_import, topics_im
 from nuggets_app.demo.generate import DATA_DIR
 from nuggets_app.importers.nuggets import parse_nuggets
 from nuggets_app.models import Collection, Document, Nugget
-from tests.integration.releases.conftest import database_empty
+from tests.integration.releases.world import database_empty
 
 pytestmark = pytest.mark.django_db
 

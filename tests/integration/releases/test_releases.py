@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from nuggets_app.collection.services.imports import collection_import
 from nuggets_app.demo.generate import DATA_DIR
 from nuggets_app.models import Nugget, Qrels, Run
-from tests.integration.releases.conftest import database_empty
+from tests.integration.releases.world import database_empty
 
 pytestmark = pytest.mark.django_db
 ESTIMATES = ("maAP", "maAP_ci_low", "maAP_ci_high", "ma_topics", "statMAP", "bias_diff")
