@@ -125,6 +125,22 @@ def release_check(root: Path) -> dict[str, Any]:
     return manifest
 
 
+def _var_weights(root: Path) -> dict[tuple[str, str], float]:
+    """A sample in rounds: each prels line's variance factor, from the sidecar (as
+    :func:`nuggets_app.evaluation.selectors.sample_prels` applies it)."""
+    sidecar = root / "prels.txt.provenance.json"
+    if not sidecar.exists():
+        return {}
+    extra = json.loads(sidecar.read_text(encoding="utf-8"))["lines"]
+    lines = (root / "prels.txt").read_text(encoding="utf-8").splitlines()
+    out = {}
+    for line, info in zip(lines, extra, strict=True):
+        qid, docno, *_ = line.split()
+        if info.get("var_weight") is not None:
+            out[(qid, docno)] = float(info["var_weight"])
+    return out
+
+
 def _table(path: Path) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for line in path.read_text(encoding="utf-8").splitlines()[1:]:
@@ -187,6 +203,9 @@ def _reproduce(
 ) -> None:
     """The default estimates from what was loaded, compared with the release's."""
     prels = db_prels(Qrels.objects.get(collection=collection, name=f"{prefix}-prels"))
+    for (qid, docno), weight in _var_weights(root).items():
+        if qid in prels:
+            prels[qid].var_weight[docno] = weight
     runs = {
         run.name: run_scores(run)
         for run in Run.objects.filter(collection=collection, name__in=result.runs)

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.imports import collection_import
 from nuggets_app.demo.generate import DATA_DIR
-from nuggets_app.models import Nugget, Qrels, Run
+from nuggets_app.models import MatchJob, Nugget, Qrels, Run
 from tests.integration.releases.world import database_empty
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +125,28 @@ def test_staff_download_a_release_from_the_collection(
     assert manifest["job"]["id"] == job.pk
     client.force_login(assessor)
     assert client.get(url).status_code == 403
+
+
+def test_a_release_of_a_sample_in_rounds_reproduces_its_estimates(tmp_path):
+    call_command("demo", "--allow-demo-passwords", stdout=io.StringIO())
+    out = tmp_path / "simulation"
+    call_command(
+        "simulate", "--collection", "demo", "--qrels", str(DATA_DIR / "qrels.txt"),
+        "--depth", "20", "--sample-size", "10", "--rounds", "2", "--seed", "5",
+        "--out", str(out), stdout=io.StringIO(), stderr=io.StringIO(),
+    )  # fmt: skip
+    # The last round's job: fitted with the whole sample's design.
+    job = MatchJob.objects.filter(inference__fitted_at__isnull=False).latest("pk").pk
+    folder = tmp_path / "release"
+    call_command(
+        "export_release", "--collection", "demo", "--job", str(job), "-o",
+        str(folder), stdout=io.StringIO(),
+    )  # fmt: skip
+    # The rounds' variance factors travel in the prels sidecar.
+    sidecar = json.loads((folder / "prels.txt.provenance.json").read_text())
+    assert sidecar["rounds"] == 2
+    database_empty()
+    collection_import(path=DATA_DIR / "docs.jsonl", name="demo")
+    err = io.StringIO()
+    call_command("import_release", str(folder), stdout=io.StringIO(), stderr=err)
+    assert "are reproduced" in err.getvalue()
