@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assessor_ui.views import evaluation
+from assessor_ui.views import answers, evaluation
 
 urlpatterns = [
     path("evaluation/", evaluation.evaluation_index, name="evaluation-index"),
@@ -10,6 +10,11 @@ urlpatterns = [
         "evaluation/<int:pk>/verification/new",
         evaluation.verification_create,
         name="verification-create",
+    ),
+    path(
+        "evaluation/<int:pk>/answers/",
+        answers.evaluation_answers,
+        name="evaluation-answers",
     ),
     path(
         "evaluation/<int:pk>/<slug:page>/",

@@ -3,7 +3,7 @@ and the tasks that run them (included from assessor_ui.urls)."""
 
 from django.urls import path
 
-from assessor_ui.views import staff, staff_tasks
+from assessor_ui.views import nugget_banks, releases, staff, staff_tasks
 
 urlpatterns = [
     path("collections/", staff.collection_list, name="staff-collections"),
@@ -13,11 +13,26 @@ urlpatterns = [
         staff_tasks.upload,
         name="staff-upload",
     ),
+    path(
+        "collections/<slug:name>/nuggets",
+        nugget_banks.collection_nuggets,
+        name="staff-collection-nuggets",
+    ),
+    path(
+        "collections/<slug:name>/release/",
+        releases.collection_release,
+        name="staff-collection-release",
+    ),
     path("collections/<slug:name>/pools/new/", staff.pool_new, name="staff-pool-new"),
     path("pools/<int:pk>/", staff.pool_detail, name="staff-pool"),
     path("samples/<int:pk>/", staff.sample_detail, name="staff-sample"),
     path(
         "samples/<int:pk>/extend", staff.sample_extend_view, name="staff-sample-extend"
+    ),
+    path(
+        "samples/<int:pk>/nuggets",
+        nugget_banks.sample_nuggets,
+        name="staff-sample-nuggets",
     ),
     path("samples/<int:pk>/assign", staff.sample_assign, name="staff-sample-assign"),
     path(

@@ -20,6 +20,7 @@ from assessor_ui.views.job_charts import chart_curve, chart_histogram, chart_rel
 from assessor_ui.views.job_nuggets import nugget_value_context
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as evaluation_selectors
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
     diversity,
@@ -92,7 +93,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "job": job,
         "progress": matching.match_job_progress(job),
-        "topics": job.topics.order_by("qid"),
+        "topics": sorted(job.topics.all(), key=lambda t: qid_key(t.qid)),
+        "nothing_to_fit": _nothing_to_fit(job),
         "nugget_sources": inference_selectors.job_nugget_sources(job),
         "failed_chunks": job.chunks.filter(status="failed").select_related("topic")[
             :20
@@ -112,6 +114,14 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         else None,
     }
     return render(request, "assessor_ui/jobs/detail.html", context)
+
+
+def _nothing_to_fit(job: MatchJob) -> bool:
+    """A finished job none of whose topics has a judged document: the relevance
+    model has nothing to learn from (only rules on the min-span score decide)."""
+    if job.status != MatchJob.Status.DONE:
+        return False
+    return len(rules.topics_unjudged(job)) == job.topics.count()
 
 
 def job_export_kinds(job: MatchJob) -> list[str]:
@@ -228,7 +238,9 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         messages.error(request, f"{exc}; showing the paper rule instead.")
         rule = rules.DecisionRule()
         decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
-    undecided = topic.pk in {t.pk for t in rules.rule_undecided(job, rule)}
+    reason = rules.rule_undecided_reasons(job, rule).get(topic.qid)
+    undecided = reason is not None
+    unjudged = topic.pk in {t.pk for t in rules.topics_unjudged(job)}
     groups = inference_selectors.topic_scores(job, topic)
     model = evaluation_selectors.topic_model_view(job=job, topic=topic)
     estimates = rules.rule_estimate(job=job, rule=rule, topics=[topic])
@@ -249,6 +261,13 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         "rule": rule,
         "suggestion": suggestion,
         "undecided": undecided,
+        "undecided_reason": {
+            rules.NO_NUGGETS_REASON: "no-nuggets",
+            rules.UNJUDGED_REASON: "nothing",
+            rules.MODEL_UNJUDGED_REASON: "model-unjudged",
+        }.get(reason or ""),
+        "topic_unjudged": unjudged,
+        "topic_has_nuggets": inference_selectors.job_nuggets(job, topic.pk).exists(),
         "estimate": estimates.get(topic.qid, rules.RuleEstimate()),
         "histogram": chart_histogram(inference_selectors.score_histograms(groups)),
         "curve": chart_curve(inference_selectors.tp_fp_curve(groups)),

@@ -21,6 +21,7 @@ from assessor_ui.forms.staff import (
 )
 from assessor_ui.views.decorators import staff_required
 from nuggets_app.collection.services.relevance import relevance_level_set
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.rounds import rounds_overview
 from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.models import (
@@ -72,7 +73,10 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         "collection": collection,
         "level_form": level_form,
         "counts": selectors_staff.collection_counts(collection),
-        "topics": Topic.objects.filter(collection=collection).order_by("qid")[:50],
+        "topics": sorted(
+            Topic.objects.filter(collection=collection).only("qid"),
+            key=lambda t: qid_key(t.qid),
+        )[:50],
         "runs": collection.runs.all(),
         "qrels": Qrels.objects.filter(collection=collection),
         "pools": Pool.objects.filter(collection=collection).prefetch_related("samples"),

@@ -27,6 +27,11 @@ _BAD_CHAR = re.compile(
 R = TypeVar("R")
 
 
+def qid_key(qid: str) -> tuple:
+    """Sort key: numeric qids in numeric order first, then the others as text."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
 def _describe(char: str) -> str:
     name = unicodedata.name(char, "control character")
     return f"U+{ord(char):04X} {name}"

@@ -5,10 +5,13 @@ Every reader yields :class:`NuggetRecord` with the line it came from; a bad line
 loader (:func:`nuggets_app.collection.services.nugget_banks.nugget_bank_import`) checks topics,
 documents and offsets against the collection.
 
-- ``jsonl`` (the project's own): one nugget per line, ``{"qid", "text", "keywords"?,
-  "grade"?, "aspect"?, "id"?, "docno"?, "start"?, "end"?, "span"?}``. ``docno``,
+- ``jsonl`` (the project's own, written by ``export_nuggets``): one nugget per line,
+  ``{"qid", "text", "keywords"?, "grade"?, "aspect"?, "id"?, "docno"?, "start"?,
+  "end"?, "span"?, "assessor"?, "created"?, "changed"?, "judgment"?}``. ``docno``,
   ``start`` and ``end`` go together (character offsets into the document's canonical
-  text, ``[start, end)``); ``span``, when given, must equal the text at the offsets.
+  text, ``[start, end)``); ``span``, when given, must equal the text at the offsets;
+  ``assessor`` (who made the nugget), ``created``/``changed`` (ISO 8601 times with a
+  zone) and ``judgment`` (that assessor's grade of the document) are its provenance.
 - ``trec-qa``: TREC QA nugget answer keys (2003-2007 definition/other, ciQA,
   relationship): ``Qid X: question`` header lines, then ``X N<TAB>vital|okay<TAB>text``;
   vital is grade 2, okay grade 1. Pyramid files (``X<TAB>N<TAB>weight<TAB>text``) give
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -43,6 +47,7 @@ MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 100
 MAX_ASPECT_CHARS = 200
 MAX_SOURCE_ID = 100
+MAX_ASSESSOR_CHARS = 150
 LABEL_GRADES = {"vital": 2, "okay": 1}
 TS_HEADER = (
     "query_id",
@@ -70,6 +75,12 @@ class NuggetRecord(NamedTuple):
     span: str | None = None
     # The question or topic text where the file gives one (trec-qa headers).
     topic_text: str = ""
+    # Provenance in the project's JSONL: who made the nugget, when, and the grade
+    # they gave its document.
+    assessor: str = ""
+    created: datetime | None = None
+    changed: datetime | None = None
+    judgment: int | None = None
 
 
 def detect_format(path: str | Path, *, encoding: str = "utf-8") -> str:
@@ -287,8 +298,42 @@ def _jsonl(
             start=start,
             end=end,
             span=span,
+            assessor=_assessor(path, line, obj),
+            created=_time(path, line, "created", obj.get("created")),
+            changed=_time(path, line, "changed", obj.get("changed")),
+            judgment=_int(path, line, "judgment", obj.get("judgment")),
         )
     ]
+
+
+def _time(path: str | Path, line: int, key: str, value: Any) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise ImportFormatError(
+            path,
+            line,
+            f"field {key!r} is not a time",
+            expected="ISO 8601 with a zone, e.g. 2026-01-31T09:15:00+00:00",
+            got=value,
+        )
+    return parsed
+
+
+def _assessor(path: str | Path, line: int, obj: dict) -> str:
+    name = _str(path, line, obj, "assessor", required=False)
+    if len(name) > MAX_ASSESSOR_CHARS:
+        raise ImportFormatError(
+            path,
+            line,
+            f"assessor longer than {MAX_ASSESSOR_CHARS} characters",
+            got=name,
+        )
+    return name
 
 
 def _pyramid_fields(fields: list[str]) -> bool:

@@ -74,6 +74,10 @@ class Nugget(models.Model):
     )
     # The nugget's id in the imported file (e.g. a TREC TS nugget id).
     source_id = models.CharField(max_length=100, blank=True)
+    # An imported nugget's provenance as its file gives it (a nugget bank written by
+    # export_nuggets): who made it and the grade they gave its document.
+    source_assessor = models.CharField(max_length=150, blank=True)
+    source_judgment = models.SmallIntegerField(null=True, blank=True)
     document = models.ForeignKey(
         Document,
         null=True,

@@ -233,10 +233,13 @@ def nugget_bank_import(
                     keywords=list(record.keywords),
                     grade=record.grade,
                     aspect=record.aspect,
+                    source_assessor=record.assessor,
+                    source_judgment=record.judgment,
                     client_uuid=uuid.uuid4(),
                 )
             )
         Nugget.objects.bulk_create(rows, batch_size=2000)
+        _times_keep(rows, records)
         if progress is not None:
             progress(len(rows))
     return NuggetBankImport(
@@ -267,6 +270,20 @@ def _no_documents(
                 ),
             )
     return {}
+
+
+def _times_keep(rows: list[Nugget], records: list[NuggetRecord]) -> None:
+    """Give the nuggets the times their file states (``bulk_create`` stamps now);
+    ``bulk_update`` writes the values as set, so ``auto_now`` does not apply."""
+    dated = []
+    for row, record in zip(rows, records, strict=True):
+        if record.created is None and record.changed is None:
+            continue
+        row.created_at = record.created or row.created_at
+        row.updated_at = record.changed or record.created or row.updated_at
+        dated.append(row)
+    if dated:
+        Nugget.objects.bulk_update(dated, ["created_at", "updated_at"], batch_size=2000)
 
 
 def nugget_bank_delete(*, bank: NuggetBank) -> int:

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 
 from nuggets_app.errors import DomainError
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
+    model_missing_reason,
     rule_apply,
     rule_apply_later,
     rule_on_model,
@@ -92,11 +94,6 @@ class Export:
             side.write_text(self.sidecar(), encoding="utf-8")
             written.append(side)
         return written
-
-
-def qid_key(qid: str) -> tuple:
-    """Sort key: numeric qids in numeric order first, then the others as text."""
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
 def _line_key(row: tuple) -> tuple:
@@ -381,10 +378,7 @@ def probabilistic_export(
     qids = dict(topic_qs.values_list("pk", "qid"))
     columns = job_probabilities(job=job, override=False, topics=qids)
     if not columns:
-        raise ExportError(
-            f"job {job.pk} has no fitted relevance model (fit it first: "
-            f"manage.py match --fit {job.pk})"
-        )
+        raise ExportError(model_missing_reason(job))
     added = later_columns(job=job, on_model=True, topics=list(qids)) if later else {}
     later_keys = {
         (topic_id, d) for topic_id, (docs, _) in added.items() for d in docs.tolist()

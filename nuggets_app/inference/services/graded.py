@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from nuggets_app.errors import DomainError
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.evidence import evidence_nugget_scores
-from nuggets_app.inference.services.exports import Export, ExportError, qid_key
+from nuggets_app.inference.services.exports import Export, ExportError
 from nuggets_app.inference.services.job_model import (
     _sample_weights,
     fit_sample,

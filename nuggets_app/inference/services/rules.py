@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.evidence import evidence_scores_without
 from nuggets_app.inference.services.job_model import job_probabilities
@@ -251,19 +252,24 @@ def rule_default(job: MatchJob) -> DecisionRule:
     return DecisionRule(kind="threshold", threshold=0.5)
 
 
+def _by_qid(topics: Iterable[Topic]) -> list[Topic]:
+    return sorted(topics, key=lambda t: qid_key(t.qid))
+
+
 def topics_without_nuggets(job: MatchJob) -> list[Topic]:
     """The job's topics that have no nugget under its nugget filter, by qid."""
     return [
         t
-        for t in sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
+        for t in _by_qid(Topic.objects.filter(match_jobs=job))
         if not job_nuggets(job, t.pk).exists()
     ]
 
 
 def topics_unjudged(job: MatchJob) -> list[Topic]:
     """The job's topics without any judged document (or, for a fitted job, left out
-    of its fit): nothing was sampled there, so no rule infers anything for them."""
-    topics = sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
+    of its fit): nothing was sampled there, so the relevance model has nothing to
+    learn from and rules on its p decide nothing for them."""
+    topics = _by_qid(Topic.objects.filter(match_jobs=job))
     judged = {t for t, _ in human_grades([t.pk for t in topics])}
     fitted = JobInference.objects.filter(job=job, model__isnull=False).first()
     left_out = set(fitted.fit_info.get("unjudged_topics", [])) if fitted else set()
@@ -272,21 +278,36 @@ def topics_unjudged(job: MatchJob) -> list[Topic]:
 
 UNJUDGED_REASON = "no judged document"
 NO_NUGGETS_REASON = "no nuggets (the paper rule cannot decide them)"
+# A topic with nuggets but no judged document, under a rule on the model's p.
+MODEL_UNJUDGED_REASON = (
+    "no judged document (rules on the model's p cannot decide it; the paper rule "
+    "decides it from its nuggets)"
+)
 
 
 def launch_warnings(job: MatchJob) -> list[str]:
     """What a researcher should know about a job's topics before trusting it; each
-    sentence holds under every rule."""
+    sentence holds under every rule it names."""
     out = []
+    bare = {t.qid for t in topics_without_nuggets(job)}
     unjudged = [t.qid for t in topics_unjudged(job)]
-    if unjudged:
+    nothing = [q for q in unjudged if q in bare]
+    if nothing:
         out.append(
-            f"topics {', '.join(unjudged)} have no judged document: no rule infers "
-            "anything for them (they stay out of inferred and merged qrels, and have "
-            "no estimate) until some of their documents are judged and the model is "
-            "fitted again"
+            f"topics {', '.join(nothing)} have no judged document and no nuggets: no "
+            "rule infers anything for them (they stay out of inferred and merged "
+            "qrels, and have no estimate) until some of their documents are judged "
+            "or nuggets are added"
         )
-    missing = [t.qid for t in topics_without_nuggets(job) if t.qid not in unjudged]
+    nuggets_only = [q for q in unjudged if q not in bare]
+    if nuggets_only:
+        out.append(
+            f"topics {', '.join(nuggets_only)} have nuggets but no judged document: "
+            "the paper rule (and top N by score) decides them from the min-span "
+            "score; rules on the model's p cannot (there is nothing to fit the model "
+            "on), so they stay out of those qrels and have no estimate"
+        )
+    missing = [q for q in sorted(bare, key=qid_key) if q not in unjudged]
     if missing:
         out.append(
             f"topics {', '.join(missing)} have no nuggets: the paper rule cannot "
@@ -303,23 +324,29 @@ def rule_on_model(job: MatchJob, rule: DecisionRule) -> bool:
 
 
 def rule_undecided_reasons(job: MatchJob, rule: DecisionRule) -> dict[str, str]:
-    """{qid: why} of the job's topics the rule cannot decide: those without a judged
-    document (under every rule), and those without nuggets under a rule on the
-    min-span score (every score is 0 there, which says nothing)."""
-    out = {t.qid: UNJUDGED_REASON for t in topics_unjudged(job)}
-    if not rule_on_model(job, rule):
-        for topic in topics_without_nuggets(job):
-            out.setdefault(topic.qid, NO_NUGGETS_REASON)
-    return out
+    """{qid: why} of the job's topics the rule cannot decide. A rule on the model's p
+    needs a judged document in the topic (the model learns from them); a rule on the
+    min-span score needs nuggets only (without them every score is 0, which says
+    nothing), so it decides a topic of an imported nugget bank nobody judged."""
+    unjudged = topics_unjudged(job)
+    if rule_on_model(job, rule):
+        bare = {t.pk for t in topics_without_nuggets(job)} if unjudged else set()
+        return {
+            t.qid: UNJUDGED_REASON if t.pk in bare else MODEL_UNJUDGED_REASON
+            for t in unjudged
+        }
+    unjudged_ids = {t.pk for t in unjudged}
+    return {
+        t.qid: UNJUDGED_REASON if t.pk in unjudged_ids else NO_NUGGETS_REASON
+        for t in topics_without_nuggets(job)
+    }
 
 
 def rule_undecided(job: MatchJob, rule: DecisionRule) -> list[Topic]:
     """The topics of :func:`rule_undecided_reasons`, by qid."""
     reasons = rule_undecided_reasons(job, rule)
     return [
-        t
-        for t in sorted(Topic.objects.filter(match_jobs=job), key=lambda t: t.qid)
-        if t.qid in reasons
+        t for t in _by_qid(Topic.objects.filter(match_jobs=job)) if t.qid in reasons
     ]
 
 
@@ -332,10 +359,7 @@ def rule_apply(
     if rule_on_model(job, rule):
         columns = job_probabilities(job=job, override=False)
         if not columns:
-            raise RuleError(
-                f"rule {rule.describe()!r} needs the job's model; job {job.pk} has "
-                "no fitted probabilities (fit it first)"
-            )
+            raise RuleError(f"rule {rule.describe()!r}: {model_missing_reason(job)}")
     else:
         columns = _score_columns(job)
     out: dict[int, dict[int, bool]] = {}
@@ -345,6 +369,20 @@ def rule_apply(
         keep = _rule_mask(rule, qids.get(topic_id, ""), docs, values)
         out[topic_id] = dict(zip(docs.tolist(), keep.tolist(), strict=True))
     return out
+
+
+def model_missing_reason(job: MatchJob) -> str:
+    """Why a job has no model's p: nothing judged to fit on, or not fitted yet."""
+    if len(topics_unjudged(job)) == job.topics.count():
+        return (
+            f"job {job.pk} has no relevance model: no document of its topics is "
+            "judged, so there is nothing to fit the model on (the paper rule decides "
+            "topics from their nuggets)"
+        )
+    return (
+        f"job {job.pk} has no fitted probabilities (fit it first: manage.py match "
+        f"--fit {job.pk})"
+    )
 
 
 def rule_apply_later(
