@@ -227,6 +227,9 @@ CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 7200)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "nuggets")
+# Beat's own state file, kept with the other files of the deployment, not in the
+# directory the worker was started from.
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Celery beat re-queues chunks of workers that died without a trace (SIGKILL of the main
 # process leaves the message unacknowledged until the visibility timeout).
 CELERY_BEAT_SCHEDULE = {
@@ -298,3 +301,11 @@ LOGGING = {
         "axes": {"level": "WARNING"},
     },
 }
+if not REDIS_URL:
+    # Embedded mode: tasks run inside the command, so Celery's INFO lines (task
+    # received, succeeded) and kombu's warning that the in-memory broker has no host
+    # name would be printed in the middle of the command's own output.
+    LOGGING["loggers"] |= {
+        "celery": {"level": "WARNING"},
+        "kombu.connection": {"level": "ERROR"},
+    }

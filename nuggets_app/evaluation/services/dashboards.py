@@ -17,6 +17,7 @@ from typing import Any
 from nuggets_app import plots
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
+    comparison,
     diagnostics,
     estimates,
     new_runs,
@@ -162,7 +163,10 @@ def runs_evaluation(
 # --- Compare qrels ----------------------------------------------------------------------
 def _compare_versions(*, collection_id: int, qrels_a: str, qrels_b: str, **_: Any):
     collection = _collection(collection_id)
+    # "common-topics": results kept before comparisons were cut to the common topics
+    # are not served again.
     return [
+        "common-topics",
         selectors_eval.runs_version(collection),
         selectors_eval.source_version(collection, qrels_a),
         selectors_eval.source_version(collection, qrels_b),
@@ -179,25 +183,29 @@ def qrels_comparison(
     measure: str,
     progress: Progress,
 ) -> PageResult:
-    """Every run scored under qrels A and B, and how the rankings agree."""
+    """Every run scored under qrels A and B over the topics both judge, and how the
+    rankings agree (:func:`~nuggets_app.evaluation.services.comparison.qrels_compare`)."""
     collection = _collection(collection_id)
     count = Run.objects.filter(collection=collection).count()
     steps = _Steps(progress, count * 3)
     decision = _rule(rule)
     a = selectors_eval.qrels_resolve(collection=collection, key=qrels_a, rule=decision)
     b = selectors_eval.qrels_resolve(collection=collection, key=qrels_b, rule=decision)
-    comparison = diagnostics.qrels_compare(
+    compared = comparison.qrels_compare(
         runs=selectors_eval.collection_runs(collection, progress=steps.phase(count)),
         qrels_a=a,
         qrels_b=b,
         measure=measure,
         progress=steps.phase(2 * count),
     )
-    summary, moves = comparison.tables()
+    summary, moves = compared.tables()
     return PageResult(
         tables={"comparison_summary": summary, "comparison": moves},
-        figures={"scatter": functools.partial(plots.comparison_figure, comparison)},
-        context={"ranking": comparison.ranking},
+        figures={"scatter": functools.partial(plots.comparison_figure, compared)},
+        context={
+            "ranking": compared.ranking,
+            "compared_topics": compared.topics.sentence(),
+        },
     )
 
 
