@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.html import format_html
 
 from nuggets_app.inference.services.rules import (
     DEFAULT_CHOICE,
@@ -14,7 +15,16 @@ from nuggets_app.inference.services.rules import (
     DEFAULT_THRESHOLD,
     DEFAULT_TOP_N,
     RULE_CHOICES,
+    RULE_DESCRIPTIONS,
 )
+
+
+def _descriptions() -> str:
+    """Each rule's description, one per kind; ``rule_form.js`` shows the chosen one."""
+    return "".join(
+        format_html('<span data-rule-description="{}">{} </span>', kind, text)
+        for kind, text in RULE_DESCRIPTIONS.items()
+    )
 
 
 class RuleKindFields(forms.Form):
@@ -31,5 +41,6 @@ class RuleKindFields(forms.Form):
 
     def __init__(self, *args: Any, required: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["kind"].help_text = _descriptions()
         self.fields["threshold"].required = required
         self.fields["n"].required = required

@@ -156,9 +156,7 @@ def test_means_are_over_the_topics_both_qrels_judge(cranfield, tmp_path):
     assert head["topics"] == str(len(qids) - 5)
     left_out = ", ".join(sorted(dropped, key=int))
     assert f"left out, judged only in A: {left_out}." in err.getvalue()
-    rows = {
-        f[0]: f for f in (x.split("\t") for x in out.getvalue().splitlines()[7:])
-    }
+    rows = {f[0]: f for f in (x.split("\t") for x in out.getvalue().splitlines()[7:])}
     for name, path in zip(RUNS, runs, strict=True):
         # Both columns are means over the same topics: A's equals B's here.
         assert float(rows[name][1]) == pytest.approx(mean_ap(cut, path), abs=1e-12)
