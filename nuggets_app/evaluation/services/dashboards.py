@@ -127,9 +127,7 @@ def runs_evaluation(
             statap=diagnostics.statap_table(statap),
             statap_topics=diagnostics.statap_topics_table(statap),
         )
-        page.context["statmap_above_one"] = any(
-            r.summary.stat_map > 1 for r in statap.values()
-        )
+        page.context["statap_above_one"] = statap_above_one(statap)
     if expected is not None:
         job = MatchJob.objects.filter(pk=expected, collection=collection).first()
         if job is None:
@@ -158,6 +156,21 @@ def runs_evaluation(
         )
         page.context["model_only_note"] = estimates.MODEL_ONLY_NOTE
     return page
+
+
+def statap_above_one(results: dict[str, Any]) -> list[str]:
+    """The statAP means some run has above 1 (the page says why that can happen)."""
+    names = {
+        "statMAP": "stat_map",
+        "statMRP": "stat_mrp",
+        "statMPC@30": "stat_mpc30",
+        "statMNDCG": "stat_mndcg",
+    }
+    return [
+        name
+        for name, attr in names.items()
+        if any(getattr(r.summary, attr) > 1 for r in results.values())
+    ]
 
 
 # --- Compare qrels ----------------------------------------------------------------------

@@ -170,3 +170,13 @@ def test_it_refuses_qrels_with_no_topic_in_common(cranfield, tmp_path):
     other.write_text("9001 0 d1 1\n")
     with pytest.raises(CommandError, match=r"judge no topic in common \(A: 1, 2, "):
         compare("--qrels", str(full), "--qrels-b", str(other), *map(str, runs))
+
+
+def test_a_missing_file_is_worded_as_every_command_words_it(cranfield):
+    full, _half, runs = cranfield
+    with pytest.raises(CommandError) as error:
+        compare("--qrels", "nope.qrels", "--qrels-b", str(full), *map(str, runs))
+    assert str(error.value) == "nope.qrels: no such file or directory"
+    with pytest.raises(CommandError) as error:
+        compare("--qrels", str(full), "--qrels-b", str(full), "nope.run", str(runs[0]))
+    assert str(error.value) == "nope.run: no such file or directory"
