@@ -264,9 +264,12 @@ class _Cells:
 
 
 class Cell(str):
-    """A cell's text; ``num`` when it shows a number (aligned right on the page)."""
+    """A cell's text; ``num`` when it shows a number (aligned right on the page);
+    a header's ``parts``: its name cut after each underscore, where the page lets a
+    long name wrap (``bias_diff_ci_low``) so a wide table fits its card."""
 
     num = False
+    parts: tuple[str, ...] = ()
 
 
 def _is_num(value: object) -> bool:
@@ -289,6 +292,7 @@ def _display(table: diagnostics.Table, csv_url: str) -> dict:
     for i, name in enumerate(table.columns):
         cell = Cell(name)
         cell.num = i > 0 and i < len(first) and _is_num(first[i])
+        cell.parts = tuple(part for part in name.replace("_", "_\0").split("\0"))
         head.append(cell)
     return {"name": table.name, "columns": table.columns, "head": head, "rows": rows,
             "csv": csv_url}  # fmt: skip

@@ -281,12 +281,21 @@ def test_only_the_controls_that_apply_are_shown(driver, live_server, world):
     for gone in ("#task-confirm", "#task-cancel", "#task-progress progress"):
         assert not _shown(driver, gone), gone
 
-    # A pool's runs are listed only while "All runs" is unticked; a sample's per-run
-    # quota is offered for statAP only.
+    # A pool's runs are always listed, their boxes live only while "All runs" is
+    # unticked; a sample's per-run quota is offered for statAP only.
     _open(driver, live_server.url + world.page("pool-new").url)
-    assert not _shown(driver, "#pool-form [name=runs]")
-    driver.find_element("css selector", "#pool-form [name=all_runs]").click()
-    assert _shown(driver, "#pool-form [name=runs]")
+    boxes = driver.find_elements("css selector", "#pool-form [name=runs]")
+    assert boxes
+    assert all(b.is_displayed() and not b.is_enabled() for b in boxes)
+    every = driver.find_element("css selector", "#pool-form label[for=id_all_runs]")
+    assert every.text == "All runs of the collection"  # the box inside, no colon
+    every.find_element("css selector", "[name=all_runs]").click()
+    assert all(b.is_displayed() and b.is_enabled() for b in boxes)
+    # Each box sits just before its own label text, on its line.
+    for box in boxes:
+        label = box.find_element("xpath", "./ancestor::label")
+        assert label.text.strip()
+        assert abs(box.rect["y"] - label.rect["y"]) < 12
     _open(driver, live_server.url + world.page("pool").url)
     method = Select(driver.find_element("css selector", "#sample-form [name=method]"))
     assert _shown(driver, "#sample-form [name=per_run_quota]")

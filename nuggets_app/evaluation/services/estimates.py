@@ -288,8 +288,8 @@ def estimate_rows(
 
 ESTIMATE_COLUMNS = (
     "run", "pool", "maAP", "ci_low", "ci_high", "topics", "model_only", "statMAP",
-    "EAP_check", "EAP_check - shift x statMAP", "diff_ci_low", "diff_ci_high",
-    "bias_flag", "reason",
+    "EAP_check", "bias_diff", "bias_diff_ci_low", "bias_diff_ci_high", "bias_flag",
+    "reason",
 )  # fmt: skip
 
 
