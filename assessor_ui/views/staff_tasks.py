@@ -19,6 +19,7 @@ from nuggets_app.models import Collection, MatchJob, TaskRecord
 from nuggets_app.operations.services.task_records import (
     task_record_cancel,
     task_record_progress,
+    tasks_listed,
 )
 from nuggets_app.staff import services as staff_tasks
 
@@ -104,7 +105,9 @@ def _upload(
 @require_GET
 def task_list(request: HttpRequest) -> HttpResponse:
     staff_tasks.uploads_expire()
-    tasks = TaskRecord.objects.select_related("collection", "started_by")[:300]
+    tasks = tasks_listed(
+        TaskRecord.objects.select_related("collection", "started_by")[:300]
+    )
     jobs = MatchJob.objects.select_related("collection", "created_by")[:100]
     return render(
         request, "assessor_ui/staff/tasks.html", {"tasks": tasks, "jobs": jobs}
