@@ -7,6 +7,7 @@ Every variable is listed in docs/reference/settings.md and .env.example.
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
@@ -287,7 +288,7 @@ IDLE_SECONDS = env_int("IDLE_SECONDS", 60)
 NUGGETS_SHARED = env_bool("NUGGETS_SHARED", True)
 NUGGET_PREVIEW_THRESHOLD = 0.5
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
@@ -305,7 +306,5 @@ if not REDIS_URL:
     # Embedded mode: tasks run inside the command, so Celery's INFO lines (task
     # received, succeeded) and kombu's warning that the in-memory broker has no host
     # name would be printed in the middle of the command's own output.
-    LOGGING["loggers"] |= {
-        "celery": {"level": "WARNING"},
-        "kombu.connection": {"level": "ERROR"},
-    }
+    LOGGING["loggers"]["celery"] = {"level": "WARNING"}
+    LOGGING["loggers"]["kombu.connection"] = {"level": "ERROR"}
