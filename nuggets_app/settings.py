@@ -7,6 +7,7 @@ Every variable is listed in docs/reference/settings.md and .env.example.
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
@@ -227,6 +228,9 @@ CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 7200)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "nuggets")
+# Beat's own state file, kept with the other files of the deployment, not in the
+# directory the worker was started from.
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Celery beat re-queues chunks of workers that died without a trace (SIGKILL of the main
 # process leaves the message unacknowledged until the visibility timeout).
 CELERY_BEAT_SCHEDULE = {
@@ -284,7 +288,7 @@ IDLE_SECONDS = env_int("IDLE_SECONDS", 60)
 NUGGETS_SHARED = env_bool("NUGGETS_SHARED", True)
 NUGGET_PREVIEW_THRESHOLD = 0.5
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
@@ -298,3 +302,9 @@ LOGGING = {
         "axes": {"level": "WARNING"},
     },
 }
+if not REDIS_URL:
+    # Embedded mode: tasks run inside the command, so Celery's INFO lines (task
+    # received, succeeded) and kombu's warning that the in-memory broker has no host
+    # name would be printed in the middle of the command's own output.
+    LOGGING["loggers"]["celery"] = {"level": "WARNING"}
+    LOGGING["loggers"]["kombu.connection"] = {"level": "ERROR"}

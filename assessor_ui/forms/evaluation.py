@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import cast
 
 from django import forms
-from django.contrib.auth import get_user_model
 
 from assessor_ui.forms.rules import RuleKindFields
 from nuggets_app.errors import DomainError
@@ -16,6 +15,7 @@ from nuggets_app.evaluation.services import uncertainty
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, Run
+from nuggets_app.pooling.assessors import assessor_choices
 
 
 class RuleFields(RuleKindFields):
@@ -40,8 +40,7 @@ class RunsForm(RuleFields):
             forms.ChoiceField, self.fields["qrels"]
         ).choices = selectors_eval.qrels_choices(collection)
         cast(forms.ChoiceField, self.fields["expected"]).choices = [("", "none")] + [
-            (str(j.pk), f"p of job {j.pk} {j.name}")
-            for j in uncertainty.model_jobs(collection)
+            (str(j.pk), f"p of {j.label}") for j in uncertainty.model_jobs(collection)
         ]
         cast(forms.ChoiceField, self.fields["sample"]).choices = [("", "none")] + [
             (str(s.pk), f"{s.pool.name} / {s.name} ({s.method})")
@@ -88,7 +87,7 @@ class TrustForm(RuleFields):
         super().__init__(data)
         jobs = selectors_eval.done_jobs(collection)
         cast(forms.ChoiceField, self.fields["job"]).choices = [
-            (str(j.pk), f"{j.pk} {j.name}") for j in jobs
+            (str(j.pk), j.label) for j in jobs
         ]
         cast(forms.ChoiceField, self.fields["human"]).choices = [
             c
@@ -124,7 +123,7 @@ class VerificationForm(RuleFields):
     seed = forms.IntegerField(initial=1)
     name = forms.SlugField(required=False, max_length=200)
     assessors = forms.ModelMultipleChoiceField(
-        get_user_model().objects.filter(is_active=True).order_by("username"),
+        assessor_choices(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="who judges the sample (each topic goes to 'overlap' of them)",
@@ -141,7 +140,7 @@ class VerificationForm(RuleFields):
         super().__init__(data)
         jobs = selectors_eval.done_jobs(collection)
         cast(forms.ChoiceField, self.fields["job"]).choices = [
-            (str(j.pk), f"{j.pk} {j.name}") for j in jobs
+            (str(j.pk), j.label) for j in jobs
         ]
 
     def clean(self) -> dict:

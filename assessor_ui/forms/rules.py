@@ -9,13 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.html import format_html
 
+from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.rules import (
     DEFAULT_CHOICE,
     DEFAULT_KIND,
     DEFAULT_THRESHOLD,
     DEFAULT_TOP_N,
     RULE_CHOICES,
+    RULE_DESCRIPTIONS,
     DecisionRule,
     rule_from_values,
 )
@@ -31,6 +34,14 @@ RULE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _descriptions() -> str:
+    """Each rule's description, one per kind; ``rule_form.js`` shows the chosen one."""
+    return "".join(
+        format_html('<span data-rule-description="{}">{} </span>', kind, text)
+        for kind, text in RULE_DESCRIPTIONS.items()
+    )
+
+
 class RuleKindFields(forms.Form):
     """A rule's kind, its threshold and its N; with ``required=False`` the threshold
     and N may be left empty (the definition's defaults then apply). A valid form has
@@ -44,6 +55,7 @@ class RuleKindFields(forms.Form):
 
     def __init__(self, *args: Any, required: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["kind"].help_text = _descriptions()
         self.fields["threshold"].required = required
         self.fields["n"].required = required
         self.fields["kind"].required = required
@@ -57,7 +69,7 @@ class RuleKindFields(forms.Form):
                 data["rule"] = rule_from_values(
                     kind, threshold=data.get("threshold"), n=data.get("n")
                 )
-            except ValueError as exc:
+            except DomainError as exc:
                 field = "n" if kind == "top_n" else "threshold"
                 self.add_error(field, str(exc))
         return data

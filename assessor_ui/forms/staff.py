@@ -171,7 +171,7 @@ class PoolForm(forms.Form):
         Run.objects.none(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="the subset to pool (with 'All runs' unticked)",
+        help_text="untick 'All runs of the collection' to pool a subset",
     )
 
     def __init__(self, *args, collection: Collection, **kwargs):

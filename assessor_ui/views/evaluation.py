@@ -255,7 +255,13 @@ def _display(table: diagnostics.Table, csv_url: str) -> dict:
     column holds numbers), its rows (the ``number`` filter writes them), its CSV link."""
     first = table.rows[0] if table.rows else ()
     head = [
-        {"name": name, "num": 0 < i < len(first) and is_number(first[i])}
+        {
+            "name": name,
+            "num": 0 < i < len(first) and is_number(first[i]),
+            # Cut after each underscore, where the page lets a long name
+            # (bias_diff_ci_low) wrap so a wide table fits its card.
+            "parts": tuple(name.replace("_", "_\0").split("\0")),
+        }
         for i, name in enumerate(table.columns)
     ]
     return {

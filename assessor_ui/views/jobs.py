@@ -79,8 +79,7 @@ def job_launch(request: HttpRequest) -> HttpResponse:
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
         else:
-            for warning in rules.launch_warnings(job):
-                messages.warning(request, warning)
+            # The job page says the job's warnings in its relevance-model card.
             return redirect("job-detail", pk=job.pk)
     return render(request, "assessor_ui/jobs/launch.html", {"form": form})
 

@@ -34,6 +34,7 @@ from nuggets_app.models import (
     TaskRecord,
     Topic,
 )
+from nuggets_app.operations.services.task_records import tasks_listed
 from nuggets_app.pooling.services.assignments import (
     AssignmentError,
     assignment_create,
@@ -81,9 +82,11 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         "qrels": Qrels.objects.filter(collection=collection),
         "pools": Pool.objects.filter(collection=collection).prefetch_related("samples"),
         "jobs": MatchJob.objects.filter(collection=collection)[:20],
-        "tasks": TaskRecord.objects.filter(collection=collection).select_related(
-            "started_by"
-        )[:20],
+        "tasks": tasks_listed(
+            TaskRecord.objects.filter(collection=collection).select_related(
+                "started_by"
+            )[:20]
+        ),
         "aggregation": aggregation_of(collection),
         "aggregation_form": AggregationForm(
             initial={

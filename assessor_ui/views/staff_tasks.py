@@ -19,6 +19,7 @@ from nuggets_app.models import Collection, MatchJob, TaskRecord
 from nuggets_app.operations.services.task_records import (
     task_record_cancel,
     task_record_progress,
+    tasks_listed,
 )
 from nuggets_app.staff import services as staff_tasks
 
@@ -104,11 +105,44 @@ def _upload(
 @require_GET
 def task_list(request: HttpRequest) -> HttpResponse:
     staff_tasks.uploads_expire()
-    tasks = TaskRecord.objects.select_related("collection", "started_by")[:300]
+    tasks = tasks_listed(
+        TaskRecord.objects.select_related("collection", "started_by")[:300]
+    )
     jobs = MatchJob.objects.select_related("collection", "created_by")[:100]
     return render(
         request, "assessor_ui/staff/tasks.html", {"tasks": tasks, "jobs": jobs}
     )
+
+
+# The fix a refused upload's problems point to, by upload kind and problem: the
+# upload form's own option where it has one (its label quoted as the form shows it).
+UPLOAD_FIXES = {
+    ("runs", "unknown document"): "Some documents of the runs are not in the "
+    "collection: upload the runs again with \u201cSkip documents not in the "
+    "collection\u201d ticked to skip their lines (they are counted), or import the "
+    "documents first.",
+    ("nuggets", "unknown topic"): "Some topics of the bank are not in the collection: "
+    "upload it again with \u201cCreate topics\u201d ticked to make a topic of every "
+    "qid the collection lacks, or import the topics first.",
+    ("runs", "unknown topic"): "Some topics are not in the collection: import the "
+    "topics first (Upload topics), then upload the runs again.",
+    ("qrels", "unknown topic"): "Some topics are not in the collection: import the "
+    "topics first (Upload topics), then upload the qrels again.",
+    ("qrels", "unknown document"): "Some documents are not in the collection: import "
+    "the documents first, then upload the qrels again.",
+    ("nuggets", "unknown document"): "Some documents are not in the collection: "
+    "import the documents first, then upload the bank again.",
+}
+
+
+def upload_fixes(kind: str, problems: list[str]) -> list[str]:
+    """The fixes that apply to an upload's problems (``FILE:LINE: problem (...)``)."""
+    found = {p.split(": ", 1)[-1].split(" (", 1)[0] for p in problems}
+    return [
+        fix
+        for (k, problem), fix in UPLOAD_FIXES.items()
+        if k == kind and problem in found
+    ]
 
 
 @staff_required
@@ -132,6 +166,7 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
             for row in files or []
         ],
         "is_upload": task.kind in uploads.UPLOAD_KINDS,
+        "fixes": upload_fixes(task.kind, list(task.problems or [])),
     }
     return render(request, "assessor_ui/staff/task.html", context)
 

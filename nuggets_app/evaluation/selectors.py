@@ -70,17 +70,17 @@ def qrels_choices(collection: Collection) -> list[tuple[str, str]]:
     for qrels in Qrels.objects.filter(collection=collection).order_by("name"):
         choices.append((f"qrels:{qrels.pk}", f"Imported {qrels.kind}: {qrels.name}"))
     for job in done_jobs(collection):
-        choices.append((f"inferred:{job.pk}", f"Inferred by job {job.pk} {job.name}"))
-        choices.append((f"merged:{job.pk}", f"Merged human + job {job.pk} {job.name}"))
+        choices.append((f"inferred:{job.pk}", f"Inferred by {job.label}"))
+        choices.append((f"merged:{job.pk}", f"Merged human + {job.label}"))
     return choices
 
 
 def done_jobs(collection: Collection) -> list[MatchJob]:
     """The collection's finished matching jobs, newest first."""
     return list(
-        MatchJob.objects.filter(
-            collection=collection, status=MatchJob.Status.DONE
-        ).order_by("-pk")
+        MatchJob.objects.filter(collection=collection, status=MatchJob.Status.DONE)
+        .select_related("collection", "pool", "sample")
+        .order_by("-pk")
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from nuggets_app.importers.errors import ImportOptionError
 from nuggets_app.lib.html import html_extract, sanitize_html
 
-from .errors import ErrorSink, ImportFormatError, report
+from .errors import ErrorSink, ImportFormatError, json_type, report
 from .records import DocRecord, check_docno, check_storable, normalize_newlines
 from .sgml import parse_trec_sgml
 from .textio import ReadStats, check_encoding, iter_lines
@@ -139,7 +139,7 @@ def _json_str(
             line,
             f"field {json.dumps(key)} has the wrong type",
             expected="a string",
-            got=type(value).__name__,
+            got=json_type(value),
         )
     return check_storable(path, line, key, value)
 
@@ -156,7 +156,7 @@ def json_object(path: str | Path, line: int, text: str) -> dict:
         raise ImportFormatError(path, line, "JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise ImportFormatError(
-            path, line, "not a JSON object", expected="{...}", got=type(obj).__name__
+            path, line, "not a JSON object", expected="{...}", got=json_type(obj)
         )
     return obj
 

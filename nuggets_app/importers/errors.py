@@ -32,6 +32,21 @@ def escape_path(path: object) -> str:
     return repr(text)[1:-1]
 
 
+def json_type(value: object) -> str:
+    """A parsed JSON value's type as JSON names it (``number``, not ``int``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
 class ImportOptionError(DomainError):
     """An import option (format, kind, encoding, collection, source) the importer
     does not know; nothing has been read."""

@@ -27,6 +27,7 @@ documents and offsets against the collection.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from datetime import datetime
@@ -36,7 +37,7 @@ from typing import Any, NamedTuple
 from nuggets_app.importers.errors import ImportOptionError
 
 from .documents import json_object
-from .errors import ErrorSink, ImportFormatError, report
+from .errors import ErrorSink, ImportFormatError, json_type, report
 from .fields import MAX_QID
 from .records import check_storable
 from .textio import iter_lines
@@ -150,7 +151,7 @@ def _str(path: str | Path, line: int, obj: dict, key: str, *, required: bool) ->
     value = obj.get(key)
     if value is None:
         if required:
-            raise ImportFormatError(path, line, f"missing field {key!r}")
+            raise ImportFormatError(path, line, f"missing field {json.dumps(key)}")
         return ""
     if isinstance(value, int | float) and not isinstance(value, bool) and key == "qid":
         value = str(value)
@@ -158,8 +159,8 @@ def _str(path: str | Path, line: int, obj: dict, key: str, *, required: bool) ->
         raise ImportFormatError(
             path,
             line,
-            f"field {key!r} is not a string",
-            got=type(value).__name__,
+            f"field {json.dumps(key)} is not a string",
+            got=json_type(value),
         )
     return check_storable(path, line, key, value.strip())
 
@@ -195,7 +196,7 @@ def _int(path: str | Path, line: int, key: str, value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise ImportFormatError(
-            path, line, f"field {key!r} is not an integer", got=value
+            path, line, f"field {json.dumps(key)} is not an integer", got=value
         )
     return value
 
@@ -205,7 +206,7 @@ def _keywords(path: str | Path, line: int, value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list) or not all(isinstance(w, str) for w in value):
         raise ImportFormatError(
-            path, line, "field 'keywords' is not a list of strings", got=value
+            path, line, 'field "keywords" is not an array of strings', got=value
         )
     words: list[str] = []
     for word in value:
@@ -283,7 +284,7 @@ def _jsonl(
     span = obj.get("span")
     if span is not None and (docno is None or not isinstance(span, str)):
         raise ImportFormatError(
-            path, line, "field 'span' needs docno/start/end and must be a string"
+            path, line, 'field "span" needs docno/start/end and must be a string'
         )
     return [
         NuggetRecord(
@@ -410,7 +411,7 @@ def _rag(
     nuggets = obj.get("nuggets")
     if not isinstance(nuggets, list) or not nuggets:
         raise ImportFormatError(
-            path, line, "field 'nuggets' is not a non-empty list", got=nuggets
+            path, line, 'field "nuggets" is not a non-empty array', got=nuggets
         )
     records = []
     for number, nugget in enumerate(nuggets, start=1):

@@ -26,7 +26,7 @@ import defusedxml.ElementTree as SafeET
 from nuggets_app.importers.errors import ImportOptionError
 
 from .documents import json_object
-from .errors import ErrorSink, ImportFormatError, report
+from .errors import ErrorSink, ImportFormatError, json_type, report
 from .fields import MAX_QID
 from .records import check_storable
 from .textio import ReadStats, iter_lines
@@ -241,7 +241,7 @@ def _jsonl_aspects(path: str | Path, line: int, value: object) -> list[dict]:
         return []
     if not isinstance(value, list):
         raise ImportFormatError(
-            path, line, "'aspects' is not a list", got=type(value).__name__
+            path, line, 'field "aspects" is not an array', got=json_type(value)
         )
     aspects = []
     for index, item in enumerate(value, start=1):
@@ -280,7 +280,7 @@ def _jsonl_topic(path: str | Path, line: int, obj: dict) -> TopicRecord:
                 line,
                 f'field "{name}" has the wrong type',
                 expected="a string",
-                got=type(value).__name__,
+                got=json_type(value),
             )
         fields[name] = _squash(value or "")
     return _topic(path, line, fields, _jsonl_aspects(path, line, obj.get("aspects")))

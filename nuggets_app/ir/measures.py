@@ -62,14 +62,23 @@ class RunEvaluation:
             yield (name, "all", self.mean.get(name, math.nan))
 
 
+MEASURES_KNOWN = (
+    "a measure is an ir_measures name: AP, P@10, nDCG@10, nDCG, Rprec, Bpref, infAP, "
+    "RR, R@100, Judged@10 (a cutoff after @, parameters in parentheses: "
+    "P(rel=2)@10)"
+)
+
+
 def measures_parse(names: Iterable[str]) -> list[ir_measures.Measure]:
-    """ir_measures objects for measure names; ``ValueError`` names a bad one."""
+    """ir_measures objects for measure names; ``ValueError`` names a bad one and the
+    known ones in one sentence of its own (ir_measures' parser text says how Python
+    read it, not what to type)."""
     parsed = []
     for name in names:
         try:
             parsed.append(ir_measures.parse_measure(name))
-        except (ValueError, NameError, SyntaxError, TypeError) as error:
-            raise MeasureError(f"unknown measure {name!r}: {error}") from error
+        except (ValueError, NameError, SyntaxError, TypeError):
+            raise MeasureError(f'unknown measure "{name}": {MEASURES_KNOWN}') from None
     return parsed
 
 

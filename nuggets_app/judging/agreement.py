@@ -14,6 +14,7 @@ from nuggets_app.ir.agreement import (
 )
 from nuggets_app.ir.spans import covered_chars, intersect_chars
 from nuggets_app.models import (
+    Assignment,
     Collection,
     Judgment,
     Nugget,
@@ -23,9 +24,12 @@ from nuggets_app.models import (
 @dataclass
 class PairAgreement:
     """Agreement of two assessors on one topic's commonly judged documents; the topic
-    is named by its collection and qid (two collections may share qids)."""
+    is named by its collection and qid (two collections may share qids); ``samples``
+    names the samples that assign the topic to both (judgments belong to the topic,
+    not to one sample, so there may be several, or none)."""
 
     collection: str
+    samples: str
     qid: str
     assessor_a: str
     assessor_b: str
@@ -42,6 +46,7 @@ class PairAgreement:
 
     CSV_HEADER = (
         "collection",
+        "samples",
         "qid",
         "assessor_a",
         "assessor_b",
@@ -63,6 +68,7 @@ class PairAgreement:
 
         return [
             self.collection,
+            self.samples,
             self.qid,
             self.assessor_a,
             self.assessor_b,
@@ -108,6 +114,7 @@ def topic_agreement() -> list[PairAgreement]:
         topic_id__in=[t for t in labels if len(labels[t]) > 1], assessor__isnull=False
     ).values_list("topic_id", "assessor_id", "document_id", "start", "end"):
         spans[(topic_id, assessor_id, doc_id)].append((start, end))
+    assigned = _assigned_samples(list(labels))
     result = []
     for topic_id in sorted(
         labels,
@@ -128,6 +135,11 @@ def topic_agreement() -> list[PairAgreement]:
                     result.append(
                         PairAgreement(
                             collection_names[thresholds[topic_id]],
+                            ", ".join(
+                                sorted(
+                                    assigned[(topic_id, a)] & assigned[(topic_id, b)]
+                                )
+                            ),
                             qids[topic_id],
                             names[a],
                             names[b],
@@ -135,6 +147,17 @@ def topic_agreement() -> list[PairAgreement]:
                         )
                     )
     return result
+
+
+def _assigned_samples(topic_ids: list[int]) -> dict[tuple[int, int], set[str]]:
+    """The names of the samples assigning each (topic, assessor)."""
+    out: dict[tuple[int, int], set[str]] = defaultdict(set)
+    rows = Assignment.objects.filter(topic_id__in=topic_ids).values_list(
+        "topic_id", "assessor_id", "sample__name"
+    )
+    for topic_id, assessor_id, sample in rows:
+        out[(topic_id, assessor_id)].add(sample)
+    return out
 
 
 def _pair_agreement(

@@ -14,17 +14,25 @@ from tqdm import tqdm
 
 
 class TopicProgress:
-    """A tqdm bar fed by the services' ``progress(done, total)`` callback."""
+    """A tqdm bar fed by the services' ``progress(done, total)`` callback; drawn from
+    the first report on, so a command that fails its checks first prints its error
+    alone, not after an empty bar."""
 
     def __init__(self, label: str, enabled: bool = True) -> None:
-        self.bar = tqdm(desc=label, unit="topic", disable=not enabled, leave=False)
+        self.label, self.enabled = label, enabled
+        self.bar: tqdm | None = None
 
     def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = tqdm(
+                desc=self.label, unit="topic", disable=not self.enabled, leave=False
+            )
         self.bar.total = total
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 @contextmanager

@@ -75,6 +75,19 @@ class MatchJob(models.Model):
         return self.name or f"job {self.pk}"
 
     @property
+    def label(self) -> str:
+        """How a select names the job: its number, its name, its collection and what
+        it matched (select_related ``collection``, ``pool`` and ``sample``)."""
+        if self.pool_id is not None and self.pool is not None:
+            what = f"pool {self.pool.name}"
+        elif self.sample_id is not None and self.sample is not None:
+            what = f"sample {self.sample.name}"
+        else:
+            what = self.get_source_display().lower()
+        name = f" {self.name}" if self.name else ""
+        return f"Job {self.pk}{name} ({self.collection.name}, {what})"
+
+    @property
     def relevant_threshold(self) -> int:
         """Smallest grade this job counts as relevant."""
         if self.relevance_level is not None:

@@ -119,7 +119,7 @@ def test_the_runs_page_draws_each_runs_interval_as_an_error_bar(
                 assert (cx - x0) / (x1 - x0) == pytest.approx(
                     (estimate - low) / (high - low), abs=0.02
                 )
-            flagged = cells[-2] == "\u2691 flagged"
+            flagged = cells[-1] == "\u2691 flagged"  # the reason is above the table
             assert ("flagged" in g.get_attribute("class")) == flagged
         assert misaligned_numbers(driver) == []
         for width, label in chart_sizes(driver):

@@ -125,6 +125,15 @@ def test_keyboard_selection_starts_where_one_reads_and_jumps_by_sentence_and_par
         fourth + len(paragraphs[3]),
     )
 
+    # } again, at the end of the paragraph (its last sentence ends it): the selection
+    # stays at the paragraph's end, not across the blank line into the next one.
+    press(driver, "v")
+    press(driver, "}")
+    press(driver, "}")
+    selected = driver.execute_script("return window.getSelection().toString()")
+    assert selected.rstrip().endswith(paragraphs[3][-30:])
+    assert paragraphs[4][:20] not in selected
+
 
 def _fits(driver, select) -> tuple[float, float]:
     """The width of the select's chosen text and the width it has for text."""
@@ -270,6 +279,57 @@ def test_a_focused_nugget_is_one_band_without_bars_between_segments(
     driver.execute_script("window.getSelection().removeAllRanges()")
     for colours in _row_colours(driver, nugget.pk):
         assert len(colours) == 1, colours
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_a_matched_spans_line_runs_on_across_segment_joins(
+    driver, live_server, world, assessor, size
+):
+    import io
+
+    from PIL import Image
+
+    driver.set_window_size(*size)
+    try:
+        login(driver, live_server.url, "alice")
+        open_page(driver, url(live_server, world, 1))
+        select_text(driver, PHRASE)
+        press(driver, "h")
+        nugget = newest_nugget(assessor, 1)
+        seg = wait_for(
+            lambda: driver.find_element(
+                By.CSS_SELECTOR, f'.seg[data-n~="{nugget.pk}"]'
+            ),
+            "the nugget's segment",
+        )
+        # A matcher span over the nugget and the text either side: three segments.
+        lines = driver.execute_script(
+            """
+            const seg = arguments[0];
+            const run = [seg.previousElementSibling, seg, seg.nextElementSibling];
+            window.getSelection().removeAllRanges();
+            seg.scrollIntoView({block: 'center'});
+            for (const s of run) s.classList.add('match');
+            const lines = {};
+            for (const s of run) for (const r of s.getClientRects()) {
+              if (r.top < 0 || r.bottom + 2 >= window.innerHeight) continue;
+              const line = lines[Math.round(r.bottom)] ||= [r.left, r.right, r.bottom];
+              line[0] = Math.min(line[0], r.left);
+              line[1] = Math.max(line[1], r.right);
+            }
+            return [Object.values(lines), window.devicePixelRatio];
+            """,
+            seg,
+        )
+        boxes, ratio = lines
+        assert len(boxes) >= 2  # the span runs over more than one line
+        image = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+        for left, right, bottom in boxes:
+            y = round((bottom + 1) * ratio)
+            xs = range(round((left + 1) * ratio), round((right - 1) * ratio))
+            assert {image.getpixel((x, y)) for x in xs} == {(0x2B, 0x8A, 0x3E)}
+    finally:
+        driver.set_window_size(1280, 800)
 
 
 def test_after_deleting_a_nugget_by_keyboard_the_focus_is_on_the_document(

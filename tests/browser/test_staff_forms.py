@@ -17,7 +17,7 @@ from django.urls import reverse
 from selenium.webdriver.common.by import By
 
 from nuggets_app.collection.services import imports
-from nuggets_app.models import Collection, Run, Sample, TaskRecord
+from nuggets_app.models import Assignment, Collection, Run, Sample, TaskRecord
 from nuggets_app.pooling.assessors import simulated_user_mark
 from nuggets_app.pooling.services.assignments import assignment_create
 from nuggets_app.pooling.services.pools import pool_build
@@ -241,12 +241,28 @@ def test_topics_are_named_with_their_collection_and_sample(
     login(driver, live_server.url, "root")
     driver.get(live_server.url + reverse("agreement"))
     rows = [
-        row.text
+        [cell.text for cell in row.find_elements(By.XPATH, "./*")]
         for row in driver.find_elements(By.CSS_SELECTOR, "table.progress tbody tr")
     ]
-    assert [row.split()[:2] for row in rows] == [
-        ["cranfield", "1"],
-        ["cranfield-copy", "1"],
+    # Collection, the samples giving the topic to both assessors, topic.
+    both = {
+        sample.pool.collection.name: ", ".join(
+            sorted(
+                {sample.name}
+                & set(
+                    Assignment.objects.filter(
+                        sample=sample, topic=item.topic, assessor=other_assessor
+                    ).values_list("sample__name", flat=True)
+                )
+            )
+        )
+        or "none in common"
+        for sample in (world.sample, world.other_sample)
+        for item in [sample.documents.first()]
+    }
+    assert [row[:3] for row in rows] == [
+        ["cranfield", both["cranfield"], "1"],
+        ["cranfield-copy", both["cranfield-copy"], "1"],
     ]
 
 

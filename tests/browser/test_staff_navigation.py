@@ -27,7 +27,13 @@ from nuggets_app.pooling.services.assignments import assignment_create
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 from nuggets_app.staff import services as staff_tasks
-from tests.browser.chrome import login, open_page, screenshot, wait_for
+from tests.browser.chrome import (
+    login,
+    misaligned_numbers,
+    open_page,
+    screenshot,
+    wait_for,
+)
 from tests.browser.test_judging import press, select_text
 from tests.conftest import TEST_DATA
 from tests.integration.jobs.world import cranfield_world, run_inline
@@ -283,12 +289,21 @@ def test_only_the_controls_that_apply_are_shown(driver, live_server, world):
     for gone in ("#task-confirm", "#task-cancel", "#task-progress progress"):
         assert not _shown(driver, gone), gone
 
-    # A pool's runs are listed only while "All runs" is unticked; a sample's per-run
-    # quota is offered for statAP only.
+    # A pool's runs are always listed, their boxes live only while "All runs" is
+    # unticked; a sample's per-run quota is offered for statAP only.
     _open(driver, live_server.url + world.page("pool-new").url)
-    assert not _shown(driver, "#pool-form [name=runs]")
-    driver.find_element("css selector", "#pool-form [name=all_runs]").click()
-    assert _shown(driver, "#pool-form [name=runs]")
+    boxes = driver.find_elements("css selector", "#pool-form [name=runs]")
+    assert boxes
+    assert all(b.is_displayed() and not b.is_enabled() for b in boxes)
+    every = driver.find_element("css selector", "#pool-form label[for=id_all_runs]")
+    assert every.text == "All runs of the collection"  # the box inside, no colon
+    every.find_element("css selector", "[name=all_runs]").click()
+    assert all(b.is_displayed() and b.is_enabled() for b in boxes)
+    # Each box sits just before its own label text, on its line.
+    for box in boxes:
+        label = box.find_element("xpath", "./ancestor::label")
+        assert label.text.strip()
+        assert abs(box.rect["y"] - label.rect["y"]) < 12
     _open(driver, live_server.url + world.page("pool").url)
     method = Select(driver.find_element("css selector", "#sample-form [name=method]"))
     assert _shown(driver, "#sample-form [name=per_run_quota]")
@@ -368,5 +383,39 @@ def test_reliability_diagrams_and_the_aspect_controls_fit_the_window(
             screenshot(driver, f"page-judge-aspects-{width}x{height}")
             Nugget.objects.filter(assessor__username="alice").delete()
             login(driver, live_server.url, "root")
+    finally:
+        driver.set_window_size(1280, 800)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_numbers_sit_right_and_a_checked_upload_says_until_when_it_waits(
+    driver, live_server, world, size
+):
+    from selenium.webdriver.common.by import By
+
+    from nuggets_app.operations.services.task_records import task_status_text
+
+    driver.set_window_size(*size)
+    try:
+        login(driver, live_server.url, "root")
+        for name in ("pool", "tasks", "agreement", "collection"):
+            _open(driver, live_server.url + world.page(name).url)
+            assert misaligned_numbers(driver) == [], name
+            assert _problems(driver, world.page(name), name) == []
+        # The task list says what the task page says: until when it waits.
+        _open(driver, live_server.url + world.page("tasks").url)
+        checked = world.tasks["checked"]
+        cell = driver.find_element(
+            By.XPATH,
+            f"//tr[th/a[starts-with(normalize-space(), '#{checked.pk} ')]]/td[1]",
+        )
+        assert cell.text == task_status_text(task=checked)
+        assert cell.text.startswith("awaits confirmation (until 20")
+        login(driver, live_server.url, "alice")
+        _open(driver, live_server.url + reverse("assessor-home"))
+        cells = driver.find_elements(By.CSS_SELECTOR, "table.progress td.num")
+        assert cells
+        assert misaligned_numbers(driver) == []
+        screenshot(driver, f"my-topics-{size[0]}x{size[1]}")
     finally:
         driver.set_window_size(1280, 800)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -44,6 +45,13 @@ SUMMARY_KEYS = (
     "expected_relevant",
     "true_relevant_unjudged",
 )
+# Why a summary figure is null (JSON has no NaN): the quotient it is has no denominator.
+UNDEFINED = {
+    "precision": "no unjudged document was inferred relevant, so there is no "
+    "precision of the inferred relevant ones",
+    "recall": "no unjudged document is relevant in the full qrels, so there is no "
+    "recall to measure",
+}
 
 
 def sample_size(text: str) -> tuple[int, float | None]:
@@ -244,7 +252,14 @@ class Command(BaseCommand):
             report["rounds"] = data.rounds
         summary = {key: report[key] for key in SUMMARY_KEYS}
         summary["tau"] = report["tau"]
-        self.stdout.write(json.dumps(summary, indent=1))
+        undefined = {
+            key: UNDEFINED.get(key, "a quotient with nothing to divide by on this data")
+            for key in SUMMARY_KEYS
+            if isinstance(summary[key], float) and not math.isfinite(summary[key])
+        }
+        if undefined:
+            summary["null_because"] = undefined
+        self.stdout.write(json.dumps(json_safe(summary), indent=1))
         if options["out"]:
             for path in report_write(report, Path(options["out"])):
                 self.stderr.write(f"wrote {path}")
@@ -274,7 +289,7 @@ class Command(BaseCommand):
             "config": config_dict(config),
             **report,
         }
-        self.stdout.write(json.dumps(report["reusability"], indent=1))
+        self.stdout.write(json.dumps(json_safe(report["reusability"]), indent=1))
         if options["out"]:
             out = Path(options["out"])
             out.mkdir(parents=True, exist_ok=True)

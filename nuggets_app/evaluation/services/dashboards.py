@@ -16,6 +16,7 @@ from typing import Any
 
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
+    comparison,
     diagnostics,
     estimates,
     new_runs,
@@ -126,9 +127,7 @@ def runs_evaluation(
             statap=diagnostics.statap_table(statap),
             statap_topics=diagnostics.statap_topics_table(statap),
         )
-        page.context["statmap_above_one"] = any(
-            r.summary.stat_map > 1 for r in statap.values()
-        )
+        page.context["statap_above_one"] = statap_above_one(statap)
     if expected is not None:
         job = MatchJob.objects.filter(pk=expected, collection=collection).first()
         if job is None:
@@ -159,10 +158,28 @@ def runs_evaluation(
     return page
 
 
+def statap_above_one(results: dict[str, Any]) -> list[str]:
+    """The statAP means some run has above 1 (the page says why that can happen)."""
+    names = {
+        "statMAP": "stat_map",
+        "statMRP": "stat_mrp",
+        "statMPC@30": "stat_mpc30",
+        "statMNDCG": "stat_mndcg",
+    }
+    return [
+        name
+        for name, attr in names.items()
+        if any(getattr(r.summary, attr) > 1 for r in results.values())
+    ]
+
+
 # --- Compare qrels ----------------------------------------------------------------------
 def _compare_versions(*, collection_id: int, qrels_a: str, qrels_b: str, **_: Any):
     collection = _collection(collection_id)
+    # "common-topics": results kept before comparisons were cut to the common topics
+    # are not served again.
     return [
+        "common-topics",
         selectors_eval.runs_version(collection),
         selectors_eval.source_version(collection, qrels_a),
         selectors_eval.source_version(collection, qrels_b),
@@ -179,25 +196,29 @@ def qrels_comparison(
     measure: str,
     progress: Progress,
 ) -> PageResult:
-    """Every run scored under qrels A and B, and how the rankings agree."""
+    """Every run scored under qrels A and B over the topics both judge, and how the
+    rankings agree (:func:`~nuggets_app.evaluation.services.comparison.qrels_compare`)."""
     collection = _collection(collection_id)
     count = Run.objects.filter(collection=collection).count()
     steps = _Steps(progress, count * 3)
     decision = _rule(rule)
     a = selectors_eval.qrels_resolve(collection=collection, key=qrels_a, rule=decision)
     b = selectors_eval.qrels_resolve(collection=collection, key=qrels_b, rule=decision)
-    comparison = diagnostics.qrels_compare(
+    compared = comparison.qrels_compare(
         runs=selectors_eval.collection_runs(collection, progress=steps.phase(count)),
         qrels_a=a,
         qrels_b=b,
         measure=measure,
         progress=steps.phase(2 * count),
     )
-    summary, moves = comparison.tables()
+    summary, moves = compared.tables()
     return PageResult(
         tables={"comparison_summary": summary, "comparison": moves},
-        figures={"scatter": functools.partial(plots.comparison_figure, comparison)},
-        context={"ranking": comparison.ranking},
+        figures={"scatter": functools.partial(plots.comparison_figure, compared)},
+        context={
+            "ranking": compared.ranking,
+            "compared_topics": compared.topics.sentence(),
+        },
     )
 
 

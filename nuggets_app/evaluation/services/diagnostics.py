@@ -6,7 +6,6 @@ page, its CSV download and ``manage.py diagnose`` show the same numbers:
 
 - runs evaluated with the standard measures (ir_measures) against any qrels source,
   and statAP from a sample's judgments and inclusion probabilities;
-- two qrels compared: per-run scores, Kendall's tau, tau_AP, the runs that move most;
 - the matcher as a retrieval function: AP of the job's scored documents ranked by match
   score against held-out human labels (judged, and not a nugget source), per topic;
 - histogram analysis: DO and HSA of the scores of judged relevant against judged
@@ -40,7 +39,6 @@ from nuggets_app.ir.measures import (
     scored_ranking_map,
 )
 from nuggets_app.ir.prels import TopicPrels, topic_key
-from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.ir.statap import StatapResult, statap_evaluate, statap_rows
 from nuggets_app.lib import plots
 from nuggets_app.lib.csvout import csv_writer
@@ -192,60 +190,6 @@ def statap_topics_table(results: Mapping[str, StatapResult]) -> Table:
             for name, result in results.items()
             for m, qid, v in statap_rows(result, per_topic=True)
         ],
-    )
-
-
-# --- comparison of two qrels ------------------------------------------------------------
-@dataclass(frozen=True)
-class QrelsComparison:
-    """Per-run scores under qrels A and B and how the rankings they induce agree."""
-
-    measure: str
-    scores_a: dict[str, float]
-    scores_b: dict[str, float]
-    ranking: RankingComparison
-
-    def tables(self) -> tuple[Table, Table]:
-        """A summary (tau, tau_AP) and one row per run, the runs that move most first."""
-        r = self.ranking
-        summary = Table(
-            "comparison_summary",
-            ("measure", "runs", "kendall_tau", "tau_ap", "tau_ap_symmetric"),
-            [(self.measure, r.runs, r.kendall_tau, r.tau_ap, r.tau_ap_symmetric)],
-        )
-        moves = Table(
-            "comparison",
-            ("run", "score_a", "score_b", "rank_a", "rank_b", "delta"),
-            [
-                (m.run, m.score_a, m.score_b, m.rank_a, m.rank_b, m.delta)
-                for m in r.moves
-            ],
-        )
-        return summary, moves
-
-
-def qrels_compare(
-    *,
-    runs: Mapping[str, Scores],
-    qrels_a: QrelsDict,
-    qrels_b: QrelsDict,
-    measure: str = "AP",
-    progress: Progress | None = None,
-) -> QrelsComparison:
-    """Score every run with ``measure`` (mean over topics) under A and B, and compare;
-    ``progress(evaluations done, 2 x runs)`` after each evaluation."""
-
-    def half(first: int) -> Progress | None:
-        if progress is None:
-            return None
-        return lambda done, n: progress(first * n + done, 2 * n)
-
-    a = runs_evaluate(runs=runs, qrels=qrels_a, measures=[measure], progress=half(0))
-    b = runs_evaluate(runs=runs, qrels=qrels_b, measures=[measure], progress=half(1))
-    scores_a = {n: next(iter(ev.mean.values()), math.nan) for n, ev in a.items()}
-    scores_b = {n: next(iter(ev.mean.values()), math.nan) for n, ev in b.items()}
-    return QrelsComparison(
-        measure, scores_a, scores_b, ranking_compare(scores_a, scores_b)
     )
 
 

@@ -289,7 +289,7 @@ def estimate_rows(
 
 ESTIMATE_COLUMNS = (
     "run", "pool", "maAP", "ci_low", "ci_high", "topics", "model_only", "statMAP",
-    "EAP", "EAP - shift x statMAP", "diff_ci_low", "diff_ci_high", "bias_flag",
+    "EAP_check", "bias_diff", "bias_diff_ci_low", "bias_diff_ci_high", "bias_flag",
     "reason",
 )  # fmt: skip
 
@@ -299,8 +299,9 @@ def estimates_table(
 ) -> Table:
     """Per run, by model-assisted MAP (highest first): ``pooled`` or ``new`` (in
     ``new``: evaluated as a new run), the estimate, its 95% interval, the topics
-    averaged and those of them resting on the model alone, statMAP and EAP (over the
-    topics valid for both), their difference with its interval, ``flagged`` or
+    averaged and those of them resting on the model alone, statMAP and EAP_check (EAP
+    under the cross-fitted model, over the topics valid for both; ``evaluate --job``
+    prints the same name), their difference with its interval, ``flagged`` or
     ``no``, and the flag's reason in words."""
     fresh = set(new)
     ranked = sorted(estimates.values(), key=lambda e: (-_key(e.ap.estimate), e.name))

@@ -10,6 +10,7 @@ is ``FILE:LINE: problem`` (or names the missing object); the commands print it.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -21,7 +22,7 @@ from nuggets_app.evaluation.selectors import (
 )
 from nuggets_app.evaluation.selectors import run_scores as stored_run_scores
 from nuggets_app.evaluation.services.new_runs import NEW_RUN_COUNTS
-from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.errors import ImportFormatError, escape_path
 from nuggets_app.importers.qrels import (
     parse_qrels,
     subtopic_qrels_read,
@@ -69,8 +70,18 @@ class NamedRun:
     scores: RunScores
 
 
-def input_errors(action: Callable[[], T]) -> T:
-    """Run ``action()``, turning a bad file into an :class:`InputError`."""
+def file_check(path: str) -> None:
+    """An :class:`InputError` for a path that does not exist, worded as every
+    command words it (the importers' ``check_paths``)."""
+    if not os.path.exists(path):
+        raise InputError(f"{escape_path(path)}: no such file or directory")
+
+
+def input_errors(action: Callable[[], T], *paths: str) -> T:
+    """Run ``action()`` on the files ``paths``, turning a missing file or a bad one
+    into an :class:`InputError`."""
+    for path in paths:
+        file_check(path)
     try:
         return action()
     except (ImportFormatError, StatapInputError) as error:
@@ -94,7 +105,7 @@ def read_run_file(path: str, *, contiguous: bool = False) -> NamedRun:
                 scores.setdefault(x.qid, {})[x.docno] = x.score
         return NamedRun(lines[0].tag, scores)
 
-    return input_errors(read)
+    return input_errors(read, path)
 
 
 def read_qrels_file(path: str) -> dict[str, dict[str, int]]:
@@ -107,12 +118,14 @@ def read_qrels_file(path: str) -> dict[str, dict[str, int]]:
                 qrels.setdefault(record.qid, {})[record.docno] = record.rel
         return qrels
 
-    return input_errors(read)
+    return input_errors(read, path)
 
 
 def read_subtopic_qrels_file(path: str) -> dict[str, dict[str, dict[str, int]]]:
     """Subtopic (diversity) qrels ``qid subtopic docno rel``."""
-    return input_errors(lambda: subtopic_qrels_read(parse_qrels(path, "subtopics")))
+    return input_errors(
+        lambda: subtopic_qrels_read(parse_qrels(path, "subtopics")), path
+    )
 
 
 def read_expected_file(path: str) -> dict[str, dict[str, float]]:
@@ -126,7 +139,7 @@ def read_expected_file(path: str) -> dict[str, dict[str, float]]:
             )
         return out
 
-    return input_errors(read)
+    return input_errors(read, path)
 
 
 def read_prels_file(path: str, *, sampled_only: bool = False) -> dict[str, TopicPrels]:
@@ -134,7 +147,8 @@ def read_prels_file(path: str, *, sampled_only: bool = False) -> dict[str, Topic
     return input_errors(
         lambda: prels_load(
             parse_qrels(path, kind="prels"), source=path, sampled_only=sampled_only
-        )
+        ),
+        path,
     )
 
 

@@ -22,9 +22,9 @@ def model_jobs(collection: Collection) -> list[MatchJob]:
         job__collection=collection, probabilities__isnull=False
     ).values_list("job_id", flat=True)
     return list(
-        MatchJob.objects.filter(
-            pk__in=list(fitted), status=MatchJob.Status.DONE
-        ).order_by("-pk")
+        MatchJob.objects.filter(pk__in=list(fitted), status=MatchJob.Status.DONE)
+        .select_related("collection", "pool", "sample")
+        .order_by("-pk")
     )
 
 

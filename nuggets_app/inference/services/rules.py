@@ -159,10 +159,18 @@ DEFAULT_THRESHOLD = 0.5
 DEFAULT_TOP_N = 100
 # The form's choice that stands for each job's default rule (:func:`rule_default`).
 DEFAULT_KIND = "default"
-DEFAULT_CHOICE = (
-    DEFAULT_KIND,
-    "The job's default (p >= 0.5 with a fitted model, else the paper rule at 0.5)",
-)
+DEFAULT_CHOICE = (DEFAULT_KIND, "The job's default")
+# What each choice does, in full (a form shows it beside the short label).
+RULE_DESCRIPTIONS = {
+    DEFAULT_KIND: "The job's default: p >= 0.5 with a fitted model, else the paper "
+    "rule at 0.5.",
+    "threshold": "The paper rule: the matcher's min-span score >= the threshold.",
+    "probability": "The relevance model's probability p >= the threshold.",
+    "expected_f1": "Per topic, p >= the threshold that maximises the expected F1 "
+    "under the model's probabilities.",
+    "top_n": "The N best documents of each topic (by p with a fitted model, else by "
+    "score).",
+}
 # (kind, label) in the order a form lists them.
 RULE_CHOICES = (
     ("threshold", "Paper rule: score >= threshold"),

@@ -3,9 +3,11 @@
 File mode: ``compare_qrels --qrels A --qrels-b B RUN [RUN ...]``; database mode:
 ``compare_qrels --collection NAME --qrels-name A --qrels-name-b B [--run NAME ...]``.
 Each run is scored with one measure (``--measure``, an ir_measures name, default AP)
-under both qrels. Output (tab separated): the measure, the number of runs, Kendall's
-tau, tau_AP (B against A) and its symmetric mean, then one line per run, the runs that
-move most first: ``run NAME score_a score_b rank_a rank_b delta``. ``--plot FILE.png``
+under both qrels, averaged over the topics both qrels judge (the others are named on
+stderr; with no topic in common the command refuses). Output (tab separated): the
+measure, the number of topics compared, the number of runs, Kendall's tau, tau_AP (B
+against A) and its symmetric mean, then one line per run, the runs that move most
+first: ``run NAME score_a score_b rank_a rank_b delta``. ``--plot FILE.png``
 draws the per-run scores under A against B.
 
 Uncertainty mode: ``compare_qrels --prels P --expected FILE RUN ...`` (or ``--job N``
@@ -25,6 +27,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import stored_qrels
+from nuggets_app.evaluation.services.comparison import qrels_compare
 from nuggets_app.evaluation.services.estimates import FLAG_NOTE, flag_reason
 from nuggets_app.evaluation.services.inputs import (
     NamedRun,
@@ -39,7 +42,6 @@ from nuggets_app.evaluation.services.inputs import (
 )
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.expected import run_expected
-from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.management.commands._base import (
@@ -118,22 +120,27 @@ class Command(BaseCommand):
             raise CommandError(
                 "two runs have the same name; each run needs its own tag"
             )
-        measure = options["measure"]
-        scores_a, scores_b = {}, {}
-        for run in runs:
-            try:
-                scores_a[run.name] = self._score(qrels_a, run, measure)
-                scores_b[run.name] = self._score(qrels_b, run, measure)
-            except DomainError as error:
-                raise CommandError(str(error)) from None
-        comparison = ranking_compare(scores_a, scores_b)
-        self._write(measure, comparison)
+        try:
+            compared = qrels_compare(
+                runs={r.name: r.scores for r in runs},
+                qrels_a=qrels_a,
+                qrels_b=qrels_b,
+                measure=options["measure"],
+            )
+        except DomainError as error:  # no topic in common, an unknown measure
+            raise CommandError(str(error)) from None
+        comparison, measure = compared.ranking, options["measure"]
+        self._write(measure, comparison, topics=len(compared.topics.common))
+        self.stderr.write(f"# {compared.topics.sentence()}")
         if options["plot"]:
             title = (
                 f"Kendall tau {comparison.kendall_tau:.3f}, "
-                f"tau_AP {comparison.tau_ap:.3f} ({comparison.runs} runs)"
+                f"tau_AP {comparison.tau_ap:.3f} ({comparison.runs} runs, "
+                f"{len(compared.topics.common)} topics)"
             )
-            plot_scatter(options["plot"], measure, scores_a, scores_b, title)
+            plot_scatter(
+                options["plot"], measure, compared.scores_a, compared.scores_b, title
+            )
 
     def _uncertainty(self, options) -> None:
         """statMAP (A) against expected MAP (B): the runs that move most first."""
@@ -171,18 +178,19 @@ class Command(BaseCommand):
                 options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b, title
             )
 
-    @staticmethod
-    def _score(qrels: Judgments, run: NamedRun, measure: str) -> float:
-        result = run_evaluate(qrels, run.scores, measures=[measure])
-        return next(iter(result.mean.values()), math.nan)
-
     def _write(
-        self, measure: str, c: RankingComparison, flags: dict[str, bool] | None = None
+        self,
+        measure: str,
+        c: RankingComparison,
+        flags: dict[str, bool] | None = None,
+        topics: int | None = None,
     ) -> None:
-        """The comparison; ``flags`` adds a ``bias_flag`` column (1 or 0)."""
+        """The comparison; ``flags`` adds a ``bias_flag`` column (1 or 0), ``topics``
+        the number of topics compared."""
         extra = "\tbias_flag" if flags is not None else ""
         lines = [
             f"measure\t{measure}",
+            *([f"topics\t{topics}"] if topics is not None else []),
             f"runs\t{c.runs}",
             f"kendall_tau\t{format_value('', c.kendall_tau)}",
             f"tau_ap\t{format_value('', c.tau_ap)}",

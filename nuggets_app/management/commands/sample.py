@@ -33,7 +33,10 @@ def sample_lines(sample: Sample) -> list[str]:
     """Totals of a sample: documents, draws, how pi was obtained."""
     records = sample.draws.values()
     distinct = sum(record["distinct"] for record in records)
-    draws = sum(record.get("draws", 0) for record in records)
+    # With-replacement designs count their draws; rounds draw without replacement,
+    # so their documents are their draws.
+    counted = [record["draws"] for record in records if "draws" in record]
+    draws = f", {sum(counted)} draws" if counted else ""
     methods = sorted({record["pi"] for record in records})
     return [
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
@@ -44,7 +47,7 @@ def sample_lines(sample: Sample) -> list[str]:
             if sample.rounds > 1
             else ""
         ),
-        f"{len(sample.draws)} topics, {distinct} documents to judge, {draws} draws",
+        f"{len(sample.draws)} topics, {distinct} documents to judge{draws}",
         f"inclusion probabilities: {', '.join(methods)}",
     ]
 

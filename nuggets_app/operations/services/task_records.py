@@ -10,7 +10,7 @@ transaction rolls back, and nothing of it is saved.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -59,6 +59,15 @@ def task_status_text(*, task: TaskRecord) -> str:
         expires = timezone.localtime(task.finished_at + confirm_window())
         return f"awaits confirmation (until {expires:%Y-%m-%d %H:%M})"
     return task.get_status_display()
+
+
+def tasks_listed(tasks: Iterable[TaskRecord]) -> list[TaskRecord]:
+    """The tasks of a list page, each with its ``status_text`` (a checked upload's
+    says until when it waits, as its own page does)."""
+    listed = list(tasks)
+    for task in listed:
+        task.status_text = task_status_text(task=task)  # type: ignore[attr-defined]
+    return listed
 
 
 def confirm_window() -> timedelta:

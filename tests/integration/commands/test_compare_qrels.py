@@ -135,3 +135,48 @@ def test_database_mode_equals_file_mode(cranfield):
         "--qrels", str(full), "--qrels-b", str(half), *map(str, runs[:3])
     )
     assert out_db == out_files
+
+
+def test_means_are_over_the_topics_both_qrels_judge(cranfield, tmp_path):
+    full, _half, runs = cranfield
+    lines = full.read_text().splitlines()
+    qids = sorted({line.split()[0] for line in lines}, key=int)
+    dropped = set(qids[:5])
+    part = tmp_path / "part.qrels"
+    part.write_text("".join(f"{x}\n" for x in lines if x.split()[0] not in dropped))
+    cut = tmp_path / "cut.qrels"  # A restricted to B's topics, by hand
+    cut.write_text(part.read_text())
+    err = io.StringIO()
+    out = io.StringIO()
+    call_command(
+        "compare_qrels", "--qrels", str(full), "--qrels-b", str(part),
+        *map(str, runs), stdout=out, stderr=err,
+    )  # fmt: skip
+    head = dict(line.split("\t")[:2] for line in out.getvalue().splitlines()[:3])
+    assert head["topics"] == str(len(qids) - 5)
+    left_out = ", ".join(sorted(dropped, key=int))
+    assert f"left out, judged only in A: {left_out}." in err.getvalue()
+    rows = {f[0]: f for f in (x.split("\t") for x in out.getvalue().splitlines()[7:])}
+    for name, path in zip(RUNS, runs, strict=True):
+        # Both columns are means over the same topics: A's equals B's here.
+        assert float(rows[name][1]) == pytest.approx(mean_ap(cut, path), abs=1e-12)
+        assert float(rows[name][2]) == pytest.approx(mean_ap(cut, path), abs=1e-12)
+    assert {rows[name][5] for name in RUNS} == {"+0"}
+
+
+def test_it_refuses_qrels_with_no_topic_in_common(cranfield, tmp_path):
+    full, _half, runs = cranfield
+    other = tmp_path / "other.qrels"
+    other.write_text("9001 0 d1 1\n")
+    with pytest.raises(CommandError, match=r"judge no topic in common \(A: 1, 2, "):
+        compare("--qrels", str(full), "--qrels-b", str(other), *map(str, runs))
+
+
+def test_a_missing_file_is_worded_as_every_command_words_it(cranfield):
+    full, _half, runs = cranfield
+    with pytest.raises(CommandError) as error:
+        compare("--qrels", "nope.qrels", "--qrels-b", str(full), *map(str, runs))
+    assert str(error.value) == "nope.qrels: no such file or directory"
+    with pytest.raises(CommandError) as error:
+        compare("--qrels", str(full), "--qrels-b", str(full), "nope.run", str(runs[0]))
+    assert str(error.value) == "nope.run: no such file or directory"

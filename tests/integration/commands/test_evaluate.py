@@ -90,7 +90,10 @@ def test_prels_give_statap_and_its_interval():
 
 def test_unknown_measure_and_bad_lines_are_reported(trec_eval_files, tmp_path):
     qrels_path, run_path = trec_eval_files
-    with pytest.raises(CommandError, match="unknown measure 'XYZ'"):
+    with pytest.raises(
+        CommandError,
+        match='unknown measure "XYZ": a measure is an ir_measures name: AP, P@10',
+    ):
         evaluate("--qrels", str(qrels_path), str(run_path), "--measures", "XYZ")
     bad = tmp_path / "bad.qrels"
     bad.write_text("1 0 d1 1\n1 0 d2 one\n")

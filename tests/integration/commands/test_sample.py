@@ -110,3 +110,22 @@ def test_a_pool_name_in_two_collections_needs_the_collection(pool):
     where = ("--collection", other.name)
     output = run("sample", "--pool", "p", *where, "--size", "1", "--name", "s")
     assert "sample s of pool p" in output
+
+
+def test_a_rounds_sample_reports_no_draw_count(pool):
+    output = run("sample", "--pool", "p", "--size", "4", "--rounds", "2", "--name", "r")
+    assert "1 of 2 rounds drawn" in output
+    line = next(x for x in output.splitlines() if "documents to judge" in x)
+    assert line == "2 topics, 4 documents to judge"
+
+
+def test_an_error_comes_without_a_progress_bar_before_it(pool, capsys):
+    with pytest.raises(CommandError, match="depth must be at least 1"):
+        call_command(
+            "build_pool", "--collection", pool.collection.name, "--all-runs",
+            "--depth", "0", "--name", "x", verbosity=1,
+        )  # fmt: skip
+    with pytest.raises(CommandError) as error:
+        call_command("sample", "--pool", "p", "--size", "0", "--name", "s", verbosity=1)
+    assert capsys.readouterr().err == ""
+    assert "size" in str(error.value)

@@ -53,9 +53,12 @@ def test_staff_see_kappa_and_span_overlap(overlap, staff_client):
     assert response.status_code == 200
     assert "alice / bob" in html
     # p_o = 4/6; both raters 3 yes / 3 no -> p_e = 0.5; kappa = (2/3 - 1/2) / (1/2) = 1/3.
-    assert "<td>0.667</td><td>0.333</td><td>0.333</td>" in html
+    num = '<td class="num">'
+    assert f"{num}0.667</td>{num}0.333</td>{num}0.333</td>" in html
     # Spans [0,20) and [10,40): both 10, union 40 -> Jaccard 0.25, Dice 20/50 = 0.4.
-    assert "<td>1</td><td>0.250</td><td>0.400</td>" in html
+    assert f"{num}1</td>{num}0.250</td>{num}0.400</td>" in html
+    # The sample that gives the topic to both is named.
+    assert f"<td>{overlap.assignment.sample.name}</td>" in html
 
 
 def test_the_csv_has_one_row_per_topic_and_pair(overlap, staff_client):
@@ -67,6 +70,7 @@ def test_the_csv_has_one_row_per_topic_and_pair(overlap, staff_client):
     assert (row["qid"], row["assessor_a"], row["assessor_b"], row["common_docs"]) == (
         "1", "alice", "bob", "6",
     )  # fmt: skip
+    assert row["samples"] == overlap.assignment.sample.name
     assert (row["kappa"], row["both_chars"], row["span_jaccard"]) == (
         "0.3333",
         "10",

@@ -185,6 +185,39 @@ def test_a_refused_upload_shows_its_problems_and_no_import_button(staff_client):
     assert task.status == "refused"
 
 
+@pytest.mark.parametrize(
+    ("kind", "content", "fields", "fix"),
+    [
+        (
+            "runs", b"1 Q0 nope 1 1.0 tag\n", {},
+            "upload the runs again with \u201cSkip documents not in the "
+            "collection\u201d ticked",
+        ),
+        (
+            "nuggets", b'{"qid": "77", "text": "a fact"}\n', {"fmt": "auto"},
+            "upload it again with \u201cCreate topics\u201d ticked",
+        ),
+    ],
+)  # fmt: skip
+def test_a_refused_upload_names_the_option_that_fixes_it(
+    staff_client, kind, content, fields, fix
+):
+    collection = Collection.objects.create(name="tiny")
+    f.TopicFactory(collection=collection, qid="1")
+    name = "f.run" if kind == "runs" else "bank.jsonl"
+    upload = SimpleUploadedFile(name, content)
+    field = "files" if kind == "runs" else "file"
+    staff_client.post(
+        reverse("staff-upload", args=["tiny", kind]), {field: upload, **fields}
+    )
+    task = TaskRecord.objects.get()
+    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
+    page = staff_client.get(reverse("staff-task", args=[task.pk])).content.decode()
+    assert "unknown" in page
+    assert fix in page
+    assert "Fix the file and upload again" not in page
+
+
 def test_pool_and_sample_forms_start_tasks_with_the_command_services(
     world, staff_client
 ):

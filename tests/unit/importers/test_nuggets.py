@@ -107,6 +107,15 @@ def test_own_jsonl_reads_offsets_keywords_and_aspect(tmp_path):
             "bad offsets",
         ),
         ('{"qid": "1", "text": "a", "grade": "2"}\n', 1, "not an integer"),
+        # Fields quoted as the topic importer quotes them, types named as JSON names
+        # them.
+        (
+            '{"qid": "1", "text": 5}\n',
+            1,
+            "field \"text\" is not a string (got 'number')",
+        ),
+        ('{"qid": "1"}\n', 1, 'missing field "text"'),
+        ('{"qid": "1", "text": "a", "keywords": 3}\n', 1, 'field "keywords" is not'),
         ('{"qid": "1", "text": "a"}\n{"qid": "1", "text": "a"\n', 2, "invalid JSON"),
         ("Qid 3: who?\n3 1\tvital\tfine\n3 2\tcrucial\tbad\n", 3, "bad nugget label"),
         ("Qid 3: who?\n3 1\tvital\n", 2, "not a nugget line"),

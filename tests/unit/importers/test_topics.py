@@ -81,3 +81,20 @@ def test_a_jsonl_topic_without_its_field_is_told_in_jsonl_terms(
     path.write_text('{"qid": "1", "title": "a"}\n' + line + "\n")
     with pytest.raises(ImportFormatError, match=message):
         list(parse_topics(path))
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"qid": "1", "title": 7}', 'field "title" has the wrong type (expected a '
+         "string, got 'number')"),
+        ('{"qid": "1", "title": "t", "aspects": {}}', 'field "aspects" is not an '
+         "array (got 'object')"),
+    ],
+)  # fmt: skip
+def test_a_wrong_json_type_is_named_as_json_names_it(tmp_path, line, problem):
+    path = tmp_path / "topics.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(ImportFormatError) as error:
+        list(parse_topics(path))
+    assert str(error.value) == f"{path}:1: {problem}"

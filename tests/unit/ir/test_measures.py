@@ -102,7 +102,9 @@ def test_values_are_ir_measures_own(shared_data):
 
 
 def test_an_unknown_measure_is_named():
-    with pytest.raises(DomainError, match="unknown measure 'Nope@3'"):
+    with pytest.raises(
+        DomainError, match='unknown measure "Nope@3": a measure is an ir_measures name'
+    ):
         run_evaluate(QRELS_34, ranked("d1"), measures=["Nope@3"])
 
 

@@ -123,9 +123,14 @@ export function keySelect(root, how) {
   } else if (how === "back") {
     const words = spans(WORD, text).filter(([, b]) => b > sel[0] && b < sel[1]);
     if (words.length) select(root, doc, sel[0], words.at(-1)[1]);
-  } else if (how === "sentence" || how === "paragraph") {
-    const list = how === "sentence" ? sentences(text) : paragraphs(text);
-    const within = list.find(([, b]) => b > sel[1]) || list.at(-1);
+  } else if (how === "sentence") {
+    const within = sentences(text).find(([, b]) => b > sel[1]) || sentences(text).at(-1);
+    if (within) select(root, doc, sel[0], Math.max(within[1], sel[1]));
+  } else if (how === "paragraph") {
+    // The paragraph the selection ends in: at its end already, } stays there rather
+    // than crossing the blank line into the next one (] goes to the next paragraph).
+    const list = paragraphs(text);
+    const within = list.find(([, b]) => b >= sel[1]) || list.at(-1);
     if (within) select(root, doc, sel[0], Math.max(within[1], sel[1]));
   } else if (how === "next-sentence" || how === "next-paragraph") {
     const list = how === "next-sentence" ? sentences(text) : paragraphs(text);

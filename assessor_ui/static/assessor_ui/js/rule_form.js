@@ -1,6 +1,7 @@
 // Decision rule forms show only the fields their kind reads: the threshold for the
 // paper rule and "p >= threshold", N for "top N", neither for "best expected F1"
-// (without JavaScript every field stays visible; the server ignores the others).
+// (without JavaScript every field stays visible; the server ignores the others), and
+// beside the rule's short name only the description of the rule chosen.
 
 import { markReady, serverRules } from "./common.js";
 
@@ -12,6 +13,9 @@ function sync(form) {
     const input = form.querySelector(`[name="${name}"]`);
     const row = input && input.closest("p");
     if (row) row.hidden = !(USES[kind] || []).includes(name);
+  }
+  for (const text of form.querySelectorAll("[data-rule-description]")) {
+    text.hidden = text.dataset.ruleDescription !== kind;
   }
 }
 
