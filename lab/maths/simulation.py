@@ -322,7 +322,7 @@ def rule_parse(rule: str) -> tuple[str, float]:
         spec = rule_spec_parse(rule)
     except RuleError as exc:
         raise SimulationError(
-            f"{exc} (the simulation takes {SIMULATION_RULES})"
+            f"rule {rule!r}: {exc} (the simulation takes {SIMULATION_RULES})"
         ) from None
     if spec.kind == "threshold" and spec.threshold is not None:
         return "threshold", spec.threshold
