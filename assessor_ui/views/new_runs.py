@@ -42,7 +42,7 @@ def _samples(job: MatchJob) -> list[Sample]:
         return []
     return list(
         Sample.objects.filter(pool_id=pool_id)
-        .exclude(method=Sample.Method.VERIFICATION)
+        .exclude(method__in=Sample.NOT_STATAP)
         .order_by("name")
     )
 

@@ -38,6 +38,12 @@ from nuggets_app.evaluation.services.estimates import (
     pooled_estimates,
     runs_model_assisted,
 )
+from nuggets_app.evaluation.services.outside_pool import (
+    TopUp,
+    job_calibration,
+    new_run_estimates,
+)
+from nuggets_app.evaluation.services.top_ups import stored_top_ups
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.runs import parse_run
 from nuggets_app.inference.services.unpooled import (
@@ -48,6 +54,7 @@ from nuggets_app.inference.services.unpooled import (
     unpooled_progress,
 )
 from nuggets_app.ir.bias_check import bias_shift
+from nuggets_app.ir.outside_pool import Calibration, RunInterval
 from nuggets_app.ir.prels import ranking_order
 from nuggets_app.learning.crossfit import crossfit_by_docno
 from nuggets_app.learning.unpooled import crossfit_beside_pool
@@ -111,6 +118,11 @@ class NewRunsEvaluation:
     wanted_by_run: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     # {qid: {docno: cross-fit p}} of the new runs' unpooled documents, once scored.
     unpooled_p: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The job's calibration of p outside the pool and each new run's interval parts.
+    calibration: Calibration | None = None
+    intervals: dict[str, RunInterval] = field(default_factory=dict)
+    # The topics each new run's judged top-up sample corrected.
+    topped: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _pool_run_names(job: MatchJob) -> list[str]:
@@ -148,13 +160,15 @@ def new_runs_evaluate(
     pooled_runs: Mapping[str, Scores] | None = None,
     inline_max: int | None = None,
     enqueue: bool = True,
+    top_ups: Mapping[str, TopUp] | None = None,
 ) -> NewRunsEvaluation:
     """Score the unpooled documents of ``new_runs`` (here, or on the workers when
     there are more than ``inline_max``, default ``UNPOOLED_INLINE``) and, once all are scored, estimate them
     beside ``pooled_runs`` (default: the stored runs of the job's pool). A run of
     ``new_runs`` named as a run of the pool is that run (not new); one named as a run
     of ``pooled_runs`` is refused. Without ``enqueue``, documents still unscored are
-    only counted (a page polling the batches a first call sent)."""
+    only counted (a page polling the batches a first call sent). ``top_ups``: each
+    new run's judged top-up sample (None: the stored ones)."""
     if job.status != MatchJob.Status.DONE:
         raise EstimateError(
             f"job {job.pk} is {job.status}; evaluate against a finished job"
@@ -234,6 +248,8 @@ def new_runs_evaluate(
         unsampled,
         depth,
         sample_design(sample=sample),
+        result,
+        stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
     )
     return result
 
@@ -247,13 +263,19 @@ def _estimates(
     unsampled: Mapping[str, Mapping[str, float]],
     depth: int | None,
     design: Mapping[str, Mapping[str, float]],
+    result: NewRunsEvaluation,
+    top_ups: Mapping[str, TopUp],
 ) -> dict[str, RunEstimates]:
     """The pooled runs as the runs page shows them (the pool's estimand, untouched by
     the new runs), and each new run with its own unpooled documents added to the pool
-    P (p alone) and its bias check against the pooled runs' shift: the same figure
-    alone or beside other new runs."""
+    P (calibrated p, or corrected by its judged top-up sample) and its bias check
+    against the pooled runs' shift: the same figure alone or beside other new runs.
+    Fills ``result``'s calibration and interval parts."""
     level = job.relevant_threshold
-    reference = pooled_estimates(job=job, prels=prels, probs=probs, design=design)
+    pool_runs = job_pool_runs(job)
+    reference = pooled_estimates(
+        job=job, prels=prels, probs=probs, design=design, pooled=pool_runs
+    )
     shift = bias_shift([e.check for e in reference.values()]) if reference else None
     out = {n: reference[n] for n in pooled if n in reference}
     if len(out) < len(pooled):
@@ -267,26 +289,24 @@ def _estimates(
                 design=design,
             )
         )
-    for name, run in new_runs.items():
-        if name in reference:
-            out[name] = reference[name]
-            continue
-        own = {
-            qid: {d: unsampled[qid][d] for d in top if d in unsampled.get(qid, {})}
-            for qid, docs in run.items()
-            if (top := ranking_order(docs)[:depth] if depth else ranking_order(docs))
-        }
-        out.update(
-            runs_model_assisted(
-                prels=prels,
-                probs=probs,
-                runs={name: run},
-                level=level,
-                unsampled={q: d for q, d in own.items() if d},
-                shift=shift,
-                design=design,
-            )
-        )
+    fresh = {n: r for n, r in new_runs.items() if n not in reference}
+    out.update({n: reference[n] for n in new_runs if n in reference})
+    if fresh:
+        result.calibration = job_calibration(
+            prels=prels, probs=probs, pooled=pool_runs or pooled, depth=depth,
+            level=level,
+        )  # fmt: skip
+    for name, run in fresh.items():
+        assert result.calibration is not None
+        figures = new_run_estimates(
+            name=name, run=run, prels=prels, probs=probs, unpooled_p=unsampled,
+            depth=depth, level=level, calibration=result.calibration, shift=shift,
+            design=design, top_up=top_ups.get(name),
+        )  # fmt: skip
+        out[name] = figures.estimates
+        result.intervals[name] = figures.interval
+        if figures.topped_topics:
+            result.topped[name] = figures.topped_topics
     return dict(sorted(out.items()))
 
 
