@@ -216,6 +216,11 @@ def ap_slopes(sample: TopicSample, ranking: Sequence[str], ap: float) -> list[fl
     return out
 
 
+# One topic's top-up plan: a_d, q_d and the top-up distribution of its unpooled
+# documents (same order), for :func:`draws_for_width`.
+Plan = tuple[list[float], list[float], dict[str, float]]
+
+
 def topic_error(
     sample: TopicSample,
     ranking: Sequence[str],
@@ -223,21 +228,23 @@ def topic_error(
     raw: Mapping[str, float],
     ap: float,
     calibration: Calibration,
-) -> TopicError:
+) -> tuple[TopicError, Plan]:
     """The model's error on the documents of ``raw`` (unpooled, not judged: docno ->
-    uncalibrated p) in one topic's list; ``sample`` holds their calibrated q."""
+    uncalibrated p) in one topic's list (``sample`` holds their calibrated q), and
+    the topic's top-up plan."""
     var = slope = expected = 0.0
     count = 0
-    for docno, a in zip(ranking, ap_slopes(sample, ranking, ap), strict=True):
-        if docno not in raw or docno in sample.units:
-            continue
-        q = sample.probs.get(docno, 0.0)
+    slopes = dict(zip(ranking, ap_slopes(sample, ranking, ap), strict=True))
+    dist = top_up_distribution(ranking, [d for d in raw if d not in sample.units])
+    for docno in dist:
+        a, q = slopes[docno], sample.probs.get(docno, 0.0)
         count += 1
         expected += q
         var += a * a * q * (1.0 - q)
         if calibration.ratio * raw[docno] < 1.0:
             slope += a * raw[docno]
-    return TopicError(sample.qid, var, slope, count, expected)
+    plan = ([slopes[d] for d in dist], [sample.probs.get(d, 0.0) for d in dist], dist)
+    return TopicError(sample.qid, var, slope, count, expected), plan
 
 
 @dataclass(frozen=True)
@@ -366,8 +373,7 @@ def top_up_prels(
 
 
 def anticipated_top_up_var(
-    draws: int,
-    topics: Mapping[str, tuple[Sequence[float], Sequence[float], Mapping[str, float]]],
+    draws: int, topics: Mapping[str, Plan]
 ) -> tuple[float, float]:
     """``(Σ_t Σ_d a_d² q_d (1 - q_d) (1 - π_d)/π_d, expected distinct documents per
     topic)`` for ``draws`` top-up draws per topic: the model's anticipation of the
@@ -388,7 +394,7 @@ def draws_for_width(
     half_width: float,
     var_sampling: float,
     n_topics: int,
-    topics: Mapping[str, tuple[Sequence[float], Sequence[float], Mapping[str, float]]],
+    topics: Mapping[str, Plan],
     *,
     most: int = 1000,
 ) -> tuple[int, float] | None:

@@ -39,6 +39,7 @@ from nuggets_app.evaluation.services.estimates import (
     runs_model_assisted,
 )
 from nuggets_app.evaluation.services.outside_pool import (
+    NewRunFigures,
     TopUp,
     job_calibration,
     new_run_estimates,
@@ -55,7 +56,7 @@ from nuggets_app.inference.services.unpooled import (
 )
 from nuggets_app.ir.bias_check import bias_shift
 from nuggets_app.ir.outside_pool import Calibration, RunInterval
-from nuggets_app.ir.prels import ranking_order
+from nuggets_app.ir.prels import ranking_order, topic_key
 from nuggets_app.learning.crossfit import crossfit_by_docno
 from nuggets_app.learning.unpooled import crossfit_beside_pool
 from nuggets_app.models import (
@@ -77,13 +78,12 @@ NOT_IN_COLLECTION_RULE = (
 )
 NEW_RUN_NOTE = (
     "A run marked 'not in the pool' did not contribute to the pool: its documents "
-    "outside the pool, down to the pool's depth, were never sampled (inclusion "
-    "probability 0), so they count with the relevance model's calibrated "
-    "probability alone (in the estimates and in EAP; the topic's power tuning "
-    "does not scale it), with no correction from judgments; its interval covers "
-    "the sampling "
-    "uncertainty of its pooled documents only, not the model's error on its "
-    "unpooled ones."
+    "outside the pool, down to the pool's depth, were never sampled, so they count "
+    "with the relevance model's probability recalibrated on the pooled documents that "
+    "one group of pooled runs alone brought in (the job's calibration; the topic's "
+    "power tuning does not scale it), and its interval adds the model's error on them "
+    "to the sampling uncertainty of its pooled documents. Where a top-up sample of its "
+    "documents is judged, the judgments correct them instead (unbiased)."
 )
 
 
@@ -97,6 +97,7 @@ class RunDocuments:
     below_depth: int = 0
     not_in_collection: int = 0
     topics_outside_job: int = 0
+    topics_unjudged: int = 0  # of the job, without a judged document: no estimate
 
 
 @dataclass
@@ -123,6 +124,8 @@ class NewRunsEvaluation:
     intervals: dict[str, RunInterval] = field(default_factory=dict)
     # The topics each new run's judged top-up sample corrected.
     topped: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Each new run's figures with what a top-up would do.
+    figures: dict[str, NewRunFigures] = field(default_factory=dict)
 
 
 def _pool_run_names(job: MatchJob) -> list[str]:
@@ -180,6 +183,9 @@ def new_runs_evaluate(
             f"run {clash[0]} is already in the pool of job {job.pk}: give the new run "
             "another tag"
         )
+    job_qids = set(job.topics.values_list("qid", flat=True))
+    for name, run in new_runs.items():
+        new_run_check(job=job, name=name, scores=run, qids=job_qids)
     pool_names = set(_pool_run_names(job))
     crossfit, features, qids = job_crossfit_fit(job=job, sample=sample)
     # Topics without a judged document have no p: the job cannot estimate them.
@@ -199,7 +205,10 @@ def new_runs_evaluate(
         for qid, docs in run.items():
             topic = topic_of.get(qid)
             if topic is None:
-                counts.topics_outside_job += 1
+                if qid in job_qids:
+                    counts.topics_unjudged += 1
+                else:
+                    counts.topics_outside_job += 1
                 continue
             for rank, docno in enumerate(ranking_order(docs), start=1):
                 counts.retrieved += 1
@@ -305,6 +314,7 @@ def _estimates(
         )  # fmt: skip
         out[name] = figures.estimates
         result.intervals[name] = figures.interval
+        result.figures[name] = figures
         if figures.topped_topics:
             result.topped[name] = figures.topped_topics
     return dict(sorted(out.items()))
@@ -329,7 +339,7 @@ def _docnos(job: MatchJob, features, qids: Mapping[int, str]) -> dict[str, list[
 # The counts evaluate prints per run (integers), in order.
 NEW_RUN_COUNTS = (
     "pooled", "docs_retrieved", "docs_pooled", "docs_unpooled", "docs_below_depth",
-    "docs_not_in_collection", "topics_outside_job",
+    "docs_not_in_collection", "topics_outside_job", "topics_unjudged",
 )  # fmt: skip
 
 
@@ -337,15 +347,28 @@ def new_run_rows(
     evaluation: NewRunsEvaluation, name: str
 ) -> Iterator[tuple[str, str, float]]:
     """``(measure, "all", value)`` rows of :data:`NEW_RUN_COUNTS` for one run:
-    ``pooled`` is 1 for a run of the pool, 0 for a new one."""
+    ``pooled`` is 1 for a run of the pool, 0 for a new one; for a new run, its
+    interval's variance parts (``ma_var_sampling``, ``ma_var_model``), the unpooled
+    documents counted by the model alone and their calibrated count of relevant
+    ones, the topics its judged top-up corrected and the job's calibration ratio."""
     counts = evaluation.documents.get(name, RunDocuments())
     values = (
         float(name not in evaluation.new), counts.retrieved, counts.pooled,
         counts.unpooled, counts.below_depth, counts.not_in_collection,
-        counts.topics_outside_job,
+        counts.topics_outside_job, counts.topics_unjudged,
     )  # fmt: skip
     for measure, value in zip(NEW_RUN_COUNTS, values, strict=True):
         yield measure, "all", float(value)
+    figures = evaluation.figures.get(name)
+    if figures is not None:
+        parts = figures.interval
+        yield "ma_var_sampling", "all", parts.var_sampling
+        yield "ma_var_model", "all", parts.var_model
+        yield "docs_model_alone", "all", float(parts.documents)
+        yield "docs_model_alone_relevant", "all", parts.expected_relevant
+        yield "top_up_topics", "all", float(len(figures.topped_topics))
+    if evaluation.calibration is not None and name in evaluation.new:
+        yield "calibration_ratio", "all", evaluation.calibration.ratio
 
 
 def new_runs_wait(
@@ -378,11 +401,27 @@ def new_runs_wait(
     return found
 
 
+def new_run_check(
+    *, job: MatchJob, name: str, scores: Scores, qids: set[str] | None = None
+) -> None:
+    """Refuse a run that answers none of the job's topics (nothing to compare)."""
+    qids = set(job.topics.values_list("qid", flat=True)) if qids is None else qids
+    if not set(scores) & qids:
+        mine = ", ".join(sorted(scores, key=topic_key)[:5]) or "none"
+        raise EstimateError(
+            f"run {name} answers none of the {len(qids)} topics of job {job.pk} (its "
+            f"topics: {mine}{', ...' if len(scores) > 5 else ''}): it cannot be "
+            "compared with the pooled runs"
+        )
+
+
 def new_run_keep(
     *, job: MatchJob, sample: Sample, name: str, scores: Scores, user=None
 ) -> JobNewRun:
     """Keep a run evaluated against ``job`` as new (replacing one of the same name),
-    so the job page lists it and the runs page shows it beside the pooled runs."""
+    so the job page lists it and the runs page shows it beside the pooled runs; a
+    run answering none of the job's topics is refused (:func:`new_run_check`)."""
+    new_run_check(job=job, name=name, scores=scores)
     if name in job_pool_runs(job):
         raise EstimateError(
             f"run {name} is already in the pool of job {job.pk}: give the new run "
@@ -413,6 +452,15 @@ def job_runs_estimates(
     the collection that did not build the job's pool), with their unpooled documents
     already scored: nothing is sent to the workers here. Also which runs are new, and
     those still waiting for their documents to be scored (shown without a figure)."""
+    found, new, pending = job_runs_evaluation(job=job, sample=sample, runs=runs)
+    return found.estimates or {}, new, pending
+
+
+def job_runs_evaluation(
+    *, job: MatchJob, sample: Sample, runs: Mapping[str, Scores] | None = None
+) -> tuple[NewRunsEvaluation, frozenset[str], list[str]]:
+    """:func:`job_runs_estimates` with the whole evaluation (the new runs' interval
+    parts and top-ups)."""
     pooled = job_pool_runs(job)
     others = {n: s for n, s in (runs or {}).items() if n not in pooled}
     new = {**kept_new_runs(job), **others}
@@ -421,7 +469,7 @@ def job_runs_estimates(
         inline_max=0, enqueue=False,
     )  # fmt: skip
     if found.estimates is not None:
-        return found.estimates, frozenset(new), []
+        return found, frozenset(new), []
     scored = set(
         UnpooledScore.objects.filter(
             job=job, topic_id__in=list(found.wanted)
@@ -436,7 +484,7 @@ def job_runs_estimates(
         job=job, sample=sample, new_runs=ready, pooled_runs=pooled,
         inline_max=0, enqueue=False,
     )  # fmt: skip
-    return found.estimates or {}, frozenset(ready), sorted(set(new) - set(ready))
+    return found, frozenset(ready), sorted(set(new) - set(ready))
 
 
 def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:

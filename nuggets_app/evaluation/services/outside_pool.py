@@ -10,12 +10,25 @@ top-up sample covers a topic, corrected by it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from nuggets_app.evaluation.services.estimates import RunEstimates, runs_model_assisted
+from django.db.models import Count
+
+from nuggets_app.evaluation.selectors import sample_prels
+from nuggets_app.evaluation.services.estimates import (
+    EstimateError,
+    RunEstimates,
+    estimate_sample,
+    flag_reasons,
+    job_crossfit,
+    job_pool_runs,
+    runs_model_assisted,
+)
 from nuggets_app.ir.model_assisted import (
     REPORTED,
+    Z_95,
     model_assisted_evaluate,
     ranked,
     topic_bounded,
@@ -24,10 +37,12 @@ from nuggets_app.ir.model_assisted import (
 )
 from nuggets_app.ir.outside_pool import (
     Calibration,
+    Plan,
     RunInterval,
     TopicError,
     calibration_estimate,
     contributors,
+    draws_for_width,
     run_interval,
     top_up_prels,
     topic_error,
@@ -35,6 +50,10 @@ from nuggets_app.ir.outside_pool import (
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.reusability import run_groups
+from nuggets_app.models import JobNewRun
+
+if TYPE_CHECKING:
+    from nuggets_app.evaluation.services.new_runs import NewRunsEvaluation
 
 Scores = Mapping[str, Mapping[str, float]]
 # {qid: {docno: (relevance, π)}} of one run's judged top-up sample.
@@ -77,6 +96,15 @@ class NewRunFigures:
     estimates: RunEstimates
     interval: RunInterval
     topped_topics: tuple[str, ...] = ()
+    # Per topic still counted by the model: what a top-up would correct.
+    plans: Mapping[str, Plan] = field(default_factory=dict)
+
+    def draws_for(self, half_width: float) -> tuple[int, float] | None:
+        """Top-up draws per topic (and documents judged per topic) expected to bring
+        the interval to ``± half_width``; None when no top-up can."""
+        return draws_for_width(
+            half_width, self.interval.var_sampling, self.interval.n_topics, self.plans
+        )
 
 
 def new_run_estimates(
@@ -136,6 +164,7 @@ def new_run_estimates(
         judged, probs, level=level, unsampled=calibrated, design=design
     )
     errors: dict[str, TopicError] = {}
+    plans: dict[str, Plan] = {}
     for topic in figures.ap.topics:
         mine = own.get(topic.qid)
         if not mine or topic.qid in topped:
@@ -144,7 +173,7 @@ def new_run_estimates(
         ap = topic_bounded(
             topic_estimates(sample, ranking, beale=True, interval=REPORTED["interval"])
         )["AP"].estimate
-        errors[topic.qid] = topic_error(
+        errors[topic.qid], plans[topic.qid] = topic_error(
             sample, ranking, raw=mine, ap=ap, calibration=calibration
         )
     interval = run_interval(figures.ap, errors, calibration)
@@ -156,4 +185,125 @@ def new_run_estimates(
         },
         figures.check,
     )
-    return NewRunFigures(widened, interval, tuple(sorted(topped)))
+    return NewRunFigures(widened, interval, tuple(sorted(topped)), plans)
+
+
+# The interval half-width the pages and evaluate plan a top-up for.
+TARGET_HALF_WIDTH = 0.05
+
+
+def top_up_advice(
+    figures: NewRunFigures,
+    *,
+    job_id: int,
+    run: str,
+    half_width: float = TARGET_HALF_WIDTH,
+) -> str:
+    """One sentence for a new run whose figure rests on documents outside the pool
+    counted by the model ("" when none is): how much of its interval that is, and
+    the top-up that would correct it."""
+    parts = figures.interval
+    if parts.documents == 0:
+        return ""
+    share = round(100 * parts.model_share)
+    found = figures.draws_for(half_width)
+    if found is None:
+        plan = (
+            f"no top-up brings its interval to ±{half_width:g}: its pooled part alone "
+            "is wider"
+            if Z_95 * parts.var_sampling**0.5 > half_width
+            else "a top-up as large as its unpooled documents would be needed"
+        )
+    else:
+        draws, judged = found
+        plan = (
+            f"a top-up of {draws} draws per topic (about {judged:.0f} judgments per "
+            f"topic) is expected to bring its interval to ±{half_width:g}"
+        )
+    return (
+        f"{parts.documents} of its documents outside the pool (about "
+        f"{parts.expected_relevant:.1f} relevant by the calibrated model) are counted "
+        f"by the model alone, {share}% of its interval's variance: do not take its "
+        f"figure as judged. Draw a top-up sample of them (the new-run page, or "
+        f"manage.py sample --top-up --job {job_id} --run {run} --size K) and have it "
+        f"judged; {plan}."
+    )
+
+
+def new_run_flag_reason(figures: NewRunFigures, reason: str) -> str:
+    """A flagged new run's reason: the bias check's, and when its figure rests on
+    documents outside the pool counted by the model, that the top-up corrects it
+    (the model-assisted figure is then the model's there, not the sample's)."""
+    if not reason or figures.interval.documents == 0:
+        return reason
+    head = reason.split(";", 1)[0]
+    return (
+        f"{head}; its figure counts {figures.interval.documents} documents outside "
+        "the pool by the model alone, so judge a top-up sample of them before "
+        "trusting it"
+    )
+
+
+def job_calibration_shown(*, job) -> Calibration | None:
+    """The calibration the job page shows: from the job's pooled runs and the sample
+    its model was fitted with (None without a fitted model, a sample or pooled
+    runs)."""
+    pooled = job_pool_runs(job)
+    sample = estimate_sample(job)
+    if not pooled or sample is None:
+        return None
+    try:
+        probs = job_crossfit(job=job, sample=sample)
+    except EstimateError:
+        return None
+    pool = job.pool if job.pool_id is not None else sample.pool
+    return job_calibration(
+        prels=sample_prels(sample),
+        probs=probs,
+        pooled=pooled,
+        depth=pool.depth,
+        level=job.relevant_threshold,
+    )
+
+
+def fewer_topics(
+    estimates: Mapping[str, RunEstimates], new: Iterable[str]
+) -> dict[str, str]:
+    """``{new run: "k of n topics"}`` for the new runs averaged over fewer topics than
+    the most any run is: their mean is over other topics, not comparable."""
+    most = max((e.ap.n_topics for e in estimates.values()), default=0)
+    return {
+        name: f"{estimates[name].ap.n_topics} of {most} topics"
+        for name in sorted(new)
+        if name in estimates and estimates[name].ap.n_topics < most
+    }
+
+
+def runs_page_context(job, evaluation: NewRunsEvaluation, new: Iterable[str]) -> dict:
+    """What the runs page says beside the model-assisted table: the job it shows
+    (and the other jobs with kept new runs), each flagged run's reason (a new run's
+    pointing at the top-up), the advice for new runs counted by the model alone and
+    the new runs averaged over fewer topics."""
+    found = evaluation.estimates or {}
+    reasons = flag_reasons(found)
+    for name, figures in evaluation.figures.items():
+        if name in reasons:
+            reasons[name] = new_run_flag_reason(figures, reasons[name])
+    others = (
+        JobNewRun.objects.filter(job__collection_id=job.collection_id)
+        .exclude(job=job)
+        .values_list("job_id")
+        .annotate(n=Count("pk"))
+        .order_by("job_id")
+    )
+    return {
+        "model_assisted_job": f"job {job.pk}" + (f" ({job.name})" if job.name else ""),
+        "model_assisted_flagged": reasons,
+        "new_run_advice": {
+            name: text
+            for name, figures in sorted(evaluation.figures.items())
+            if (text := top_up_advice(figures, job_id=job.pk, run=name))
+        },
+        "fewer_topics": fewer_topics(found, new),
+        "other_jobs_new_runs": [[pk, n] for pk, n in others],
+    }
