@@ -54,7 +54,9 @@ def truth_map(run, pooled, depth, topics):
         for q in topics
     }
     seen = {q: in_pool[q] | set(ranking_order(run[q])[:depth]) for q in topics}
-    judged = {q: {d: g for d, g in qrels.get(q, {}).items() if d in seen[q]} for q in topics}
+    judged = {
+        q: {d: g for d, g in qrels.get(q, {}).items() if d in seen[q]} for q in topics
+    }
     return run_evaluate(judged, {q: run[q] for q in topics}, measures=["AP"]).mean["AP"]
 
 
@@ -75,13 +77,15 @@ def test_the_adversarial_run_is_covered_then_made_exact_by_a_top_up(demo_job):  
     print("truth", truth, "estimate", estimate.estimate, estimate.ci95, parts, cal)
     low, high = estimate.ci95
     assert low <= truth <= high
-    assert parts.var_model > 0 and parts.documents > 0
+    assert parts.var_model > 0
+    assert parts.documents > 0
     # Kept, and topped up with at most 10 documents per topic judged from the truth.
     kept = new_runs.new_run_keep(job=job, sample=sample, name=NAME, scores=run)
     alice = get_user_model().objects.get(username="alice")
     top_up = top_up_draw_sample(job=job, run=kept, size=10, seed=1)
     (status,) = top_up_statuses(run=kept)
-    assert status.judged == 0 and status.documents > 0
+    assert status.judged == 0
+    assert status.documents > 0
     qrels = qrels_read(DATA_DIR / "qrels.txt")
     rows = SampleDocument.objects.filter(sample=top_up).select_related(
         "topic", "document"
@@ -103,7 +107,13 @@ def test_the_adversarial_run_is_covered_then_made_exact_by_a_top_up(demo_job):  
     after, new, _ = new_runs.job_runs_estimates(job=job, sample=sample)
     assert new == {NAME}
     figure = after[NAME].ap
-    print("after", figure.estimate, figure.ci95, "one-term", after["demo-one-term"].ap.estimate)
+    print(
+        "after",
+        figure.estimate,
+        figure.ci95,
+        "one-term",
+        after["demo-one-term"].ap.estimate,
+    )
     assert abs(figure.estimate - truth) <= 0.05
     assert figure.estimate < after["demo-one-term"].ap.estimate
     assert figure.ci95[0] <= truth <= figure.ci95[1]
