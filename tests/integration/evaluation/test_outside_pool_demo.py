@@ -12,12 +12,17 @@ add); the model alone counted its unpooled documents at about twice the truth.
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.suite_runs import qrels_read
 from nuggets_app.demo.generate import DATA_DIR
 from nuggets_app.evaluation.services import new_runs
+from nuggets_app.evaluation.services.estimates import EstimateError, estimate_sample
+from nuggets_app.evaluation.services.outside_pool import fewer_topics
 from nuggets_app.evaluation.services.top_ups import (
     stored_top_ups,
     top_up_draw_sample,
@@ -25,8 +30,11 @@ from nuggets_app.evaluation.services.top_ups import (
 )
 from nuggets_app.ir.measures import run_evaluate
 from nuggets_app.ir.prels import ranking_order
-from nuggets_app.models import Judgment, SampleDocument
-from tests.integration.evaluation.test_one_path_demo import demo_job  # noqa: F401
+from nuggets_app.models import JobNewRun, Judgment, Sample, SampleDocument
+from tests.integration.evaluation.test_one_path_demo import (  # noqa: F401
+    UNJUDGED,
+    demo_job,
+)
 
 pytestmark = pytest.mark.django_db
 NAME = "adversarial"
@@ -73,8 +81,7 @@ def test_the_adversarial_run_is_covered_then_made_exact_by_a_top_up(demo_job):  
     topics = [t.qid for t in estimate.topics]
     truth = truth_map(run, pooled, found.depth, topics)
     parts = found.intervals[NAME]
-    cal = found.calibration
-    print("truth", truth, "estimate", estimate.estimate, estimate.ci95, parts, cal)
+    assert found.calibration is not None
     low, high = estimate.ci95
     assert low <= truth <= high
     assert parts.var_model > 0
@@ -119,3 +126,65 @@ def test_the_adversarial_run_is_covered_then_made_exact_by_a_top_up(demo_job):  
     assert figure.ci95[0] <= truth <= figure.ci95[1]
     # The pooled runs' figures are those of the runs page before.
     assert {n: after[n] for n in pooled} == page
+
+
+def test_runs_that_cannot_be_compared_are_refused_or_marked(demo_job):  # noqa: F811
+    job, sample = demo_job
+    pooled = new_runs.job_pool_runs(job)
+    nowhere = {"999": {"d1": 1.0}, "998": {"d2": 1.0}}
+    with pytest.raises(EstimateError, match=r"answers none of the \d+ topics of job"):
+        new_runs.new_runs_evaluate(job=job, sample=sample, new_runs={"x": nowhere})
+    with pytest.raises(EstimateError, match="answers none"):
+        new_runs.new_run_keep(job=job, sample=sample, name="x", scores=nowhere)
+    assert not JobNewRun.objects.filter(job=job, name="x").exists()
+    # Two topics of the job (one of them without a judged document) and one outside.
+    run = adversarial_run(job, pooled)
+    judged = next(q for q in sorted(run) if q != UNJUDGED)
+    partial = {judged: run[judged], UNJUDGED: run[UNJUDGED], "999": {"d1": 1.0}}
+    found = new_runs.new_runs_evaluate(
+        job=job, sample=sample, new_runs={"partial": partial}, inline_max=10**6
+    )
+    counts = found.documents["partial"]
+    assert (counts.topics_outside_job, counts.topics_unjudged) == (1, 1)
+    assert found.estimates is not None
+    beside = {**new_runs.job_runs_estimates(job=job, sample=sample)[0]}
+    beside["partial"] = found.estimates["partial"]
+    most = max(e.ap.n_topics for e in beside.values())
+    assert fewer_topics(beside, {"partial"}) == {"partial": f"1 of {most} topics"}
+    rows = dict((m, v) for m, _, v in new_runs.new_run_rows(found, "partial"))
+    assert rows["topics_outside_job"] == 1
+    assert rows["topics_unjudged"] == 1
+    assert rows["docs_model_alone"] > 0
+    assert rows["ma_var_model"] > 0
+
+
+def test_the_sample_command_draws_a_top_up_for_a_kept_run(demo_job):  # noqa: F811
+    job, sample = demo_job
+    run = adversarial_run(job, new_runs.job_pool_runs(job))
+    with pytest.raises(CommandError, match="no new run"):
+        call_command("sample", "--top-up", "--job", str(job.pk), "--run", NAME,
+                     "--size", "3")  # fmt: skip
+    new_runs.new_run_keep(job=job, sample=sample, name=NAME, scores=run)
+    new_runs.new_runs_evaluate(
+        job=job, sample=sample, new_runs={NAME: run}, inline_max=10**6
+    )
+    with pytest.raises(CommandError, match="--top-up needs"):
+        call_command("sample", "--top-up", "--job", str(job.pk))
+    out = io.StringIO()
+    call_command(
+        "sample", "--top-up", "--job", str(job.pk), "--run", NAME, "--size", "3",
+        "--assessors", "alice", stdout=out,
+    )  # fmt: skip
+    top_up = Sample.objects.get(method=Sample.Method.TOP_UP, new_run__name=NAME)
+    assert "top_up, 3 per topic" in out.getvalue()
+    rows = SampleDocument.objects.filter(sample=top_up)
+    per_topic: dict[int, int] = {}
+    for row in rows:
+        per_topic[row.topic_id] = per_topic.get(row.topic_id, 0) + 1
+        assert 0 < row.inclusion_prob <= 1
+    assert max(per_topic.values()) <= 3
+    assert set(top_up.assignments.values_list("assessor__username", flat=True)) == {
+        "alice"
+    }
+    # A top-up is never the pool's sample: not offered for estimates or fits.
+    assert estimate_sample(job) != top_up
