@@ -110,4 +110,7 @@ def test_staff_draws_a_top_up_the_assessor_judges_it_and_the_figure_changes(
     assert after != before
     judged = driver.find_element(By.CSS_SELECTOR, "#table-top-ups td.judged")
     assert judged.text == str(len(rows))
+    driver.execute_script(
+        "arguments[0].scrollIntoView()", driver.find_element(By.ID, "new-run-interval")
+    )
     screenshot(driver, "new-run-top-up-judged")
