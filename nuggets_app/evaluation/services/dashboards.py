@@ -20,7 +20,6 @@ from nuggets_app.evaluation.services import (
     diagnostics,
     estimates,
     new_runs,
-    outside_pool,
     uncertainty,
     verification,
 )
@@ -153,7 +152,7 @@ def runs_evaluation(
         page.tables["model_assisted"] = estimates.estimates_table(found, new=new)
         page.context["new_runs_pending"] = pending
         page.context["relevance"] = job.relevance_text()
-        page.context.update(outside_pool.runs_page_context(job, evaluation, new))
+        page.context.update(new_runs.runs_page_context(job, evaluation, new))
         page.context["model_only_topics"] = estimates.job_model_only_topics(
             job=job, sample=chosen, probs=probs
         )

@@ -28,11 +28,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.db.models import Count
+
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
     RunEstimates,
     Scores,
+    flag_reasons,
     job_crossfit_fit,
     job_pool_runs,
     pooled_estimates,
@@ -41,8 +44,11 @@ from nuggets_app.evaluation.services.estimates import (
 from nuggets_app.evaluation.services.outside_pool import (
     NewRunFigures,
     TopUp,
+    fewer_topics,
     job_calibration,
     new_run_estimates,
+    new_run_flag_reason,
+    top_up_advice,
 )
 from nuggets_app.evaluation.services.top_ups import stored_top_ups
 from nuggets_app.importers.errors import ImportFormatError
@@ -506,3 +512,33 @@ def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
     for line in lines:
         scores.setdefault(line.qid, {})[line.docno] = line.score
     return lines[0].tag, scores
+
+
+def runs_page_context(job, evaluation: NewRunsEvaluation, new: Iterable[str]) -> dict:
+    """What the runs page says beside the model-assisted table: the job it shows
+    (and the other jobs with kept new runs), each flagged run's reason (a new run's
+    pointing at the top-up), the advice for new runs counted by the model alone and
+    the new runs averaged over fewer topics."""
+    found = evaluation.estimates or {}
+    reasons = flag_reasons(found)
+    for name, figures in evaluation.figures.items():
+        if name in reasons:
+            reasons[name] = new_run_flag_reason(figures, reasons[name])
+    others = (
+        JobNewRun.objects.filter(job__collection_id=job.collection_id)
+        .exclude(job=job)
+        .values_list("job_id")
+        .annotate(n=Count("pk"))
+        .order_by("job_id")
+    )
+    return {
+        "model_assisted_job": f"job {job.pk}" + (f" ({job.name})" if job.name else ""),
+        "model_assisted_flagged": reasons,
+        "new_run_advice": {
+            name: text
+            for name, figures in sorted(evaluation.figures.items())
+            if (text := top_up_advice(figures, job_id=job.pk, run=name))
+        },
+        "fewer_topics": fewer_topics(found, new),
+        "other_jobs_new_runs": [[pk, n] for pk, n in others],
+    }

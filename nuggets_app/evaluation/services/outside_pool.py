@@ -12,16 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
-
-from django.db.models import Count
 
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
     RunEstimates,
     estimate_sample,
-    flag_reasons,
     job_crossfit,
     job_pool_runs,
     runs_model_assisted,
@@ -50,10 +46,6 @@ from nuggets_app.ir.outside_pool import (
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.reusability import run_groups
-from nuggets_app.models import JobNewRun
-
-if TYPE_CHECKING:
-    from nuggets_app.evaluation.services.new_runs import NewRunsEvaluation
 
 Scores = Mapping[str, Mapping[str, float]]
 # {qid: {docno: (relevance, π)}} of one run's judged top-up sample.
@@ -276,34 +268,4 @@ def fewer_topics(
         name: f"{estimates[name].ap.n_topics} of {most} topics"
         for name in sorted(new)
         if name in estimates and estimates[name].ap.n_topics < most
-    }
-
-
-def runs_page_context(job, evaluation: NewRunsEvaluation, new: Iterable[str]) -> dict:
-    """What the runs page says beside the model-assisted table: the job it shows
-    (and the other jobs with kept new runs), each flagged run's reason (a new run's
-    pointing at the top-up), the advice for new runs counted by the model alone and
-    the new runs averaged over fewer topics."""
-    found = evaluation.estimates or {}
-    reasons = flag_reasons(found)
-    for name, figures in evaluation.figures.items():
-        if name in reasons:
-            reasons[name] = new_run_flag_reason(figures, reasons[name])
-    others = (
-        JobNewRun.objects.filter(job__collection_id=job.collection_id)
-        .exclude(job=job)
-        .values_list("job_id")
-        .annotate(n=Count("pk"))
-        .order_by("job_id")
-    )
-    return {
-        "model_assisted_job": f"job {job.pk}" + (f" ({job.name})" if job.name else ""),
-        "model_assisted_flagged": reasons,
-        "new_run_advice": {
-            name: text
-            for name, figures in sorted(evaluation.figures.items())
-            if (text := top_up_advice(figures, job_id=job.pk, run=name))
-        },
-        "fewer_topics": fewer_topics(found, new),
-        "other_jobs_new_runs": [[pk, n] for pk, n in others],
     }
