@@ -128,6 +128,18 @@ def first_error(form: forms.Form) -> tuple[str, str]:
     return field, f"{field}: {errors[0]}" if field != "__all__" else str(errors[0])
 
 
+class TopUpForm(forms.Form):
+    """A top-up sample of a new run's documents outside the pool."""
+
+    size = forms.IntegerField(
+        min_value=1,
+        max_value=200,
+        initial=10,
+        label="Draws per topic",
+        help_text="at most this many documents per topic to judge",
+    )
+
+
 class NewRunForm(forms.Form):
     """A run file to evaluate against a finished job (a TREC run; .gz accepted)."""
 

@@ -48,4 +48,9 @@ urlpatterns = [
         new_runs.job_new_run_kept,
         name="job-new-run-kept",
     ),
+    path(
+        "jobs/<int:pk>/new-runs/<int:run>/top-up",
+        new_runs.job_new_run_top_up,
+        name="job-new-run-top-up",
+    ),
 ]

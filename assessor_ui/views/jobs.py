@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.forms.jobs import LaunchForm, RuleForm
+from assessor_ui.views.calibration import calibration_context
 from assessor_ui.views.decorators import researcher_required
 from assessor_ui.views.errors import error_page
 from assessor_ui.views.job_charts import chart_curve, chart_histogram, chart_reliability
@@ -106,6 +107,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "model": job_model.job_inference(job),
         "judgments_changed": job_model.judgments_changed(job),
         "new_runs": list(job.new_runs.defer("scores")),
+        **calibration_context(job),
         "reliability": _reliability(job),
         **nugget_value_context(job),
         "new_documents": new_documents_progress(job=job)

@@ -14,9 +14,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessor_ui.forms.assessor import NewRunForm
+from assessor_ui.forms.assessor import NewRunForm, TopUpForm
+from assessor_ui.views.calibration import calibration_context
 from assessor_ui.views.decorators import researcher_required, staff_required
-from nuggets_app.evaluation.services import new_runs
+from nuggets_app.evaluation.services import new_runs, outside_pool, top_ups
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
@@ -42,7 +43,7 @@ def _samples(job: MatchJob) -> list[Sample]:
         return []
     return list(
         Sample.objects.filter(pool_id=pool_id)
-        .exclude(method=Sample.Method.VERIFICATION)
+        .exclude(method__in=Sample.NOT_STATAP)
         .order_by("name")
     )
 
@@ -103,7 +104,71 @@ def job_new_run_kept(request: HttpRequest, pk: int, run: int) -> HttpResponse:
         context["pending"] = unpooled_progress(job=job, wanted=found.wanted)
     else:
         context.update(_result(found, job, sample))
+        context.update(_top_up(request, found, kept))
     return render(request, TEMPLATE, context)
+
+
+def _top_up(
+    request: HttpRequest, found: new_runs.NewRunsEvaluation, kept: JobNewRun
+) -> dict:
+    """The run's interval parts, the top-up it needs and its top-up samples."""
+    figures = found.figures.get(kept.name)
+    if figures is None:
+        return {}
+    try:
+        half = float(request.GET.get("width", 2 * outside_pool.TARGET_HALF_WIDTH)) / 2
+    except ValueError:
+        half = outside_pool.TARGET_HALF_WIDTH
+    half = min(max(half, 0.001), 0.5)
+    parts = figures.interval
+    sampling, model = parts.half_widths
+    return {
+        "kept_run": kept,
+        "parts": parts,
+        "parts_sampling": sampling,
+        "parts_model": model,
+        "parts_share": round(100 * parts.model_share),
+        "parts_sampling_share": 100 - round(100 * parts.model_share),
+        "target_width": 2 * half,
+        "needed": figures.draws_for(half),
+        "topped": figures.topped_topics,
+        "advice": outside_pool.top_up_advice(
+            figures, job_id=kept.job_id, run=kept.name, half_width=half
+        ),
+        "top_ups": top_ups.top_up_statuses(run=kept),
+        "top_up_form": TopUpForm(),
+    }
+
+
+@staff_required
+@require_POST
+def job_new_run_top_up(request: HttpRequest, pk: int, run: int) -> HttpResponse:
+    """Draw a top-up sample of the kept run's documents outside the pool and assign
+    it to the assessors of the job's sample (staff)."""
+    job = get_object_or_404(MatchJob, pk=pk)
+    kept = get_object_or_404(JobNewRun, job=job, pk=run)
+    form = TopUpForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"No top-up drawn: {form.errors.as_text()}")
+        return redirect("job-new-run-kept", pk=job.pk, run=kept.pk)
+    try:
+        sample = top_ups.top_up_draw_sample(
+            job=job,
+            run=kept,
+            size=form.cleaned_data["size"],
+            seed=kept.top_ups.count() + 1,
+        )
+    except EstimateError as error:
+        messages.error(request, f"No top-up drawn: {error}")
+    else:
+        count = sample.documents.count()
+        messages.info(
+            request,
+            f"Top-up drawn: {count} documents in {len(sample.draws)} topics, assigned "
+            "to the assessors of the job's sample. The figure uses each topic once "
+            "all its documents are judged.",
+        )
+    return redirect("job-new-run-kept", pk=job.pk, run=kept.pk)
 
 
 def _kept(job: MatchJob) -> list[JobNewRun]:
@@ -145,10 +210,18 @@ def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) ->
             e.name,
         ),
     )
+    fewer = outside_pool.fewer_topics(estimates, found.new)
+    reasons = {
+        name: outside_pool.new_run_flag_reason(
+            figures, flag_reason(estimates[name].check)
+        )
+        for name, figures in found.figures.items()
+    }
     rows = [
         {
             "name": e.name,
             "new": e.name in found.new,
+            "fewer": fewer.get(e.name, ""),
             "estimate": e.ap.estimate,
             "low": e.ap.ci95[0],
             "high": e.ap.ci95[1],
@@ -156,10 +229,11 @@ def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) ->
             "documents": found.documents.get(e.name),
             "bias_diff": e.check.diff,
             "flagged": e.check.flagged,
-            "reason": flag_reason(e.check),
+            "reason": reasons.get(e.name) or flag_reason(e.check),
         }
         for e in ranked
     ]
+    rows = [r for r in rows if not r["fewer"]] + [r for r in rows if r["fewer"]]
     return {
         "rows": rows,
         "relevance": job.relevance_text(),
@@ -174,4 +248,6 @@ def _result(found: new_runs.NewRunsEvaluation, job: MatchJob, sample: Sample) ->
         "new_documents": [
             (name, found.documents[name]) for name in sorted(found.documents)
         ],
+        "fewer_topics": fewer,
+        **calibration_context(job, found.calibration),
     }

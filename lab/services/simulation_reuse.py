@@ -31,6 +31,7 @@ rank; summary per estimator (:func:`nuggets_app.ir.reusability.reusability_summa
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -58,8 +59,15 @@ from nuggets_app.evaluation.services.new_runs import new_runs_evaluate
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.ir.model_assisted import DEFAULT_ESTIMATOR
-from nuggets_app.ir.prels import PrelsRecord, TopicPrels, prels_load, ranking_order
+from nuggets_app.ir.model_assisted import DEFAULT_ESTIMATOR, ranked
+from nuggets_app.ir.outside_pool import top_up_draw
+from nuggets_app.ir.prels import (
+    PrelsRecord,
+    TopicPrels,
+    prels_load,
+    ranking_order,
+    topic_key,
+)
 from nuggets_app.ir.reusability import (
     HeldOut,
     held_out,
@@ -209,12 +217,17 @@ def reusability_run(
     config: SimulationConfig,
     mode: str,
     groups: Mapping[str, str] | None = None,
+    top_up: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The reusability report (keys: ``mode``, ``groups``, ``default_estimator``,
     ``full``, ``reusability`` {estimator: summary}, ``runs`` rows, ``unpooled`` per
     group: the held-out documents scored, the sum of their cross-fit p and how many
-    are relevant under the full qrels; ``timings``)."""
+    are relevant under the full qrels, the sum of their calibrated p and the job's
+    calibration; ``timings``). Each run row's ``model_assisted`` has the estimate's
+    95% interval ``ci``; with ``top_up`` K > 0, ``top_up`` holds the figures after a
+    top-up of K draws per topic of its unpooled documents judged from the qrels
+    (:func:`_top_up`), and ``pooled_rel_error`` the kept runs' relative errors."""
     say = progress or (lambda message: None)
     runs = sorted(runs, key=lambda r: r.name)
     held_groups = held_out_groups([r.name for r in runs], mode, groups)
@@ -228,6 +241,7 @@ def reusability_run(
     unpooled: dict[str, dict[str, float]] = {}
     full: dict[str, float] = {}
     timings: dict[str, float] = {}
+    pooled_errors: list[float] = []
     for group, names in held_groups.items():
         started = time.perf_counter()
         kept = [r for r in runs if r.name not in names]
@@ -279,6 +293,20 @@ def reusability_run(
             expected=expected,
             estimates=evaluation.estimates,
         )
+        topped = (
+            _top_up(
+                job=job, sample=sample, held={n: scored[n] for n in names},
+                kept=kept_scores, evaluation=evaluation, truth=qrels_read(qrels_path),
+                draws=top_up, seed=config.seed,
+            )
+            if top_up > 0
+            else {}
+        )  # fmt: skip
+        pooled_errors += [
+            abs(evaluation.estimates[n].ap.estimate - full[n]) / full[n]
+            for n in kept_scores
+            if full.get(n, 0) > 0
+        ]
         for name in names:
             row: dict[str, Any] = {
                 "run": name,
@@ -301,8 +329,27 @@ def reusability_run(
                     "rank_error": found.rank_error,
                     "rel_error": found.rel_error,
                 }
+            row[DEFAULT_ESTIMATOR]["ci"] = list(evaluation.estimates[name].ap.ci95)
+            parts = evaluation.intervals.get(name)
+            if parts is not None:
+                row[DEFAULT_ESTIMATOR]["var_sampling"] = parts.var_sampling
+                row[DEFAULT_ESTIMATOR]["var_model"] = parts.var_model
+            if name in topped:
+                row["top_up"] = topped[name]
             per_run.append(row)
         unpooled[group] = _calibration(extra, evaluation.unpooled_p, truth)
+        cal = evaluation.calibration
+        if cal is not None:
+            unpooled[group]["calibrated_relevant"] = math.fsum(
+                cal.apply(evaluation.unpooled_p.get(q, {}).get(d, 0.0))
+                for q, ds in extra.items()
+                for d in ds
+            )
+            unpooled[group]["ratio"] = cal.ratio
+            unpooled[group]["ratio_sd"] = math.sqrt(cal.var)
+            unpooled[group]["unique_judged"] = float(cal.evidence.judged)
+            unpooled[group]["unique_sum_p"] = cal.evidence.sum_p
+            unpooled[group]["unique_weighted_relevant"] = cal.evidence.weighted_relevant
         # The next group replaces the simulated assessor's judgments: this job's
         # figures are read, so it goes rather than stay with changed labels.
         job.delete()
@@ -316,8 +363,55 @@ def reusability_run(
         "reusability": {e: reusability_summary(rows[e], full) for e in ESTIMATORS},
         "runs": per_run,
         "unpooled": unpooled,
+        "pooled_rel_error": pooled_errors,
         "timings": timings,
     }
+
+
+def _top_up(
+    *,
+    job: MatchJob,
+    sample,
+    held: Runs,
+    kept: Runs,
+    evaluation,
+    truth: Mapping[str, Mapping[str, int]],
+    draws: int,
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    """Each held-out run's top-up: ``draws`` draws per topic of its scored unpooled
+    documents (:func:`nuggets_app.ir.outside_pool.top_up_draw`), judged from the qrels
+    as the simulated assessor judges, and the run estimated again through
+    :func:`new_runs_evaluate` (``{run: {documents, topics, model_assisted: {map,
+    ci}}}``)."""
+    rng = random.Random(seed)
+    depth = evaluation.depth
+    judged: dict[str, dict[str, dict[str, tuple[int, float]]]] = {}
+    for name in sorted(held):
+        for qid in sorted(held[name], key=topic_key):
+            ranking = ranked(held[name][qid], depth)
+            scored = evaluation.unpooled_p.get(qid, {})
+            draw = top_up_draw(ranking, [d for d in ranking if d in scored], draws, rng)
+            if draw is None:
+                continue
+            judged.setdefault(name, {})[qid] = {
+                d: (truth.get(qid, {}).get(d, 0), draw.inclusion[d]) for d in draw.order
+            }
+    again = new_runs_evaluate(
+        job=job, sample=sample, new_runs=held, pooled_runs=kept, inline_max=10**9,
+        top_ups=judged,
+    )  # fmt: skip
+    assert again.estimates is not None
+    out = {}
+    for name in held:
+        ap = again.estimates[name].ap
+        docs = judged.get(name, {})
+        out[name] = {
+            "documents": sum(len(d) for d in docs.values()),
+            "topics": len(docs),
+            "model_assisted": {"map": ap.estimate, "ci": list(ap.ci95)},
+        }
+    return out
 
 
 def config_dict(config: SimulationConfig) -> dict[str, Any]:

@@ -243,7 +243,7 @@ def statap_samples(collection: Collection) -> list[Sample]:
     """Samples of the collection's pools that draw with inclusion probabilities."""
     return list(
         Sample.objects.filter(pool__collection=collection)
-        .exclude(method=Sample.Method.VERIFICATION)
+        .exclude(method__in=Sample.NOT_STATAP)
         .select_related("pool")
         .order_by("pool__name", "name")
     )

@@ -13,6 +13,11 @@ class Sample(models.Model):
         UNIFORM = "uniform", "Uniform (without replacement)"
         DEPTH = "depth", "Depth (best-ranked first)"
         VERIFICATION = "verification", "Verification (stratified by inferred label)"
+        TOP_UP = "top_up", "Top-up of a new run's documents outside the pool"
+
+    # Methods whose documents do not stand for the pool: no estimate or fit uses them
+    # as the pool's sample.
+    NOT_STATAP = (Method.VERIFICATION, Method.TOP_UP)
 
     pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="samples")
     name = models.CharField(max_length=200)
@@ -32,6 +37,15 @@ class Sample(models.Model):
     nuggets_shared = models.BooleanField(
         default=True,
         help_text="Assessors see the nuggets others found for the same topic.",
+    )
+    # A top-up sample: the new run whose documents outside the pool it draws (its
+    # documents are not in the pool; nuggets_app.ir.outside_pool).
+    new_run = models.ForeignKey(
+        "nuggets_app.JobNewRun",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="top_ups",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -166,6 +166,15 @@ class Command(BaseCommand):
             "groups by the shared prefix of the run names)",
         )
         parser.add_argument(
+            "--top-up",
+            type=int,
+            default=0,
+            metavar="K",
+            help="with --reusability: judge a top-up of K draws per topic of each "
+            "held-out run's unpooled documents with the simulated assessor and "
+            "estimate it again (report.json runs[i].top_up)",
+        )
+        parser.add_argument(
             "--semantic",
             action="store_true",
             help="add the relevance model's semantic features (needs "
@@ -267,6 +276,8 @@ class Command(BaseCommand):
     def _reusability(self, collection, runs, config, options) -> None:
         if options["reusability"] != "leave-one-group-out" and options["groups"]:
             raise CommandError("--groups needs --reusability leave-one-group-out")
+        if options["top_up"] < 0:
+            raise CommandError(f"--top-up must be >= 0, got {options['top_up']}")
         groups = None
         if options["groups"]:
             path = options["groups"]
@@ -282,6 +293,7 @@ class Command(BaseCommand):
             config=config,
             mode=options["reusability"],
             groups=groups,
+            top_up=options["top_up"],
             progress=lambda message: self.stderr.write(message),
         )
         report = {

@@ -144,13 +144,14 @@ def runs_evaluation(
         # Model-assisted MAP and the bias check (services.estimates)
         chosen = Sample.objects.get(pk=sample)
         probs = estimates.job_crossfit(job=job, sample=chosen)
-        found, new, pending = new_runs.job_runs_estimates(
+        evaluation, new, pending = new_runs.job_runs_evaluation(
             job=job, sample=chosen, runs=runs
         )
+        found = evaluation.estimates or {}
         page.tables["model_assisted"] = estimates.estimates_table(found, new=new)
         page.context["new_runs_pending"] = pending
         page.context["relevance"] = job.relevance_text()
-        page.context["model_assisted_flagged"] = estimates.flag_reasons(found)
+        page.context.update(new_runs.runs_page_context(job, evaluation, new))
         page.context["model_only_topics"] = estimates.job_model_only_topics(
             job=job, sample=chosen, probs=probs
         )

@@ -223,7 +223,7 @@ def estimate_sample(job: MatchJob, name: str | None = None) -> Sample | None:
         pool_id = job.pool_id or (job.sample.pool_id if job.sample_id else None)
         found = (
             Sample.objects.filter(pool_id=pool_id, name=name)
-            .exclude(method=Sample.Method.VERIFICATION)
+            .exclude(method__in=Sample.NOT_STATAP)
             .first()
         )
         if found is None:

@@ -50,6 +50,8 @@ INTEGER_MEASURES = frozenset(
         "ma_topics",
         "ma_model_only",
         "bias_flag",
+        "docs_model_alone",
+        "top_up_topics",
     }
     | set(NEW_RUN_COUNTS)
 )

@@ -28,16 +28,29 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.db.models import Count
+
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
     RunEstimates,
     Scores,
+    flag_reasons,
     job_crossfit_fit,
     job_pool_runs,
     pooled_estimates,
     runs_model_assisted,
 )
+from nuggets_app.evaluation.services.outside_pool import (
+    NewRunFigures,
+    TopUp,
+    fewer_topics,
+    job_calibration,
+    new_run_estimates,
+    new_run_flag_reason,
+    top_up_advice,
+)
+from nuggets_app.evaluation.services.top_ups import stored_top_ups
 from nuggets_app.importers.errors import ImportFormatError
 from nuggets_app.importers.runs import parse_run
 from nuggets_app.inference.services.unpooled import (
@@ -48,7 +61,8 @@ from nuggets_app.inference.services.unpooled import (
     unpooled_progress,
 )
 from nuggets_app.ir.bias_check import bias_shift
-from nuggets_app.ir.prels import ranking_order
+from nuggets_app.ir.outside_pool import Calibration, RunInterval
+from nuggets_app.ir.prels import ranking_order, topic_key
 from nuggets_app.learning.crossfit import crossfit_by_docno
 from nuggets_app.learning.unpooled import crossfit_beside_pool
 from nuggets_app.models import (
@@ -70,13 +84,12 @@ NOT_IN_COLLECTION_RULE = (
 )
 NEW_RUN_NOTE = (
     "A run marked 'not in the pool' did not contribute to the pool: its documents "
-    "outside the pool, down to the pool's depth, were never sampled (inclusion "
-    "probability 0), so they count with the relevance model's calibrated "
-    "probability alone (in the estimates and in EAP; the topic's power tuning "
-    "does not scale it), with no correction from judgments; its interval covers "
-    "the sampling "
-    "uncertainty of its pooled documents only, not the model's error on its "
-    "unpooled ones."
+    "outside the pool, down to the pool's depth, were never sampled, so they count "
+    "with the relevance model's probability recalibrated on the pooled documents that "
+    "one group of pooled runs alone brought in (the job's calibration; the topic's "
+    "power tuning does not scale it), and its interval adds the model's error on them "
+    "to the sampling uncertainty of its pooled documents. Where a top-up sample of its "
+    "documents is judged, the judgments correct them instead (unbiased)."
 )
 
 
@@ -90,6 +103,7 @@ class RunDocuments:
     below_depth: int = 0
     not_in_collection: int = 0
     topics_outside_job: int = 0
+    topics_unjudged: int = 0  # of the job, without a judged document: no estimate
 
 
 @dataclass
@@ -111,6 +125,13 @@ class NewRunsEvaluation:
     wanted_by_run: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     # {qid: {docno: cross-fit p}} of the new runs' unpooled documents, once scored.
     unpooled_p: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The job's calibration of p outside the pool and each new run's interval parts.
+    calibration: Calibration | None = None
+    intervals: dict[str, RunInterval] = field(default_factory=dict)
+    # The topics each new run's judged top-up sample corrected.
+    topped: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Each new run's figures with what a top-up would do.
+    figures: dict[str, NewRunFigures] = field(default_factory=dict)
 
 
 def _pool_run_names(job: MatchJob) -> list[str]:
@@ -148,13 +169,15 @@ def new_runs_evaluate(
     pooled_runs: Mapping[str, Scores] | None = None,
     inline_max: int | None = None,
     enqueue: bool = True,
+    top_ups: Mapping[str, TopUp] | None = None,
 ) -> NewRunsEvaluation:
     """Score the unpooled documents of ``new_runs`` (here, or on the workers when
     there are more than ``inline_max``, default ``UNPOOLED_INLINE``) and, once all are scored, estimate them
     beside ``pooled_runs`` (default: the stored runs of the job's pool). A run of
     ``new_runs`` named as a run of the pool is that run (not new); one named as a run
     of ``pooled_runs`` is refused. Without ``enqueue``, documents still unscored are
-    only counted (a page polling the batches a first call sent)."""
+    only counted (a page polling the batches a first call sent). ``top_ups``: each
+    new run's judged top-up sample (None: the stored ones)."""
     if job.status != MatchJob.Status.DONE:
         raise EstimateError(
             f"job {job.pk} is {job.status}; evaluate against a finished job"
@@ -166,6 +189,9 @@ def new_runs_evaluate(
             f"run {clash[0]} is already in the pool of job {job.pk}: give the new run "
             "another tag"
         )
+    job_qids = set(job.topics.values_list("qid", flat=True))
+    for name, run in new_runs.items():
+        new_run_check(job=job, name=name, scores=run, qids=job_qids)
     pool_names = set(_pool_run_names(job))
     crossfit, features, qids = job_crossfit_fit(job=job, sample=sample)
     # Topics without a judged document have no p: the job cannot estimate them.
@@ -185,7 +211,10 @@ def new_runs_evaluate(
         for qid, docs in run.items():
             topic = topic_of.get(qid)
             if topic is None:
-                counts.topics_outside_job += 1
+                if qid in job_qids:
+                    counts.topics_unjudged += 1
+                else:
+                    counts.topics_outside_job += 1
                 continue
             for rank, docno in enumerate(ranking_order(docs), start=1):
                 counts.retrieved += 1
@@ -234,6 +263,8 @@ def new_runs_evaluate(
         unsampled,
         depth,
         sample_design(sample=sample),
+        result,
+        stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
     )
     return result
 
@@ -247,13 +278,19 @@ def _estimates(
     unsampled: Mapping[str, Mapping[str, float]],
     depth: int | None,
     design: Mapping[str, Mapping[str, float]],
+    result: NewRunsEvaluation,
+    top_ups: Mapping[str, TopUp],
 ) -> dict[str, RunEstimates]:
     """The pooled runs as the runs page shows them (the pool's estimand, untouched by
     the new runs), and each new run with its own unpooled documents added to the pool
-    P (p alone) and its bias check against the pooled runs' shift: the same figure
-    alone or beside other new runs."""
+    P (calibrated p, or corrected by its judged top-up sample) and its bias check
+    against the pooled runs' shift: the same figure alone or beside other new runs.
+    Fills ``result``'s calibration and interval parts."""
     level = job.relevant_threshold
-    reference = pooled_estimates(job=job, prels=prels, probs=probs, design=design)
+    pool_runs = job_pool_runs(job)
+    reference = pooled_estimates(
+        job=job, prels=prels, probs=probs, design=design, pooled=pool_runs
+    )
     shift = bias_shift([e.check for e in reference.values()]) if reference else None
     out = {n: reference[n] for n in pooled if n in reference}
     if len(out) < len(pooled):
@@ -267,26 +304,25 @@ def _estimates(
                 design=design,
             )
         )
-    for name, run in new_runs.items():
-        if name in reference:
-            out[name] = reference[name]
-            continue
-        own = {
-            qid: {d: unsampled[qid][d] for d in top if d in unsampled.get(qid, {})}
-            for qid, docs in run.items()
-            if (top := ranking_order(docs)[:depth] if depth else ranking_order(docs))
-        }
-        out.update(
-            runs_model_assisted(
-                prels=prels,
-                probs=probs,
-                runs={name: run},
-                level=level,
-                unsampled={q: d for q, d in own.items() if d},
-                shift=shift,
-                design=design,
-            )
-        )
+    fresh = {n: r for n, r in new_runs.items() if n not in reference}
+    out.update({n: reference[n] for n in new_runs if n in reference})
+    if fresh:
+        result.calibration = job_calibration(
+            prels=prels, probs=probs, pooled=pool_runs or pooled, depth=depth,
+            level=level,
+        )  # fmt: skip
+    for name, run in fresh.items():
+        assert result.calibration is not None
+        figures = new_run_estimates(
+            name=name, run=run, prels=prels, probs=probs, unpooled_p=unsampled,
+            depth=depth, level=level, calibration=result.calibration, shift=shift,
+            design=design, top_up=top_ups.get(name),
+        )  # fmt: skip
+        out[name] = figures.estimates
+        result.intervals[name] = figures.interval
+        result.figures[name] = figures
+        if figures.topped_topics:
+            result.topped[name] = figures.topped_topics
     return dict(sorted(out.items()))
 
 
@@ -309,7 +345,7 @@ def _docnos(job: MatchJob, features, qids: Mapping[int, str]) -> dict[str, list[
 # The counts evaluate prints per run (integers), in order.
 NEW_RUN_COUNTS = (
     "pooled", "docs_retrieved", "docs_pooled", "docs_unpooled", "docs_below_depth",
-    "docs_not_in_collection", "topics_outside_job",
+    "docs_not_in_collection", "topics_outside_job", "topics_unjudged",
 )  # fmt: skip
 
 
@@ -317,15 +353,28 @@ def new_run_rows(
     evaluation: NewRunsEvaluation, name: str
 ) -> Iterator[tuple[str, str, float]]:
     """``(measure, "all", value)`` rows of :data:`NEW_RUN_COUNTS` for one run:
-    ``pooled`` is 1 for a run of the pool, 0 for a new one."""
+    ``pooled`` is 1 for a run of the pool, 0 for a new one; for a new run, its
+    interval's variance parts (``ma_var_sampling``, ``ma_var_model``), the unpooled
+    documents counted by the model alone and their calibrated count of relevant
+    ones, the topics its judged top-up corrected and the job's calibration ratio."""
     counts = evaluation.documents.get(name, RunDocuments())
     values = (
         float(name not in evaluation.new), counts.retrieved, counts.pooled,
         counts.unpooled, counts.below_depth, counts.not_in_collection,
-        counts.topics_outside_job,
+        counts.topics_outside_job, counts.topics_unjudged,
     )  # fmt: skip
     for measure, value in zip(NEW_RUN_COUNTS, values, strict=True):
         yield measure, "all", float(value)
+    figures = evaluation.figures.get(name)
+    if figures is not None:
+        parts = figures.interval
+        yield "ma_var_sampling", "all", parts.var_sampling
+        yield "ma_var_model", "all", parts.var_model
+        yield "docs_model_alone", "all", float(parts.documents)
+        yield "docs_model_alone_relevant", "all", parts.expected_relevant
+        yield "top_up_topics", "all", float(len(figures.topped_topics))
+    if evaluation.calibration is not None and name in evaluation.new:
+        yield "calibration_ratio", "all", evaluation.calibration.ratio
 
 
 def new_runs_wait(
@@ -358,11 +407,27 @@ def new_runs_wait(
     return found
 
 
+def new_run_check(
+    *, job: MatchJob, name: str, scores: Scores, qids: set[str] | None = None
+) -> None:
+    """Refuse a run that answers none of the job's topics (nothing to compare)."""
+    qids = set(job.topics.values_list("qid", flat=True)) if qids is None else qids
+    if not set(scores) & qids:
+        mine = ", ".join(sorted(scores, key=topic_key)[:5]) or "none"
+        raise EstimateError(
+            f"run {name} answers none of the {len(qids)} topics of job {job.pk} (its "
+            f"topics: {mine}{', ...' if len(scores) > 5 else ''}): it cannot be "
+            "compared with the pooled runs"
+        )
+
+
 def new_run_keep(
     *, job: MatchJob, sample: Sample, name: str, scores: Scores, user=None
 ) -> JobNewRun:
     """Keep a run evaluated against ``job`` as new (replacing one of the same name),
-    so the job page lists it and the runs page shows it beside the pooled runs."""
+    so the job page lists it and the runs page shows it beside the pooled runs; a
+    run answering none of the job's topics is refused (:func:`new_run_check`)."""
+    new_run_check(job=job, name=name, scores=scores)
     if name in job_pool_runs(job):
         raise EstimateError(
             f"run {name} is already in the pool of job {job.pk}: give the new run "
@@ -393,6 +458,15 @@ def job_runs_estimates(
     the collection that did not build the job's pool), with their unpooled documents
     already scored: nothing is sent to the workers here. Also which runs are new, and
     those still waiting for their documents to be scored (shown without a figure)."""
+    found, new, pending = job_runs_evaluation(job=job, sample=sample, runs=runs)
+    return found.estimates or {}, new, pending
+
+
+def job_runs_evaluation(
+    *, job: MatchJob, sample: Sample, runs: Mapping[str, Scores] | None = None
+) -> tuple[NewRunsEvaluation, frozenset[str], list[str]]:
+    """:func:`job_runs_estimates` with the whole evaluation (the new runs' interval
+    parts and top-ups)."""
     pooled = job_pool_runs(job)
     others = {n: s for n, s in (runs or {}).items() if n not in pooled}
     new = {**kept_new_runs(job), **others}
@@ -401,7 +475,7 @@ def job_runs_estimates(
         inline_max=0, enqueue=False,
     )  # fmt: skip
     if found.estimates is not None:
-        return found.estimates, frozenset(new), []
+        return found, frozenset(new), []
     scored = set(
         UnpooledScore.objects.filter(
             job=job, topic_id__in=list(found.wanted)
@@ -416,7 +490,7 @@ def job_runs_estimates(
         job=job, sample=sample, new_runs=ready, pooled_runs=pooled,
         inline_max=0, enqueue=False,
     )  # fmt: skip
-    return found.estimates or {}, frozenset(ready), sorted(set(new) - set(ready))
+    return found, frozenset(ready), sorted(set(new) - set(ready))
 
 
 def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
@@ -438,3 +512,33 @@ def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
     for line in lines:
         scores.setdefault(line.qid, {})[line.docno] = line.score
     return lines[0].tag, scores
+
+
+def runs_page_context(job, evaluation: NewRunsEvaluation, new: Iterable[str]) -> dict:
+    """What the runs page says beside the model-assisted table: the job it shows
+    (and the other jobs with kept new runs), each flagged run's reason (a new run's
+    pointing at the top-up), the advice for new runs counted by the model alone and
+    the new runs averaged over fewer topics."""
+    found = evaluation.estimates or {}
+    reasons = flag_reasons(found)
+    for name, figures in evaluation.figures.items():
+        if name in reasons:
+            reasons[name] = new_run_flag_reason(figures, reasons[name])
+    others = (
+        JobNewRun.objects.filter(job__collection_id=job.collection_id)
+        .exclude(job=job)
+        .values_list("job_id")
+        .annotate(n=Count("pk"))
+        .order_by("job_id")
+    )
+    return {
+        "model_assisted_job": f"job {job.pk}" + (f" ({job.name})" if job.name else ""),
+        "model_assisted_flagged": reasons,
+        "new_run_advice": {
+            name: text
+            for name, figures in sorted(evaluation.figures.items())
+            if (text := top_up_advice(figures, job_id=job.pk, run=name))
+        },
+        "fewer_topics": fewer_topics(found, new),
+        "other_jobs_new_runs": [[pk, n] for pk, n in others],
+    }

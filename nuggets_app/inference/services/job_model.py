@@ -262,7 +262,7 @@ def fit_sample(job: MatchJob, sample: Sample | None = None) -> Sample | None:
         return None
     return (
         Sample.objects.filter(pool_id=job.pool_id)
-        .exclude(method=Sample.Method.VERIFICATION)
+        .exclude(method__in=Sample.NOT_STATAP)
         .order_by("-pk")
         .first()
     )

@@ -64,6 +64,11 @@ from nuggets_app.evaluation.services.new_runs import (
     new_run_rows,
     new_runs_wait,
 )
+from nuggets_app.evaluation.services.outside_pool import (
+    NewRunFigures,
+    new_run_flag_reason,
+    top_up_advice,
+)
 from nuggets_app.ir.diversity import DiversityError, diversity_evaluate
 from nuggets_app.ir.expected import EXPECTED_MEASURES, run_expected
 from nuggets_app.ir.measures import DEFAULT_MEASURES, run_evaluate
@@ -270,10 +275,19 @@ class Command(BaseCommand):
             self.stderr.write(f"# {INTERVAL_NOTE}\n# {FLAG_NOTE}")
             rule = aggregation_of(job.collection).describe()
             self.stderr.write(f"# human labels: {rule}")
+            figures: dict[str, NewRunFigures] = (
+                self._documents.figures if self._documents is not None else {}
+            )
             for name, reason in flag_reasons(estimates).items():
+                if name in figures:
+                    reason = new_run_flag_reason(figures[name], reason)
                 self.stderr.write(f"# {name} flagged: {reason}")
         if self._documents is not None:
             self.stderr.write(f"# {NEW_RUN_NOTE}\n# {NOT_IN_COLLECTION_RULE}")
+            for name, figures in sorted(self._documents.figures.items()):
+                advice = top_up_advice(figures, job_id=self._job_id, run=name)
+                if advice:
+                    self.stderr.write(f"# {name}: {advice}")
 
     def _estimates(
         self, job: MatchJob, runs: list[NamedRun], sample_name: str | None
@@ -302,6 +316,7 @@ class Command(BaseCommand):
             scores = {run.name: run.scores for run in runs}
             if not self._files:
                 return job_sample_estimates(job=job, sample=sample, runs=scores)
+            self._job_id = job.pk
             found = new_runs_wait(job=job, sample=sample, runs=scores, say=self._say)
         except EstimateError as error:
             raise CommandError(str(error)) from None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from nuggets_app.evaluation.services.estimates import EstimateError
+from nuggets_app.evaluation.services.top_ups import top_up_draw_sample
 from nuggets_app.inference.services.rounds import rounds_advance
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.management.progress import topic_progress
-from nuggets_app.models import Pool, Sample
+from nuggets_app.models import JobNewRun, MatchJob, Pool, Sample
+from nuggets_app.pooling.services.assignments import AssignmentError
 from nuggets_app.pooling.services.rounds import sample_rounds_draw
 from nuggets_app.pooling.services.samples import (
     DRAWABLE_METHODS,
@@ -15,6 +19,10 @@ from nuggets_app.pooling.services.samples import (
     sample_draw,
     sample_extend,
 )
+
+
+def users_named(names: list[str]) -> list:
+    return list(get_user_model().objects.filter(username__in=names))
 
 
 def find_pool(name: str, collection: str | None) -> Pool:
@@ -56,9 +64,9 @@ class Command(BaseCommand):
     help = "Draw a sample of a pool (statAP, uniform or depth) with inclusion probabilities."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--pool", required=True, help="pool name")
+        parser.add_argument("--pool", help="pool name (not with --top-up)")
         parser.add_argument("--collection", help="collection of the pool, if ambiguous")
-        parser.add_argument("--name", required=True, help="sample name")
+        parser.add_argument("--name", help="sample name (not with --top-up)")
         parser.add_argument("--size", type=int, help="distinct documents per topic")
         parser.add_argument(
             "--method", choices=DRAWABLE_METHODS, default=Sample.Method.STATAP
@@ -88,7 +96,26 @@ class Command(BaseCommand):
             help="add EXTRA documents per topic to the existing sample NAME",
         )
 
+        parser.add_argument(
+            "--top-up",
+            action="store_true",
+            help="draw a top-up sample of a kept new run's documents outside the pool "
+            "(--job N --run NAME --size K: K draws per topic) and assign it",
+        )
+        parser.add_argument("--job", type=int, help="with --top-up: the job")
+        parser.add_argument("--run", help="with --top-up: the kept new run's name")
+        parser.add_argument(
+            "--assessors",
+            help="with --top-up: comma-separated user names to assign every topic to "
+            "(default: the assessors of the topic in the job's sample)",
+        )
+
     def handle(self, *args, **options) -> None:
+        if options["top_up"]:
+            self._top_up(options)
+            return
+        if not options["pool"] or not options["name"]:
+            raise CommandError("--pool and --name are required to draw a sample")
         pool = find_pool(options["pool"], options["collection"])
         with topic_progress(
             "sampling", verbosity=options["verbosity"], errors=SampleError
@@ -144,3 +171,38 @@ class Command(BaseCommand):
                 )
         for line in sample_lines(sample):
             self.stdout.write(line)
+
+    def _top_up(self, options) -> None:
+        if not (options["job"] and options["run"] and options["size"]):
+            raise CommandError("--top-up needs --job N, --run NAME and --size K")
+        job = MatchJob.objects.filter(pk=options["job"]).first()
+        if job is None:
+            raise CommandError(f"no job {options['job']}")
+        run = JobNewRun.objects.filter(job=job, name=options["run"]).first()
+        if run is None:
+            raise CommandError(
+                f"no new run {options['run']} kept with job {job.pk} (evaluate it on "
+                "the job's new-run page first)"
+            )
+        assessors = None
+        if options["assessors"]:
+            names = [n.strip() for n in options["assessors"].split(",") if n.strip()]
+            found = {u.get_username(): u for u in users_named(names)}
+            missing = [n for n in names if n not in found]
+            if missing:
+                raise CommandError(f"unknown user {missing[0]}")
+            assessors = [found[n] for n in names]
+        try:
+            sample = top_up_draw_sample(
+                job=job, run=run, size=options["size"], seed=options["seed"],
+                assessors=assessors,
+            )  # fmt: skip
+        except (EstimateError, AssignmentError) as error:
+            raise CommandError(str(error)) from None
+        for line in sample_lines(sample):
+            self.stdout.write(line)
+        self.stdout.write(
+            f"assigned to {sample.assignments.values('assessor').distinct().count()} "
+            "assessors: once judged, the run's figure on its page, the runs page and "
+            f"evaluate --job {job.pk} uses it"
+        )

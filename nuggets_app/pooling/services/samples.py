@@ -114,7 +114,7 @@ def _draw_record(topic: _TopicPool, draw: StatapDraw) -> dict:
 
 # Verification samples are drawn from a matching job's strata (evaluation/services/verification.py),
 # never from the pool's sampling distribution.
-DRAWABLE_METHODS = [m for m in Sample.Method.values if m != Sample.Method.VERIFICATION]
+DRAWABLE_METHODS = [m for m in Sample.Method.values if m not in Sample.NOT_STATAP]
 
 
 def _check_request(method: str, size: int, per_run_quota: bool) -> None:

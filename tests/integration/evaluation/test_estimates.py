@@ -222,6 +222,9 @@ def test_the_runs_page_shows_the_model_assisted_estimate_and_a_flagged_run(
     assert "⚑ flagged" in page.text
     assert "by more than sampling explains" in page.text
     assert "about 95% of such intervals contain" in page.text
+    # The page names the job whose estimates and new runs it shows.
+    assert page.context["model_assisted_job"].startswith(f"job {world.job.pk}")
+    assert 'id="model-assisted-job"' in page.text
     only_sample = client.get(
         url, {"sample": world.sample.pk, "expected": "", "qrels": "human"}
     )

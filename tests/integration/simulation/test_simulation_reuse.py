@@ -41,7 +41,7 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
         "--sample-size", "20%", "--seed", "2",
         "--reusability", "leave-one-group-out",
         "--groups", str(_groups_file(tmp_path, names)), "--out", str(out),
-        stdout=stdout, stderr=stderr,
+        "--top-up", "5", stdout=stdout, stderr=stderr,
     )  # fmt: skip
     report = json.loads((out / "report.json").read_text())
     assert report["default_estimator"] == "model_assisted"
@@ -72,6 +72,21 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
         assert 0 <= found["expected_relevant"] <= found["documents"], group
         assert 0 <= found["true_relevant"] <= found["documents"], group
     assert sum(g["documents"] for g in report["unpooled"].values()) > 0
+    # Each held-out run's figure with its interval, before and after a top-up of at
+    # most 5 documents per topic judged from the qrels.
+    for row in rows:
+        low, high = row["model_assisted"]["ci"]
+        assert low <= row["model_assisted"]["map"] <= high
+        assert row["model_assisted"]["var_model"] >= 0
+        if row["unpooled_documents"]:
+            top = row["top_up"]
+            assert 0 < top["documents"] <= 5 * top["topics"]
+            low, high = top["model_assisted"]["ci"]
+            assert low <= top["model_assisted"]["map"] <= high
+    for found in report["unpooled"].values():
+        assert 0 <= found["calibrated_relevant"] <= found["documents"]
+        assert found["ratio"] > 0
+    assert report["pooled_rel_error"]
 
 
 def test_groups_default_to_the_shared_prefix_and_a_groups_file_must_list_every_run():

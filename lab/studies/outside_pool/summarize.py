@@ -1,0 +1,95 @@
+"""Tables of the outside-pool study (docs/results/reusability.md, "Documents outside
+the pool: calibration, intervals and top-ups") from the reports of ``run.sh``.
+
+Usage: python lab/studies/outside_pool/summarize.py [DIR]   (default
+var/results/outside_pool; reads DIR/<collection>/leave-one-group-out-seed<S>.json)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+
+def _covered(ci, truth) -> bool:
+    return ci[0] <= truth <= ci[1]
+
+
+def seed_row(report: dict) -> dict:
+    rows = report["runs"]
+    full = report["full"]["map"]
+    groups = report["unpooled"].values()
+    raw = math.fsum(g["expected_relevant"] for g in groups)
+    cal = math.fsum(g.get("calibrated_relevant", math.nan) for g in groups)
+    true = math.fsum(g["true_relevant"] for g in groups)
+    before = [r["model_assisted"] for r in rows]
+    after = [
+        r.get("top_up", {}).get("model_assisted", r["model_assisted"]) for r in rows
+    ]
+    truth = [full[r["run"]] for r in rows]
+    rel = [abs(b["map"] - t) / t for b, t in zip(before, truth, strict=True) if t > 0]
+    rel_after = [
+        abs(a["map"] - t) / t for a, t in zip(after, truth, strict=True) if t > 0
+    ]
+    pooled = report.get("pooled_rel_error", [])
+    share = [
+        r["model_assisted"]["var_model"]
+        / (r["model_assisted"]["var_model"] + r["model_assisted"]["var_sampling"])
+        for r in rows
+        if r["model_assisted"].get("var_model", 0) > 0
+    ]
+    return {
+        "runs": len(rows),
+        "unpooled": int(math.fsum(g["documents"] for g in groups)),
+        "sum_p": raw,
+        "sum_q": cal,
+        "relevant": true,
+        "ratio_q": cal / true if true else math.inf,
+        "cover": sum(_covered(b["ci"], t) for b, t in zip(before, truth, strict=True))
+        / len(rows),
+        "cover_top_up": sum(
+            _covered(a["ci"], t) for a, t in zip(after, truth, strict=True)
+        )
+        / len(rows),
+        "rel": sum(rel) / len(rel),
+        "rel_top_up": sum(rel_after) / len(rel_after),
+        "rel_pooled": sum(pooled) / len(pooled) if pooled else math.nan,
+        "width": sum(b["ci"][1] - b["ci"][0] for b in before) / len(rows),
+        "width_top_up": sum(a["ci"][1] - a["ci"][0] for a in after) / len(rows),
+        "model_share": sum(share) / len(share) if share else 0.0,
+        "top_up_docs": sum(r.get("top_up", {}).get("documents", 0) for r in rows),
+        "ratios": sorted(round(g.get("ratio", math.nan), 2) for g in groups),
+    }
+
+
+def main() -> None:
+    base = Path(sys.argv[1] if len(sys.argv) > 1 else "var/results/outside_pool")
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        reports = sorted(folder.glob("leave-one-group-out-seed*.json"))
+        if not reports:
+            continue
+        print(f"\n{folder.name}")
+        print(
+            "| seed | held-out runs | unpooled docs | Σ p | Σ calibrated p | relevant "
+            "| calibrated/relevant | coverage | coverage, top-up | mean rel error "
+            "| top-up | pooled runs | mean width | top-up | model share | top-up docs |"
+        )
+        print("|" + "---|" * 16)
+        for path in reports:
+            r = seed_row(json.loads(path.read_text()))
+            seed = path.stem.rsplit("seed", 1)[1]
+            print(
+                f"| {seed} | {r['runs']} | {r['unpooled']} | {r['sum_p']:.1f} | "
+                f"{r['sum_q']:.1f} | {r['relevant']:.0f} | {r['ratio_q']:.2f} | "
+                f"{r['cover']:.3f} | {r['cover_top_up']:.3f} | {r['rel']:.3f} | "
+                f"{r['rel_top_up']:.3f} | {r['rel_pooled']:.3f} | {r['width']:.3f} | "
+                f"{r['width_top_up']:.3f} | {r['model_share']:.2f} | "
+                f"{r['top_up_docs']} |"
+            )
+            print(f"<!-- group ratios: {r['ratios']} -->")
+
+
+if __name__ == "__main__":
+    main()
