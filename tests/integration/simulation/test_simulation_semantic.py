@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from lab.maths.simulation import SimulationError
 from lab.services.simulation import simulation_run
-from lab.services.simulation_config import (
-    SimulationConfig,
-    SimulationError,
-)
+from lab.services.simulation_config import SimulationConfig
 from nuggets_app.models import Run
 
 
