@@ -18,7 +18,7 @@ from tests.browser.chrome import (
     screenshot,
     wait_for,
 )
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from nuggets_app.models import Judgment, Nugget, Topic
 from tests import factories as f
 from tests.browser.chrome import login, open_page, screenshot, wait_for
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By

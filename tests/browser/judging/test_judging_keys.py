@@ -13,8 +13,8 @@ from django.urls import reverse
 from nuggets_app.models import AssessorPreference, Judgment, Nugget
 from tests import factories as f
 from tests.browser.chrome import keep_screenshot, login, open_page, wait_for
-from tests.browser.test_judging import PHRASE, press, select_text
-from tests.integration.judging_world import TOPIC_1_DOCNOS, build_world
+from tests.browser.judging.test_judging import PHRASE, press, select_text
+from tests.integration.worlds.judging import TOPIC_1_DOCNOS, build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By

@@ -9,8 +9,8 @@ from django.urls import reverse
 
 from nuggets_app.models import Judgment, Nugget, WorkChange
 from tests.browser.chrome import login, open_page, screenshot, wait_for
-from tests.browser.test_judging import PHRASE, doc_url, press, select_text
-from tests.integration.judging_world import build_world
+from tests.browser.judging.test_judging import PHRASE, doc_url, press, select_text
+from tests.integration.worlds.judging import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By

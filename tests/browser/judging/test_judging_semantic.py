@@ -8,8 +8,8 @@ import pytest
 
 from tests import factories as f
 from tests.browser.chrome import login, open_page, screenshot, wait_for
-from tests.browser.test_judging import doc_url, press
-from tests.integration.judging_world import build_world
+from tests.browser.judging.test_judging import doc_url, press
+from tests.integration.worlds.judging import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By

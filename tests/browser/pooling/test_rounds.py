@@ -13,7 +13,7 @@ from nuggets_app.models import Assignment, Judgment, Sample, SampleDocument
 from nuggets_app.pooling.services.pools import pool_build
 from tests import factories as f
 from tests.browser.chrome import login, open_page, screenshot, wait_for
-from tests.browser.test_staff_pages import by_id, fill, submit, task_status
+from tests.browser.staff.test_staff_pages import by_id, fill, submit, task_status
 from tests.integration.pooling.test_pools import make_runs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -28,9 +28,9 @@ from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 from nuggets_app.staff import services as staff_tasks
 from tests.browser.chrome import login, open_page, screenshot, wait_for
-from tests.browser.test_judging import press, select_text
+from tests.browser.judging.test_judging import press, select_text
 from tests.conftest import TEST_DATA
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CRANFIELD = TEST_DATA / "public" / "cranfield"

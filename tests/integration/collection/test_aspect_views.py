@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from nuggets_app.models import Topic
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from nuggets_app.collection.services.nugget_banks import nugget_bank_import
 from nuggets_app.models import MatchJob
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = pytest.mark.django_db
 PHRASE = "thermo-aeroelastic similarity"

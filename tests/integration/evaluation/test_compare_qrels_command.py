@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from scipy import stats
 
-from tests.integration.commands.stored import store
+from tests.integration.evaluation.stored import store
 
 RUNS = [
     "alpha-rerank-boost0.5-top100",

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.integration.commands.stored import store
+from tests.integration.evaluation.stored import store
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "ir"
 MEASURES = ["AP", "P@10", "nDCG@10", "nDCG", "Rprec", "Bpref", "infAP", "Judged@10"]

@@ -1,6 +1,6 @@
 """The real Celery app with faults a test can trigger through document text.
 
-A worker started with ``-A tests.integration.jobs.fault_worker`` runs the production
+A worker started with ``-A tests.integration.inference.fault_worker`` runs the production
 tasks unchanged, except that scoring a document whose text contains
 
 - ``SLOWME`` sleeps 50 ms first (so a job lasts long enough to be interrupted);

@@ -22,8 +22,8 @@ from nuggets_app.inference.services.job_model import (
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.models import JobInference, MatchJob, MatchResult, Nugget, Topic
-from tests.integration.jobs.bank_world import bank_world
-from tests.integration.jobs.world import run_inline, wait_until
+from tests.integration.worlds.cranfield_pool import run_inline, wait_until
+from tests.integration.worlds.nugget_banks import bank_world
 
 
 def _inferred(world, job: MatchJob, rule: str, tmp_path) -> dict:

@@ -32,7 +32,7 @@ from nuggets_app.models import (
     SampleDocument,
     UnitEmbedding,
 )
-from tests.integration.jobs.world import cranfield_world, wait_until
+from tests.integration.worlds.cranfield_pool import cranfield_world, wait_until
 
 pytestmark = [
     pytest.mark.worker,

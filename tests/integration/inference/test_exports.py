@@ -16,7 +16,7 @@ from nuggets_app.inference.services.exports import (
 from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment, Qrels, Sample, SampleDocument
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 

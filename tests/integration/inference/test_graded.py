@@ -17,7 +17,7 @@ from nuggets_app.inference.services.graded import graded_export, job_levels
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Qrels
 from tests.helpers import read_qrels
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4", "8")

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob, MatchResult
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 PAYLOAD = "<script>alert(1)</script>"

@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Nugget
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Document, MatchResult, UnpooledScore
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 # Relevant to topic 1 or 2 (Cranfield qrels) and beyond the world's 20 per topic, and two
@@ -189,7 +189,7 @@ def test_a_worker_scores_the_new_documents_as_the_matcher_does(
     from matcher import MatchOptions, TopicMatcher
     from nuggets_app.inference.services.matching import job_nugget_specs
     from nuggets_app.models import MatchJob
-    from tests.integration.jobs.world import wait_for, wait_until
+    from tests.integration.worlds.cranfield_pool import wait_for, wait_until
 
     world = cranfield_world(shared_data, assessor, per_topic=12, nuggets_per_topic=3)
     job = match_job_launch(

@@ -34,7 +34,7 @@ from nuggets_app.models import (
     Sample,
     SampleDocument,
 )
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from tests.factories import (
     NuggetFactory,
     TopicFactory,
 )
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import text_windows
 from nuggets_app.models import Judgment, MatchResult, Nugget, UnitEmbedding
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,11 @@ from nuggets_app.inference.services.matching import (
     match_supervise,
 )
 from nuggets_app.models import MatchChunk, MatchJob, MatchResult
-from tests.integration.jobs.world import cranfield_world, wait_for, wait_until
+from tests.integration.worlds.cranfield_pool import (
+    cranfield_world,
+    wait_for,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.worker, pytest.mark.timeout(150)]
 FINAL = {MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED}

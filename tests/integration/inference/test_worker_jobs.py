@@ -9,7 +9,11 @@ from nuggets_app.inference.services.job_model import features_unpack, job_probab
 from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
 from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult
-from tests.integration.jobs.world import cranfield_world, wait_for, wait_until
+from tests.integration.worlds.cranfield_pool import (
+    cranfield_world,
+    wait_for,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.worker, pytest.mark.timeout(120)]
 

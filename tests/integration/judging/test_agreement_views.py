@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 
 @pytest.fixture

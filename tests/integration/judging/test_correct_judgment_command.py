@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from nuggets_app.judging.history import document_history
 from nuggets_app.judging.services.judgments import judgment_record, judgment_state
 from nuggets_app.models import Judgment, WorkChange
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from nuggets_app.models import Judgment
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from nuggets_app.learning import embeddings
 from nuggets_app.learning.semantic import DEFAULT_MAX_WORDS
 from nuggets_app.models import NuggetEmbedding, UnitEmbedding
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = [
     pytest.mark.django_db,

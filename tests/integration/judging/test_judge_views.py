@@ -11,7 +11,7 @@ from assessor_ui.views.judge import nugget_json
 from nuggets_app.inference.services.embeddings import semantic_on
 from nuggets_app.models import Judgment, Nugget
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 
 @pytest.fixture

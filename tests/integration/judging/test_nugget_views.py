@@ -8,7 +8,7 @@ from django.urls import reverse
 from assessor_ui.views.judge import nugget_json
 from nuggets_app.models import Nugget
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 PHRASE = "thermo-aeroelastic similarity"
 

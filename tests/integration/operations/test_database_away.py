@@ -116,7 +116,7 @@ def served_from_own_postgres(tmp_path):
             DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO),
         )  # fmt: skip
         built = subprocess.run(
-            [sys.executable, "-m", "tests.integration.operations.database_world"],
+            [sys.executable, "-m", "tests.integration.worlds.database"],
             cwd=REPO, env=env, check=True, capture_output=True, text=True,
         )  # fmt: skip
         world = json.loads(built.stdout.strip().splitlines()[-1])

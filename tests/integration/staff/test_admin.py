@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from nuggets_app import models as m
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = pytest.mark.django_db
 

@@ -33,7 +33,7 @@ from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 from tests import helpers
 from tests.helpers import read_run
-from tests.integration.jobs.world import run_inline
+from tests.integration.worlds.cranfield_pool import run_inline
 
 QIDS = ("1", "2", "3", "4", "5", "6")
 RUNS = (
