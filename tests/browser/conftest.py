@@ -52,7 +52,7 @@ def fitted_world(shared_data, assessor, monkeypatch):
     left by an earlier test cannot take them from the broker first."""
     from nuggets_app.inference.services import job_model
     from nuggets_app.inference.services.matching import chunks, launch
-    from tests.integration.evaluation.world import evaluation_world
+    from tests.integration.worlds.judged_job import evaluation_world
 
     monkeypatch.setattr(launch, "enqueue_chunks", lambda ids: None)
     monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)

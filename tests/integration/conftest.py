@@ -2,7 +2,7 @@
 
 The worker is a subprocess (``celery worker --pool=prefork``) pointed at pytest-django's
 test database, so tests that use it must commit their rows (``transactional_db``).
-It runs the production tasks through ``tests.integration.jobs.fault_worker``, which
+It runs the production tasks through ``tests.integration.inference.fault_worker``, which
 adds faults only for documents whose text asks for them.
 """
 
@@ -21,7 +21,7 @@ from django.conf import settings
 
 REPO = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).with_name("celery")
-WORKER_APP = "tests.integration.jobs.fault_worker"
+WORKER_APP = "tests.integration.inference.fault_worker"
 
 
 def _database_url() -> str:

@@ -19,7 +19,7 @@ from nuggets_app.collection.services.nugget_banks import nugget_bank_import
 from nuggets_app.judging.services.nuggets import nugget_save
 from nuggets_app.models import Nugget, Topic
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 PHRASE = "thermo-aeroelastic similarity"
 

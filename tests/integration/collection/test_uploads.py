@@ -434,7 +434,7 @@ def test_a_run_naming_unknown_documents_can_skip_them_from_the_page(
 def test_the_check_finds_judged_documents_whose_text_would_change(
     shared_data, assessor, staff, tmp_path
 ):
-    from tests.integration.jobs.world import cranfield_world
+    from tests.integration.worlds.cranfield_pool import cranfield_world
 
     world = cranfield_world(shared_data, assessor, nuggets_per_topic=10)
     noted = set(

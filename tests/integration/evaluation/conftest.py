@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import Group
 
 from tests.factories import UserFactory
-from tests.integration.evaluation.world import evaluation_world
+from tests.integration.worlds.judged_job import evaluation_world
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.urls import reverse
 from nuggets_app.models import Run
 from nuggets_app.pooling.services.samples import sample_draw
 from tests.factories import UserFactory
-from tests.integration.evaluation.world import _judge as judge_sample
+from tests.integration.worlds.judged_job import _judge as judge_sample
 
 pytestmark = pytest.mark.django_db
 RULE = "kind=threshold&threshold=0.5&n=100"

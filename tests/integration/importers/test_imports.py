@@ -240,7 +240,7 @@ def test_prels_keep_their_inclusion_probabilities(db, tmp_path):
 
 # --- re-importing documents that carry judgments and nuggets ---------------------------
 def _judged_world(shared_data, assessor):
-    from tests.integration.jobs.world import cranfield_world
+    from tests.integration.worlds.cranfield_pool import cranfield_world
 
     world = cranfield_world(shared_data, assessor, nuggets_per_topic=10)
     nuggets = list(Nugget.objects.filter(topic__collection=world.collection))

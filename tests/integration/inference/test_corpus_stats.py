@@ -18,7 +18,7 @@ from nuggets_app.models import (
     MatchChunk,
     MatchJob,
 )
-from tests.integration.jobs.world import cranfield_world, wait_until
+from tests.integration.worlds.cranfield_pool import cranfield_world, wait_until
 
 CHUNK_SIZE = 8
 

@@ -22,7 +22,7 @@ from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.ir.diversity import subtopic_qrels_lines
 from nuggets_app.models import Judgment, MatchResult, Nugget, Qrels
-from tests.integration.jobs.world import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4")

@@ -16,7 +16,8 @@ from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.graded import graded_export, job_levels
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Qrels
-from tests.integration.jobs.world import _qrels, cranfield_world, run_inline
+from tests.helpers import read_qrels
+from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4", "8")
@@ -25,7 +26,7 @@ QIDS = ("3", "4", "8")
 @pytest.fixture
 def world(shared_data, assessor):
     world = cranfield_world(shared_data, assessor, qids=QIDS, per_topic=20, judge=10)
-    truth = _qrels(shared_data / "cranfield" / "qrels.txt", set(QIDS))
+    truth = read_qrels(shared_data / "cranfield" / "qrels.txt", QIDS)
     for j in Judgment.objects.filter(topic__in=world.topics).select_related(
         "topic", "document"
     ):

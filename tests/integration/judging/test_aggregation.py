@@ -16,7 +16,7 @@ from nuggets_app.judging.services.adjudication import adjudication_record
 from nuggets_app.judging.services.judgments import JudgingError, judgment_record
 from nuggets_app.models import Assignment, Judgment, WorkChange
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = pytest.mark.django_db
 

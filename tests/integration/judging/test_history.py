@@ -16,7 +16,7 @@ from nuggets_app.judging.services.nuggets import (
 )
 from nuggets_app.judging.services.undo import NothingToUndo, change_undo
 from nuggets_app.models import Judgment, Nugget, WorkChange
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 pytestmark = pytest.mark.django_db
 PHRASE = "thermo-aeroelastic similarity"

@@ -12,7 +12,7 @@ from nuggets_app.judging.services.judgments import (
     judgment_time_add,
 )
 from nuggets_app.models import Judgment
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from nuggets_app.models import (
     SampleDocument,
 )
 from nuggets_app.pooling.services.samples import sample_extend
-from tests.integration.evaluation.world import evaluation_world
+from tests.integration.worlds.judged_job import evaluation_world
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from nuggets_app.judging.services.nuggets import (
 )
 from nuggets_app.models import Nugget
 from tests import factories as f
-from tests.integration.judging_world import build_world
+from tests.integration.worlds.judging import build_world
 
 PHRASE = "thermo-aeroelastic similarity"
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.operations.test_health import _free_port, _listening, _wait
+from tests.helpers import free_port
+from tests.integration.operations.test_health import _listening, _wait
 from tests.services import as_postgres_user, postgres_binary
 
 pytestmark = pytest.mark.timeout(300)
@@ -45,7 +46,7 @@ class _Postgres:
         self.folder = Path(tempfile.mkdtemp(prefix="nuggets-away-"))
         if self.runner:
             shutil.chown(self.folder, "postgres")
-        self.data, self.port = self.folder / "data", _free_port()
+        self.data, self.port = self.folder / "data", free_port()
         subprocess.run(
             [*self.runner, initdb, "-A", "trust", "-U", "postgres", "-D", str(self.data)],
             check=True, stdout=subprocess.DEVNULL,
@@ -115,11 +116,11 @@ def served_from_own_postgres(tmp_path):
             DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO),
         )  # fmt: skip
         built = subprocess.run(
-            [sys.executable, "-m", "tests.integration.operations.database_world"],
+            [sys.executable, "-m", "tests.integration.worlds.database"],
             cwd=REPO, env=env, check=True, capture_output=True, text=True,
         )  # fmt: skip
         world = json.loads(built.stdout.strip().splitlines()[-1])
-        port = _free_port()
+        port = free_port()
         server = subprocess.Popen(
             [str(Path(sys.executable).with_name("gunicorn")), "nuggets_app.wsgi",
              "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4"],
