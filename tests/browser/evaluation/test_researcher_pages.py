@@ -231,6 +231,12 @@ def test_trust_and_verification_pages_fit_and_name_their_jobs(
     assert "simulated-assessor" not in labels
     job = driver.find_element(By.CSS_SELECTOR, 'select[name="job"] option').text
     assert job.startswith(f"Job {world.job.pk} ")
+    shown = [
+        d.get_attribute("data-rule-description")
+        for d in driver.find_elements(By.CSS_SELECTOR, "[data-rule-description]")
+        if d.is_displayed()
+    ]
+    assert shown == ["default"]
     assert overflowing(driver) == []
 
 
