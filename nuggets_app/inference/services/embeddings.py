@@ -171,6 +171,12 @@ def documents_embed(
     return len(texts)
 
 
+def text_vectors(texts: Sequence[str]) -> np.ndarray:
+    """Embeddings of texts that are not stored (an answer's windows): rows in order."""
+    _require()
+    return embeddings.encoder().embed(list(texts))
+
+
 def _sha1(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.inference.services.exports import (
     QRELS_KINDS,
@@ -21,7 +22,6 @@ from nuggets_app.inference.services.exports import (
     passages_export,
     prels_export,
     probabilistic_export,
-    qid_key,
     qrels_export,
     scores_export,
 )
