@@ -90,11 +90,10 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
 def draws_infer(design: Mapping[str, float]) -> tuple[int, dict[str, float]]:
     """K and q of the with-replacement design from π (Σ q = 1)."""
     pis = np.array([min(p, 1 - 1e-12) for p in design.values()])
-    best = None
+    best = (math.inf, 1)
     for k in range(1, 5000):
         total = float(np.sum(1 - (1 - pis) ** (1.0 / k)))
-        if best is None or abs(total - 1) < best[0]:
-            best = (abs(total - 1), k)
+        best = min(best, (abs(total - 1), k))
         if total < 1:
             break
     k = best[1]
@@ -150,9 +149,9 @@ def main(argv: list[str]) -> None:
             prels = redraw(inputs, rng)
             for name, opts in specs:
                 acc[name].append(figures(inputs, prels, probs, opts, per_topic))
-        for name, rows in acc.items():
-            mean = {k: np.mean([r[k] for r in rows]) for k in rows[0]}
-            se = np.std([r["shift"] for r in rows]) / math.sqrt(len(rows))
+        for name, draws in acc.items():
+            mean = {k: np.mean([r[k] for r in draws]) for k in draws[0]}
+            se = np.std([r["shift"] for r in draws]) / math.sqrt(len(draws))
             print(path, name, f"draws {n} shift-se {se:.4f}",
                   " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
 

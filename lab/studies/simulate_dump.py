@@ -34,7 +34,7 @@ def main(argv: list[str]) -> None:
 
     # Neither the feedback baseline nor the old estimates are estimator inputs.
     simulation._baseline = lambda *args, **kwargs: {}
-    simulation_job.job_sample_estimates = lambda **kwargs: {}
+    simulation_job.job_sample_estimates = lambda **kwargs: {}  # type: ignore[attr-defined]
     collection = Collection.objects.get(name=name)
     count, fraction = sample_size(size)
     config = SimulationConfig(
