@@ -1,11 +1,13 @@
-"""The default estimate's level: no shift common to all runs, and one statMAP.
+"""A shift common to all runs, and one statMAP.
 
 Beale's correction of AP's ratio bias rests on the second-order expansion of 1/R̂
 around R, which converges only for ``|R̂ - R| < R``. Where a model over-rates many
 documents the sample rarely draws, R̂'s coefficient of variation passes 1 and
 Beale's estimate tends to ``Ĉ/V̂_R``, near 0: every run's AP on that topic drops.
-The application applies it only where ``sqrt(V̂_R)/R̂ <= 1/2``
-(docs/explanation/model-assisted.md, "Where Beale's expansion holds").
+``beale=BEALE_CV`` applies it only where ``sqrt(V̂_R)/R̂ <= 1/2``
+(docs/explanation/model-assisted.md, "Where Beale's expansion holds"). The floor of
+R̂ at the relevant documents judged (``bounded``) makes the bias check's statMAP
+statAP's own.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def _true_map(run, truth):
     return statistics.fmean(aps)
 
 
-def test_the_reported_estimate_keeps_no_shift_where_beale_everywhere_had_one():
+def test_beale_within_its_convergence_region_keeps_no_shift_where_everywhere_had_one():
     """Over 150 statAP samples (15 draws per topic) of the same pools, with the same
     model: the mean over samples of (the runs' mean estimate - their mean true MAP)
     is -0.096 (standard error 0.004) with Beale's correction on every topic and
