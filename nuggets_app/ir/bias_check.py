@@ -65,7 +65,7 @@ def bias_check(
     level: int = 1,
     depth: int | None = None,
     bounded: bool = False,
-    beale: bool = False,
+    beale: bool | float = False,
     tune: bool = True,
     unsampled: Probs | None = None,
     interval: str = "linearised",
@@ -90,7 +90,13 @@ def bias_check(
     """
     unsampled = unsampled or {}
     assisted = topic_samples(
-        judged, probs, level=level, tune=tune, unsampled=unsampled, design=design
+        judged,
+        probs,
+        level=level,
+        tune=tune,
+        unsampled=unsampled,
+        design=design,
+        floor=bounded,
     )
     plain = topic_samples(judged, {}, level=level)
     per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}

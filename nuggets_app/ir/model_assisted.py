@@ -2,30 +2,19 @@
 
 Derivation and worked example: docs/explanation/model-assisted.md. A topic's pool P
 was sampled by statAP's design (sample S, inclusion probabilities π); a relevance model
-gives every pooled document a probability p of relevance that did not see the
-document's own label (cross-fitted: the caller's duty). Every Horvitz-Thompson sum
+gives every pooled document a probability p fitted without its label (the caller's
+duty). Every Horvitz-Thompson sum
 ``Σ_S y/π`` of statAP becomes the difference estimator ``Σ_P p + Σ_S (y - p)/π``, i.e.
 each label y_d is replaced by ``ŷ_d = p_d + 1[d ∈ S] (y_d - p_d)/π_d`` (E[ŷ_d] = y_d)
 and the measure is computed from the ŷ of the run's list L (ranks r_d):
 
-* ``R̂ = Σ_P p + Σ_S (y - p)/π``; ``SP̂(r) = Σ_{d ∈ L, r_d <= r} ŷ_d``;
-* ``AP̂ = (1/R̂) Σ_{d ∈ L} ŷ_d ĉ_d``, ``ĉ_d = (1 + SP̂(r_d - 1))/r_d`` (the document's
-  own term counts 1 because y² = y for binary labels, as in statAP);
-* ``P@k̂ = SP̂(k)/k``; ``R-prec = SP̂(R̂r)/R̂r`` with ``R̂r = floor(R̂ + 0.5)``, or
-  ``SP̂/R̂`` when the list is shorter than ``R̂r`` (statAP's rule);
-* ``nDCG@k̂ = DCĜ/IDCĜ``: ``DCĜ = Σ_{r_d <= k} ĝ_d/log2(r_d + 1)`` with
-  ``ĝ_d = E_model[gain] + 1[d ∈ S](gain_d - E_model[gain])/π_d``, and the ideal DCG
-  built from difference estimates ``Ĉ_g`` of the number of documents of grade >= g:
-  ``IDCĜ = Σ_g (gain_g - gain_{g-1}) D(Ĉ_g)``, ``D(x) = Σ_{i <= x} 1/log2(i + 1)``
-  with a fractional last rank, capped at k (exact for integer counts).
+measures as statAP defines them from ŷ (AP, R-prec, P@k, nDCG@k with an ideal DCG
+from difference estimates of the counts per grade).
 
 With p ≡ 0 these are statAP's R̂, statAP, statRprec and statP@k exactly; with p = y
 they are exact for every sample. R̂, SP̂ and P@k̂ are unbiased for any fixed p.
 
-Power tuning (``tune=True``, the default estimator): each topic uses ``λ p`` with the
-``λ`` of :func:`power_tuning`, estimated from the topic's own judged documents, so a
-model that does not follow a topic's labels is trusted less there; with ``λ``
-estimated the estimates are approximately (not exactly) unbiased.
+Power tuning (``tune=True``): each topic uses ``λ p`` (:func:`power_tuning`).
 
 Variance (linearisation, Poisson approximation of the design): with ``a_d`` the
 derivative of the measure with respect to ``y_d`` at the estimates,
@@ -35,25 +24,17 @@ variance (:mod:`nuggets_app.ir.intervals`; the application's is ``REPORTED``'s).
 every topic of the prels the run answers but ``UMASS`` ones, valid when ``R̂ > 0``.
 Per run: mean over valid topics, ``var = Σ var_t / n²``. No Django here.
 
-Beale's ratio estimator of AP (``beale=True``, what the application reports): AP̂ =
-N̂/R̂ is a ratio of two (nearly) unbiased sums, so it is biased by about
-``(AP V(R̂) - C(N̂, R̂))/R²`` (second-order Taylor expansion of 1/R̂): upwards when R̂
-is noisy, i.e. few relevant documents found with small π. Measured on small
-collections, this bias was common to all runs and larger than their intervals (on
-Cranfield at 10%, every run's MAP 0.06 too high). Beale's estimator
-``(N̂ R̂ + Ĉ)/(R̂² + V̂_R)`` removes the second-order term, with the linearised
-``Ĉ = Σ_S v (y - p)² ∂N/∂y_d`` and ``V̂_R`` of the variance below; unlike Tin's
-linear correction it does not run away when ``V̂_R`` is large (numerator and
-denominator grow together). Reference: Cochran, Sampling Techniques (1977), §6.8.
+Beale's ratio estimator of AP (``beale``): ``(N̂ R̂ + Ĉ)/(R̂² + V̂_R)`` removes the
+second-order ratio bias ``(AP V(R̂) - C(N̂, R̂))/R²`` of N̂/R̂ (Cochran 1977, §6.8),
+with the linearised ``Ĉ = Σ_S v (y - p)² ∂N/∂y_d`` and ``V̂_R``. The expansion of 1/R̂
+converges only for ``|R̂ - R| < R``; ``beale=c`` (e.g. ``BEALE_CV``) corrects a topic
+only where ``sqrt(V̂_R)/R̂ <= c``; the application corrects every topic.
 
 ``bounded=True`` (what the application reports; :func:`topic_bounded`): a topic's
-AP, R-prec, P@k and nDCG@k are clipped to [0, 1] and their variance capped at 1/4. A
-ratio whose denominator ``R̂`` is small and noisy (few relevant documents, a sampled
-non-relevant document with a high p and a small π) can land far outside the measure's
-range with a linearised variance in the tens; the true value lies in [0, 1], so
-clipping never moves an estimate away from it, and a [0, 1]-valued estimate has a
-variance of at most 1/4 (Popoviciu). ``bounded=False`` keeps statAP's own values at
-p ≡ 0 (statAP can exceed 1).
+AP, R-prec, P@k and nDCG@k are clipped to [0, 1], their variance capped at 1/4
+(Popoviciu), and R̂ floored at the relevant documents judged: the truth lies inside
+both ranges. ``bounded=False`` keeps statAP's own values at p ≡ 0.
+Derivations: docs/explanation/model-assisted.md.
 """
 
 from __future__ import annotations
@@ -82,6 +63,9 @@ Z_95 = 1.96
 NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
+# ``beale=BEALE_CV``: Beale only where R̂'s coefficient of variation is <= 1/2. Measured,
+# not reported: it removed DL19's shift, not the small collections' (explanation).
+BEALE_CV = 0.5
 # The options of the default estimator as the application reports it.
 REPORTED: dict[str, Any] = {"bounded": True, "beale": True, "interval": "sparse"}
 
@@ -233,16 +217,12 @@ def power_tuning(
 ) -> float:
     """The topic's ``λ`` in [1/2, 1]: the model's p is used as ``λ p``.
 
-    ``λ̂ = Σ_S v y p / Σ_S v p²`` (``v = (1 - π)/π²``, or the document's variance factor
-    of a sample in rounds; clipped to [0, 1]) minimises
-    the estimated variance ``Σ_S v (y - λ p)²`` of ``R̂ = λ Σ_P p + Σ_S (y - λ p)/π``
-    (GREG's regression coefficient; PPI++'s power tuning). A model whose p does not
-    follow this topic's judged labels gets a small ``λ̂`` and the estimate moves towards
-    statAP. ``λ = (1 + λ̂)/2``, half-way to the calibrated model's 1: ``λ̂`` from a few
-    dozen judged documents is noisy, and alone it also shrinks the estimated variance it
-    was chosen to minimise (measured: DL19 at 10%, coverage of the 95% intervals fell
-    from 99% to 71%; halved, 98%). 1 when the sample says nothing (no sampled document
-    with ``p > 0`` and ``π < 1``).
+    ``λ̂ = Σ_S v y p / Σ_S v p²`` (``v = (1 - π)/π²`` or the sample's variance
+    factor; clipped to [0, 1]) minimises the estimated variance of ``R̂`` (GREG's
+    regression coefficient; PPI++'s power tuning); ``λ = (1 + λ̂)/2``, half-way to a
+    calibrated model's 1, since λ̂ alone also shrinks the variance estimate it was
+    chosen to minimise (docs/explanation/model-assisted.md). 1 when the sample says
+    nothing (no sampled document with ``p > 0`` and ``π < 1``).
     """
     num = den = 0.0
     for docno, rel in judged.rel.items():
@@ -267,6 +247,7 @@ def topic_sample(
     tune: bool = True,
     unsampled: Mapping[str, float] | None = None,
     design: Mapping[str, float] | None = None,
+    floor: bool = False,
 ) -> TopicSample:
     """Prepare one topic: ``R̂``, its variance, the ideal DCG and per-document terms.
 
@@ -283,6 +264,7 @@ def topic_sample(
     best prediction, while ``λ`` only trades variance within the sampled pool (a
     document of ``probs`` keeps its pooled p). ``design``: π of every pooled
     document, drawn or not (the ``anticipated`` interval of :mod:`.intervals`).
+    ``floor``: R̂ is at least the number of relevant documents judged (``bounded``).
     """
     if cutoff < 1:
         raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
@@ -329,6 +311,12 @@ def topic_sample(
             gain_resid=gains[grade] - _expected_gain(steps, lv),
             ideal=math.fsum(slope[g] * (float(grade > g) - lv[g]) for g in range(top)),
         )
+    n_relevant = sum(int(rel >= level) for _, _, rel, _ in sampled)
+    est_r = math.fsum(probs.values()) + math.fsum(
+        u.resid * u.weight for u in units.values()
+    )
+    if floor:  # R is at least the relevant documents judged
+        est_r = max(est_r, float(n_relevant))
     exp_gain: Mapping[str, float] = probs
     if grades is not None:
         exp_gain = {d: _expected_gain(steps, lv) for d, lv in at_least.items()}
@@ -339,14 +327,13 @@ def topic_sample(
         probs=probs,
         exp_gain=exp_gain,
         units=units,
-        est_r=math.fsum(probs.values())
-        + math.fsum(u.resid * u.weight for u in units.values()),
+        est_r=est_r,
         var_r=math.fsum(u.var_w * u.resid * u.resid for u in units.values()),
         idcg=idcg,
         ideal_var=math.fsum(u.var_w * u.ideal * u.ideal for u in units.values()),
         scale=scale,
         design={**design, **{d: pi for d, pi, *_ in sampled}} if design else {},
-        n_relevant=sum(int(rel >= level) for _, _, rel, _ in sampled),
+        n_relevant=n_relevant,
         expected_relevant=math.fsum(probs.get(d, 0.0) for d, *_ in sampled),
     )
 
@@ -403,14 +390,15 @@ def topic_estimates(
     sample: TopicSample,
     ranking: Sequence[str],
     *,
-    beale: bool = False,
+    beale: bool | float = False,
     interval: str = "linearised",
 ) -> dict[str, TopicEstimate]:
     """Every measure of one ranked list (best first, cut by the caller). O(|L|).
 
     AP and R-prec are NaN when ``R̂ <= 0`` (not a valid topic: the run means leave it
     out, as statAP does); P@k, nDCG@k and R are given for every sample. ``beale``:
-    AP by Beale's ratio estimator (module docstring); its variance is the same
+    AP by Beale's ratio estimator (True; a number c: where R̂'s coefficient of
+    variation is at most c; module docstring); its variance is the same
     linearisation. ``interval``: the variance of :mod:`nuggets_app.ir.intervals`
     (``anticipated``: AP, R-prec and P@k; ``model_only``: every measure but R).
     """
@@ -453,7 +441,7 @@ def topic_estimates(
             est_r=r, ap=ap, cutoff=k, rp_rank=w.rp_rank,
         )  # fmt: skip
         var_ap, var_rp, var_pk = map(max, (var_ap, var_rp, var_pk), more)
-    if beale and r > 0:
+    if beale_applies(beale, r, sample.var_r):
         ap = (w.num * r + cov_nr) / (r * r + sample.var_r)
     values = (
         (ap, var_ap),
@@ -470,6 +458,15 @@ def topic_estimates(
         )
         for name, (value, var) in zip(measure_names(k), values, strict=True)
     }
+
+
+def beale_applies(beale: bool | float, est_r: float, var_r: float) -> bool:
+    """Is AP corrected by Beale's estimator on this topic? ``True``: wherever
+    ``R̂ > 0``; a number c: only where R̂'s coefficient of variation
+    ``sqrt(V̂_R)/R̂`` is at most c (the second-order expansion holds there)."""
+    if beale is False or not est_r > 0:
+        return False
+    return beale is True or var_r <= (float(beale) * est_r) ** 2
 
 
 def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEstimate]:
@@ -493,6 +490,7 @@ def topic_samples(
     tune: bool = True,
     unsampled: Probs | None = None,
     design: Probs | None = None,
+    floor: bool = False,
 ) -> dict[str, TopicSample]:
     """:func:`topic_sample` of every topic that has a statAP-sampled document (not
     ``UMASS``), in numeric topic order; a topic absent from ``probs`` gets p ≡ 0."""
@@ -507,6 +505,7 @@ def topic_samples(
             tune=tune,
             unsampled=unsampled.get(qid),
             design=design.get(qid),
+            floor=floor,
         )
         for qid in sorted(judged, key=topic_key)
         if judged[qid].label != "UMASS"
@@ -542,7 +541,7 @@ def model_assisted_evaluate(
     depth: int | None = None,
     grades: GradeModel | None = None,
     bounded: bool = False,
-    beale: bool = False,
+    beale: bool | float = False,
     tune: bool = True,
     unsampled: Probs | None = None,
     interval: str = "linearised",
@@ -554,8 +553,9 @@ def model_assisted_evaluate(
     A topic is used when the run answers it, it is not ``UMASS`` and ``R̂ > 0``.
     Per-topic work is done once; each run costs O(|L| + |S|) per topic.
     ``bounded``: per-topic estimates through :func:`topic_bounded`, and the run's
-    interval of every measure but ``R`` intersected with [0, 1]. ``beale``: AP by
-    Beale's ratio estimator (:func:`topic_estimates`). ``tune``: each
+    interval of every measure but ``R`` intersected with [0, 1], and R̂ floored at
+    the relevant documents judged. ``beale``: AP by Beale's ratio estimator
+    (:func:`topic_estimates`). ``tune``: each
     topic's p scaled by :func:`power_tuning` (the default estimator). ``unsampled``:
     p of documents outside the sampled pool, unscaled (:func:`topic_sample`).
     ``interval``, ``design``: the variance of :mod:`nuggets_app.ir.intervals` and the
@@ -570,6 +570,7 @@ def model_assisted_evaluate(
         tune=tune,
         unsampled=unsampled,
         design=design,
+        floor=bounded,
     )
     names = measure_names(cutoff)
     out: dict[str, dict[str, RunEstimate]] = {}

@@ -2,7 +2,8 @@
 
 On the real ADI collection, a simulation's ``report.json`` (the default estimator's
 MAP and interval, EAP, the bias check's statMAP, per run; the inferred documents) is
-compared with what ``evaluate --job N --sample S`` prints and what ``export_qrels
+compared with what ``evaluate --job N --sample S`` prints (its statMAP also with the
+report's statAP of NIST's script) and what ``export_qrels
 --job N`` writes on the same database, to the last printed digit; and a second
 simulation is refused rather than silently changing the first job's judgments.
 """
@@ -61,6 +62,10 @@ def test_simulation_report_equals_evaluate_and_export(adi, tmp_path):
         )
         assert float(got["EAP"]) == report["systems"]["map"]["eap"][run]
         assert float(got["statMAP"]) == report["bias_check"][run]["statap"]
+        # One statMAP: the bias check's is statAP's own (NIST's script, its topics).
+        assert float(got["statMAP"]) == pytest.approx(
+            report["estimators"]["statap"]["map"][run], abs=1e-12
+        )
         assert float(got["bias_diff"]) == report["bias_check"][run]["diff"]
     # A run evaluated alone gets the figures and the verdict it gets beside the rest.
     alone = _evaluate(job, sample, [runs[0]])[runs[0]]

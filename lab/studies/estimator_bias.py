@@ -1,0 +1,195 @@
+"""Where the default estimate's shift common to all runs comes from, and what removes it.
+
+Reads the ``inputs.pickle`` of :mod:`lab.studies.simulate_dump` (one simulation: the
+sample's prels, the job's cross-fitted p, the design, the runs, the truth) and, for
+estimator options given as ``NAME=key:value,...``:
+
+* ``observed``: per option set, on the simulation's own sample, the mean over runs of
+  (MAP estimate - pooled truth), its sd, the RMSE, coverage, mean half-width and tau;
+* ``redraw N``: the same options on N fresh samples of the same design with the same
+  (fixed) p, i.e. the estimator's own bias given the model, without the dependence of
+  p on the sample (the mean over draws of the per-draw mean error over runs).
+
+Usage: python -m lab.studies.estimator_bias observed|redraw[:N] INPUTS... -- OPTIONS...
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import sys
+from collections.abc import Mapping
+
+import numpy as np
+
+from lab.maths.simulation import average_precision
+from nuggets_app.ir import model_assisted as ma
+from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
+from nuggets_app.ir.prels import TopicPrels, ranking_order
+from nuggets_app.ir.ranking import kendall_tau
+
+
+def pooled_truth(inputs: Mapping) -> dict[str, dict[str, float]]:
+    level = inputs["level"]
+    relevant = {
+        q: {d for d in docs if inputs["truth"].get(q, {}).get(d, 0) >= level}
+        for q, docs in inputs["pool"].items()
+    }
+    return {
+        r: {q: average_precision(ranking_order(d), relevant[q]) for q, d in run.items()}
+        for r, run in inputs["runs"].items()
+    }
+
+
+def options_parse(text: str) -> tuple[str, dict]:
+    name, _, rest = text.partition("=")
+    opts: dict = dict(REPORTED)
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition(":")
+        opts[key] = {"true": True, "false": False}.get(value, value)
+    return name, opts
+
+
+def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
+    opts = dict(opts)
+    zero = opts.pop("zero", False)
+    lam = opts.pop("lam", "half")
+    tuning = ma.power_tuning
+    if lam == "full":  # λ̂ itself instead of (1 + λ̂)/2
+        ma.power_tuning = lambda *a, **k: 2 * tuning(*a, **k) - 1
+    try:
+        found = model_assisted_evaluate(
+            prels, {} if zero else probs, inputs["runs"], level=inputs["level"],
+            design=inputs["design"], **opts,
+        )  # fmt: skip
+    finally:
+        ma.power_tuning = tuning
+    errors, inside, half, est, tru = [], [], [], {}, {}
+    for run, measures in found.items():
+        ap = measures["AP"]
+        qids = [t.qid for t in ap.topics]
+        if not qids:
+            continue
+        truth = sum(per_topic[run][q] for q in qids) / len(qids)
+        errors.append(ap.estimate - truth)
+        lo, hi = ap.ci95
+        inside.append(lo <= truth <= hi)
+        half.append((hi - lo) / 2)
+        est[run], tru[run] = ap.estimate, truth
+    e = np.array(errors)
+    return {
+        "shift": float(e.mean()),
+        "sd": float(e.std()),
+        "rmse": float(math.sqrt((e**2).mean())),
+        "coverage": float(np.mean(inside)),
+        "half": float(np.mean(half)),
+        "tau": kendall_tau(tru, est),
+    }
+
+
+def draws_infer(design: Mapping[str, float]) -> tuple[int, dict[str, float]]:
+    """K and q of the with-replacement design from π (Σ q = 1)."""
+    pis = np.array([min(p, 1 - 1e-12) for p in design.values()])
+    best = (math.inf, 1)
+    for k in range(1, 5000):
+        total = float(np.sum(1 - (1 - pis) ** (1.0 / k)))
+        best = min(best, (abs(total - 1), k))
+        if total < 1:
+            break
+    k = best[1]
+    q = {d: 1 - (1 - min(p, 1 - 1e-12)) ** (1.0 / k) for d, p in design.items()}
+    return k, q
+
+
+def redraw(inputs, rng) -> dict[str, TopicPrels]:
+    out = {}
+    level = inputs["level"]
+    for qid, design in inputs["design"].items():
+        if qid not in inputs["prels"]:
+            continue
+        k, q = inputs.setdefault("_kq", {}).get(qid) or inputs["_kq"].setdefault(
+            qid, draws_infer(design)
+        )
+        docs = list(q)
+        probs = np.array([q[d] for d in docs])
+        picked = set(rng.choice(len(docs), size=k, replace=True, p=probs / probs.sum()))
+        topic = TopicPrels(qid)
+        truth = inputs["truth"].get(qid, {})
+        for i in picked:
+            d = docs[i]
+            topic.rel[d] = int(truth.get(d, 0) >= level) * level
+            topic.inclusion_prob[d] = design[d]
+            topic.neu += 1
+            topic.n_sampled += 1
+        out[qid] = topic
+    return out
+
+
+def main(argv: list[str]) -> None:
+    mode, rest = argv[0], argv[1:]
+    cut = rest.index("--")
+    paths, specs = rest[:cut], [options_parse(s) for s in rest[cut + 1 :]]
+    rows: dict[str, list[tuple[str, dict[str, float]]]] = {}
+    for path in paths:
+        with open(path, "rb") as fh:
+            inputs = pickle.load(fh)
+        per_topic = pooled_truth(inputs)
+        probs = inputs["crossfit"] or {}
+        if mode in ("observed", "table"):
+            for name, opts in specs:
+                f = figures(inputs, inputs["prels"], probs, opts, per_topic)
+                rows.setdefault(name, []).append((path, f))
+                if mode == "observed":
+                    print(path, name, " ".join(f"{k} {v:+.4f}" for k, v in f.items()))
+            continue
+        n = int(mode.partition(":")[2] or 50)
+        rng = np.random.default_rng(7)
+        acc: dict[str, list[dict]] = {name: [] for name, _ in specs}
+        for _ in range(n):
+            prels = redraw(inputs, rng)
+            for name, opts in specs:
+                acc[name].append(figures(inputs, prels, probs, opts, per_topic))
+        for name, draws in acc.items():
+            mean = {k: np.mean([r[k] for r in draws]) for k in draws[0]}
+            se = np.std([r["shift"] for r in draws]) / math.sqrt(len(draws))
+            print(path, name, f"draws {n} shift-se {se:.4f}",
+                  " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
+
+    if mode == "table":
+        table_print(rows)
+
+
+def table_print(rows: dict[str, list[tuple[str, dict[str, float]]]]) -> None:
+    """Per option set: one markdown row per sample, then the summary over them: mean
+    and extreme shift, the RMSE over every run of every sample, the width it calls
+    for (1.5 x 1.96 x RMSE), the mean half-width, mean and worst coverage, tau."""
+    print("| options | sample | shift | sd | RMSE | coverage | half-width | tau |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, found in rows.items():
+        for path, f in found:
+            label = path.rstrip("/").split("/")[-2]
+            print(f"| {name} | {label} | {f['shift']:+.4f} | {f['sd']:.4f} | "
+                  f"{f['rmse']:.4f} | {f['coverage']:.3f} | {f['half']:.4f} | "
+                  f"{f['tau']:.3f} |")  # fmt: skip
+    print()
+    print(
+        "| options | samples | mean shift | shifts in [-0.02, 0.02] | worst shift | "
+        "RMSE | 1.5 x 1.96 x RMSE | mean half-width | coverage (worst) | tau |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, found in rows.items():
+        fs = [f for _, f in found]
+        shifts = [f["shift"] for f in fs]
+        rmse = math.sqrt(np.mean([f["rmse"] ** 2 for f in fs]))
+        inside = sum(abs(x) <= 0.02 for x in shifts)
+        worst = max(shifts, key=abs)
+        print(f"| {name} | {len(fs)} | {np.mean(shifts):+.4f} | {inside}/{len(fs)} | "
+              f"{worst:+.4f} | {rmse:.4f} | {1.5 * 1.96 * rmse:.4f} | "
+              f"{np.mean([f['half'] for f in fs]):.4f} | "
+              f"{np.mean([f['coverage'] for f in fs]):.3f} "
+              f"({min(f['coverage'] for f in fs):.3f}) | "
+              f"{np.mean([f['tau'] for f in fs]):.3f} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
