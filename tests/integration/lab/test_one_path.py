@@ -78,12 +78,13 @@ def test_simulation_report_equals_evaluate_and_export(adi, tmp_path):
         "export_qrels", "--collection", "adi", "--kind", "inferred", "--job",
         str(job), "--output", str(path), stdout=io.StringIO(), stderr=io.StringIO(),
     )  # fmt: skip
-    exported = {
-        tuple(line.split()[::2][:2])
-        for line in path.read_text().splitlines()
-        if line.split()[3] != "0"
-    }
     sidecar = json.loads(path.with_name(path.name + ".provenance.json").read_text())
+    # A judged document's line is the person's grade, not an inference.
+    exported = {
+        (line["qid"], line["docno"])
+        for line in sidecar["lines"]
+        if line["rel"] != 0 and line["source"] != "person"
+    }
     assert sidecar["rule_text"] == "p >= 0.5"
     assert sidecar["relevance"] == "relevant at grade >= 1"
     assert sidecar["job"]["fit_sample"] == sample
