@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.rules import (
@@ -34,10 +35,17 @@ RULE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _descriptions() -> str:
-    """Each rule's description, one per kind; ``rule_form.js`` shows the chosen one."""
+def _descriptions(chosen: object) -> str:
+    """Each rule's description, one per kind, all but the chosen one hidden (pages
+    without JavaScript show the rule computed with; ``rule_form.js`` follows the
+    select where a page has it)."""
     return "".join(
-        format_html('<span data-rule-description="{}">{} </span>', kind, text)
+        format_html(
+            '<span data-rule-description="{}"{}>{} </span>',
+            kind,
+            "" if kind == chosen else mark_safe(" hidden"),
+            text,
+        )
         for kind, text in RULE_DESCRIPTIONS.items()
     )
 
@@ -55,7 +63,8 @@ class RuleKindFields(forms.Form):
 
     def __init__(self, *args: Any, required: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["kind"].help_text = _descriptions()
+        chosen = self.data.get("kind") if self.is_bound else None
+        self.fields["kind"].help_text = _descriptions(chosen or DEFAULT_KIND)
         self.fields["threshold"].required = required
         self.fields["n"].required = required
         self.fields["kind"].required = required

@@ -47,7 +47,7 @@ def test_the_runs_page_shows_expected_measures_beside_statap(
         url, {"sample": world.sample.pk, "expected": world.job.pk, "qrels": "human"}
     )
     assert page.status_code == 200
-    assert "Expected measures under the relevance model" in page.text
+    assert "Expected measures under the job's relevance model" in page.text
     table = page.context["tables"]["expected"]
     assert table["columns"][:4] == ("run", "EAP", "EP@10", "EnDCG@10")
     assert "statMAP" in table["columns"]
