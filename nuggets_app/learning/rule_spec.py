@@ -119,6 +119,6 @@ def rule_spec_parse(text: str, *, default_threshold: float = 0.5) -> RuleSpec:
         if kind == SPEC_FIT:
             beta, scope = fit_spec_parse(value)
             return RuleSpec("fit", beta=beta, scope=scope)
-    except ValueError as exc:
+    except DomainError as exc:  # a value's check (RuleError, FitError)
         raise RuleError(f"rule {spec!r}: {exc}") from None
     raise RuleError(f"rule {spec!r}: expected {RULE_SPECS}")

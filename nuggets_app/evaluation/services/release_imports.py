@@ -131,7 +131,9 @@ def _var_weights(root: Path) -> dict[tuple[str, str], float]:
     sidecar = root / "prels.txt.provenance.json"
     if not sidecar.exists():
         return {}
-    extra = json.loads(sidecar.read_text(encoding="utf-8"))["lines"]
+    extra = json.loads(sidecar.read_text(encoding="utf-8")).get("lines")
+    if not extra:  # a sample drawn at once: every line's variance factor is 1
+        return {}
     lines = (root / "prels.txt").read_text(encoding="utf-8").splitlines()
     out = {}
     for line, info in zip(lines, extra, strict=True):

@@ -4,8 +4,8 @@
 (or a ``.tar.gz`` of it) that a second installation imports (``import_release``) and
 that anyone can read without the product:
 
-- ``topics.jsonl``; ``qrels.human.txt`` (several assessors on one document: the highest
-  grade, :data:`HUMAN_RULE`); the job's ``qrels.merged.txt`` under its default rule and
+- ``topics.jsonl``; ``qrels.human.txt`` (several assessors on one document: the
+  collection's aggregation rule, named in the manifest); the job's ``qrels.merged.txt`` under its default rule and
   ``qrels.probabilistic.txt``, each with its provenance sidecar; ``prels.txt`` of the
   estimate's sample (inclusion probabilities);
 - ``nuggets.jsonl``: the nugget bank (``export_nuggets``'s JSONL);
@@ -51,25 +51,16 @@ from nuggets_app.evaluation.services.estimates import (
 from nuggets_app.evaluation.services.inputs import format_rows
 from nuggets_app.evaluation.services.release_readme import release_readme
 from nuggets_app.importers.fields import qid_key
-from nuggets_app.inference.services.exports import (
-    Export,
-    ExportError,
-    prels_export,
-    probabilistic_export,
-    qrels_export,
-)
+from nuggets_app.inference.services.export_kinds import export_make
+from nuggets_app.inference.services.exports import Export, ExportError
 from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.agreement import PairAgreement, topic_agreement
 from nuggets_app.lib.csvout import csv_writer
 from nuggets_app.models import Collection, Judgment, MatchJob, Nugget, Sample
 from nuggets_app.pooling.selectors import sample_design
 
 RELEASE_FORMAT = "nuggets-test-collection-release/1"
-HUMAN_RULE = "highest"
-HUMAN_RULE_TEXT = (
-    "where several assessors judged a document, its grade is the highest of theirs "
-    "(one assessor finding it relevant makes it relevant)"
-)
 JUDGMENT_COLUMNS = "qid docno assessor relevance active_seconds created changed"
 
 
@@ -95,14 +86,11 @@ class ReleaseSummary:
 
 def release_export(kind: str, **options: Any) -> Export:
     """One export of the release by kind (``human``, ``merged``, ``probabilistic``,
-    ``prels``): the product's own export functions, called in one place."""
-    if kind in ("human", "merged"):
-        return qrels_export(kind=kind, **options)
-    if kind == "probabilistic":
-        return probabilistic_export(**options)
-    if kind == "prels":
-        return prels_export(**options)
-    raise ReleaseError(f"unknown release export {kind!r}")
+    ``prels``), through the product's one export dispatcher, so every file of a
+    release is the file ``export_qrels`` writes with the same options."""
+    if kind not in ("human", "merged", "probabilistic", "prels"):
+        raise ReleaseError(f"unknown release export {kind!r}")
+    return export_make(kind=kind, **options)
 
 
 def product_version() -> str:
@@ -271,8 +259,8 @@ def release_files(
     try:
         human = release_export("human", collection=collection)
         merged = release_export("merged", collection=collection, job=job, rule=rule)
-        probabilistic = release_export("probabilistic", job=job)
-        prels = release_export("prels", sample=sample)
+        probabilistic = release_export("probabilistic", collection=collection, job=job)
+        prels = release_export("prels", collection=collection, sample=sample)
     except ExportError as exc:
         raise ReleaseError(str(exc)) from exc
     runs = job_pool_runs(job)
@@ -306,7 +294,10 @@ def release_files(
             "topics": collection.topics.count(),
         },
         "assessors": "real user names" if real_names else "pseudonyms",
-        "human_qrels_rule": {"name": HUMAN_RULE, "text": HUMAN_RULE_TEXT},
+        "human_qrels_rule": {
+            "name": aggregation_of(collection).rule,
+            "text": aggregation_of(collection).describe(),
+        },
         "job": probabilistic.provenance["job"] if probabilistic.provenance else None,
         "rule": {"spec": rule.as_dict(), "text": rule.describe()},
         "relevance_level": job.relevant_threshold,

@@ -59,7 +59,7 @@ def read_thresholds(path: Path) -> dict[str, float]:
             )
         try:
             threshold_check("threshold", value)
-        except ValueError as exc:
+        except DomainError as exc:
             raise CommandError(f"{path}:{number}: {exc}") from None
         if parts[0] in out:
             raise CommandError(f"{path}:{number}: topic {parts[0]} given twice")
