@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from assessor_ui.templatetags.numbers import number
 from nuggets_app.collection.services.imports import qrels_import, runs_import
 from nuggets_app.evaluation.services import dashboards
 from nuggets_app.evaluation.services.verification import verification_queue_create
@@ -94,8 +95,10 @@ def test_downloads_use_the_kept_result_and_equal_the_page(staff_client, world, c
     assert [r[0] for r in rows] == [r[0] for r in page_rows]
     for row, page_row in zip(rows, page_rows, strict=True):
         # Measures are floats shown to 4 decimals; num_q is a count.
-        assert [f"{float(v):.4f}" for v in row[1:-1]] == page_row[1:-1]
-        assert row[-1] == page_row[-1]
+        assert [f"{float(v):.4f}" for v in row[1:-1]] == [
+            number(v) for v in page_row[1:-1]
+        ]
+        assert row[-1] == number(page_row[-1])
     assert again.content == topics.content
     per_topic = _csv_rows(topics)[1:]
     assert len(per_topic) == len(page.context["tables"]["evaluation_topics"]["rows"])

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from assessor_ui.templatetags.numbers import number
 from nuggets_app.evaluation.selectors import job_probability_qrels, sample_prels
 from nuggets_app.evaluation.services.verification import (
     verification_queue_create,
@@ -56,8 +57,8 @@ def test_the_runs_page_shows_expected_measures_beside_statap(
     moves = ranking_compare(stat, eap).moves
     assert [row[0] for row in table["rows"]] == [m.run for m in moves]
     for row in table["rows"]:
-        assert row[1] == f"{eap[row[0]]:.4f}"
-        assert row[4] == f"{stat[row[0]]:.4f}"
+        assert number(row[1]) == f"{eap[row[0]]:.4f}"
+        assert number(row[4]) == f"{stat[row[0]]:.4f}"
 
 
 def test_compare_qrels_flags_runs_ranked_differently_by_eap_and_statap(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lab.maths.simulation import rule_parse
+from nuggets_app.errors import DomainError
 from nuggets_app.learning.rule_spec import (
     RuleError,
     RuleSpec,
@@ -69,7 +70,7 @@ def test_the_checks_take_the_range_of_the_rules_kind():
 def test_the_simulations_rules_are_the_products_grammar():
     assert rule_parse("paper:0.4") == ("threshold", 0.4)
     assert rule_parse("threshold:0.4") == ("threshold", 0.4)
-    with pytest.raises(ValueError, match="the simulation takes threshold:X"):
+    with pytest.raises(DomainError, match="the simulation takes threshold:X"):
         rule_parse("p:0.5")
-    with pytest.raises(ValueError, match="a score threshold is within"):
+    with pytest.raises(DomainError, match="a score threshold is within"):
         rule_parse("threshold:-1")
