@@ -7,6 +7,7 @@ import uuid
 import pytest
 from django.core.cache import cache
 
+from nuggets_app.errors import DomainError
 from nuggets_app.operations.services.computed import computed
 
 # The test computations' inputs: their "version" is this value, changed by the tests.
@@ -32,7 +33,7 @@ def total(*, values: list[int], token: str, progress) -> int:
 @computed(versions=_versions)
 def refuse(*, token: str, progress) -> int:
     RUNS.append({"token": token})
-    raise ValueError(f"no such thing as {token}")
+    raise DomainError(f"no such thing as {token}")
 
 
 @computed(versions=_versions)
