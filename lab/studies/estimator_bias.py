@@ -22,8 +22,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from lab.maths.simulation import average_precision
 from nuggets_app.ir import model_assisted as ma
+from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau
