@@ -31,6 +31,7 @@ from nuggets_app.inference.services import (
     job_model,
     matching,
     rules,
+    topic_warnings,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
@@ -103,7 +104,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "rule_form": rule_form,
         "rule": rule_form.rule(),
         "nugget_filter": nugget_filter_text(job),
-        "warnings": rules.launch_warnings(job),
+        "warnings": topic_warnings.launch_warnings(job),
         "model": job_model.job_inference(job),
         "judgments_changed": job_model.judgments_changed(job),
         "new_runs": list(job.new_runs.defer("scores")),

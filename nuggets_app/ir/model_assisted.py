@@ -63,8 +63,7 @@ Z_95 = 1.96
 NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
-# ``beale=BEALE_CV``: Beale only where R̂'s coefficient of variation is <= 1/2. Measured,
-# not reported: it removed DL19's shift, not the small collections' (explanation).
+# beale=BEALE_CV: Beale only where R̂'s CV <= 1/2 (measured, not reported: explanation).
 BEALE_CV = 0.5
 # The options of the default estimator as the application reports it.
 REPORTED: dict[str, Any] = {"bounded": True, "beale": True, "interval": "sparse"}

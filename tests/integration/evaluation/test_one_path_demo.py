@@ -21,7 +21,7 @@ from assessor_ui.views.jobs import RuleForm
 from nuggets_app.collection.services.suite_runs import qrels_read
 from nuggets_app.demo.generate import DATA_DIR
 from nuggets_app.evaluation.services import estimates, new_runs
-from nuggets_app.inference.services import rules
+from nuggets_app.inference.services import rules, topic_warnings
 from nuggets_app.inference.services.exports import probabilistic_export, qrels_export
 from nuggets_app.inference.services.job_model import (
     features_cache_clear,
@@ -98,7 +98,7 @@ def test_the_unjudged_topic_gets_nothing_inferred_under_any_rule(demo_job):
     assert not [x for x in prob.lines if x.split()[0] == UNJUDGED]
     assert prob.provenance["undecided_topics"] == [UNJUDGED]
     # Every sentence the job page says about such topics holds under every rule.
-    (warning,) = [w for w in rules.launch_warnings(job) if UNJUDGED in w]
+    (warning,) = [w for w in topic_warnings.launch_warnings(job) if UNJUDGED in w]
     assert "no rule infers anything for them" in warning
     found = estimates.job_sample_estimates(
         job=job, sample=sample, runs=new_runs.job_pool_runs(job)
