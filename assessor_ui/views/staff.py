@@ -70,6 +70,7 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
             "from now on (finished jobs keep their own level).",
         )
         return redirect("staff-collection", name=collection.name)
+    aggregation = aggregation_of(collection)
     context = {
         "collection": collection,
         "level_form": level_form,
@@ -87,13 +88,9 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
                 "started_by"
             )[:20]
         ),
-        "aggregation": aggregation_of(collection),
+        "aggregation": aggregation,
         "aggregation_form": AggregationForm(
-            initial={
-                k: v
-                for k, v in aggregation_of(collection).as_dict().items()
-                if k != "text"
-            }
+            initial={k: v for k, v in aggregation.as_dict().items() if k != "text"}
         ),
     }
     return render(request, "assessor_ui/staff/collection.html", context)

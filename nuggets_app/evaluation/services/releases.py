@@ -284,6 +284,7 @@ def release_files(
         files["nuggets.jsonl"] = nugget_bank_export(
             collection=collection, naming=name
         ).text
+    aggregation = aggregation_of(collection)
     manifest: dict[str, Any] = {
         "format": RELEASE_FORMAT,
         "product": {"name": "nuggets", "version": product_version()},
@@ -295,8 +296,8 @@ def release_files(
         },
         "assessors": "real user names" if real_names else "pseudonyms",
         "human_qrels_rule": {
-            "name": aggregation_of(collection).rule,
-            "text": aggregation_of(collection).describe(),
+            "name": aggregation.rule,
+            "text": aggregation.describe(),
         },
         "job": probabilistic.provenance["job"] if probabilistic.provenance else None,
         "rule": {"spec": rule.as_dict(), "text": rule.describe()},
