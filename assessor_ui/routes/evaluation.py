@@ -32,7 +32,7 @@ urlpatterns = [
         name="evaluation-csv",
     ),
     path(
-        "evaluation/<int:pk>/<slug:page>/plot/<slug:plot>.<slug:fmt>",
+        "evaluation/<int:pk>/<slug:page>/plot/<slug:plot>.svg",
         evaluation.evaluation_plot,
         name="evaluation-plot",
     ),

@@ -3,21 +3,21 @@ diagnostics of inferred qrels, and verification queues.
 
 Staff and the researchers group only (others get 403, anonymous users the login
 page). Every page is plain server-rendered HTML; each table has a CSV download and
-each plot an SVG and a PNG download, computed from the same query string as the page
-by the same builder, so the page and its downloads always agree. The numbers come from
+each chart, drawn inline as SVG, the same SVG as a download, computed from the same
+query string as the page by the same builder, so the page and its downloads always
+agree. The numbers come from
 ``services.dashboards``, computed once per input and kept (``services.computed``);
 while a worker computes them the page shows its progress.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 from urllib.parse import urlencode
 
-from csp.constants import NONE, UNSAFE_INLINE
+from csp.constants import NONE
 from csp.decorators import csp
 from django import forms
 from django.contrib import messages
@@ -37,17 +37,17 @@ from assessor_ui.forms.evaluation import (
 )
 from assessor_ui.templatetags.numbers import is_number
 from assessor_ui.views.decorators import researcher_required
-from assessor_ui.views.interval_chart import interval_chart
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import (
     dashboards,
     diagnostics,
+    figures,
     verification,
 )
 from nuggets_app.inference.services.rules import rule_default
 from nuggets_app.judging.aggregation import aggregation_of
-from nuggets_app.lib import plots
+from nuggets_app.lib.charts import Chart
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services import computed
 from nuggets_app.pooling.services.assignments import AssignmentError
@@ -69,13 +69,13 @@ def _bound(form_class, request: HttpRequest, collection: Collection):
     return form_class(data, collection)
 
 
-# --- page builders: the same data for a page, its CSV and its plots ---------------------
+# --- page builders: the same data for a page, its CSV and its charts --------------------
 @dataclass
 class PageData:
     form: forms.Form
     context: dict = field(default_factory=dict)
     tables: dict[str, diagnostics.Table] = field(default_factory=dict)
-    figures: dict[str, Callable[[str], bytes]] = field(default_factory=dict)
+    figures: dict[str, Chart] = field(default_factory=dict)
     error: str = ""
     # Results still being computed (``computed.Outcome``), shown as progress.
     computing: list[computed.Outcome] = field(default_factory=list)
@@ -206,7 +206,7 @@ PAGES: dict[str, tuple[type[forms.Form] | None, Builder, str]] = {
 
 
 def _build(request: HttpRequest, pk: int, name: str) -> tuple[Collection, PageData]:
-    """The page's form bound to the query string, and, if valid, its tables/plots."""
+    """The page's form bound to the query string, and, if valid, its tables/charts."""
     if name not in PAGES:
         raise Http404("No such page.")
     collection = get_object_or_404(Collection, pk=pk)
@@ -314,27 +314,20 @@ def evaluation_page(request: HttpRequest, pk: int, page: str) -> HttpResponse:
         name: _display(t, f"{base}csv/{name}?{query}")
         for name, t in data.tables.items()
     }
-    figures = {name: f"{base}plot/{name}" for name in data.figures}
-    chart = None
-    if "model_assisted" in data.tables:
-        # Columns run, pool, maAP, ci_low, ci_high, ..., bias_flag, reason
-        # (estimates_table).
-        rows = [
-            (r[0], r[2], r[3], r[4], r[-2] == "flagged")
-            for r in data.tables["model_assisted"].rows
-        ]
-        chart = interval_chart(rows)
+    charts = {
+        name: {"chart": chart, "svg": f"{base}plot/{name}.svg?{query}"}
+        for name, chart in data.figures.items()
+    }
     context = {
         "collection": collection,
         "page": page,
         "form": data.form,
         "tables": tables,
-        "figures": figures,
+        "figures": charts,
         "query": query,
         "error": data.error,
         "computing": _progress(data),
         "progress_url": f"{base}progress?{query}",
-        "model_assisted_chart": chart,
         "aggregation": aggregation_of(collection),
         **data.context,
     }
@@ -372,13 +365,10 @@ def evaluation_csv(
     return response
 
 
-# A figure opened on its own is a document of its own: matplotlib styles its SVG with
-# a <style> element and style attributes, which the site's nonce policy blocks. The
-# figure holds no script, so its policy allows inline styles and nothing else.
+# A chart opened on its own is a document of its own: it draws with presentation
+# attributes only (no script, no style, nothing fetched), so its policy allows nothing.
 FIGURE_CSP = {
     "default-src": [NONE],
-    "style-src": [UNSAFE_INLINE],
-    "img-src": ["data:"],
     "base-uri": [NONE],
     "form-action": [NONE],
     "frame-ancestors": [NONE],
@@ -389,20 +379,18 @@ FIGURE_CSP = {
 @require_GET
 @csp(FIGURE_CSP)  # type: ignore[arg-type]  # django-csp's decorator types one argument
 def evaluation_plot(
-    request: HttpRequest, pk: int, page: str, plot: str, fmt: str
+    request: HttpRequest, pk: int, page: str, plot: str
 ) -> HttpResponse:
-    if fmt not in plots.FORMATS:
-        raise Http404("No such format.")
+    """A chart of the page as an SVG document: the same drawing the page shows."""
     _collection, data = _build(request, pk, page)
     if plot not in data.figures:
         if data.computing:
             return _computing_response()
         raise Http404("No such plot.")
-    figure = functools.partial(data.figures[plot], fmt)
-    body = data.kept(f"plot:{plot}.{fmt}", plot, figure)
-    response = HttpResponse(body, content_type=plots.FORMATS[fmt])
+    body = figures.chart_svg(data.figures[plot])
+    response = HttpResponse(body, content_type="image/svg+xml")
     if request.GET.get("download"):
-        response["Content-Disposition"] = f'attachment; filename="{plot}.{fmt}"'
+        response["Content-Disposition"] = f'attachment; filename="{plot}.svg"'
     return response
 
 

@@ -2,15 +2,12 @@
 
 Every function here takes plain values (collection id, qrels source keys, the decision
 rule as a dict, measure names, ids) and returns a :class:`PageResult`: the tables a page
-shows and offers as CSV, and its figures as picklable ``functools.partial`` of a
-``plots`` function over the kept data, so downloads are drawn from the same numbers as
-the page. The input versions come from ``selectors_eval.*_version``.
+shows and offers as CSV, and its figures as chart geometry (``services.figures``) kept
+with them, so a page and its SVG downloads are drawn from the same numbers. The input versions come from ``selectors_eval.*_version``.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,22 +16,24 @@ from nuggets_app.evaluation.services import (
     comparison,
     diagnostics,
     estimates,
+    figures,
     new_runs,
     uncertainty,
     verification,
 )
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.lib import plots
+from nuggets_app.lib.charts import Chart
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services.computed import Progress, computed
 
 
 @dataclass
 class PageResult:
-    """What a page shows: tables (also CSV), figures (SVG/PNG) and template values."""
+    """What a page shows: tables (also CSV), figures (drawn as SVG) and template
+    values."""
 
     tables: dict[str, diagnostics.Table] = field(default_factory=dict)
-    figures: dict[str, Callable[[str], bytes]] = field(default_factory=dict)
+    figures: dict[str, Chart] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
 
 
@@ -148,7 +147,14 @@ def runs_evaluation(
             job=job, sample=chosen, runs=runs
         )
         found = evaluation.estimates or {}
-        page.tables["model_assisted"] = estimates.estimates_table(found, new=new)
+        assisted = estimates.estimates_table(found, new=new)
+        page.tables["model_assisted"] = assisted
+        # Columns run, pool, maAP, ci_low, ci_high, ..., bias_flag, reason.
+        chart = figures.model_assisted_chart(
+            (r[0], r[2], r[3], r[4], r[-2] == "flagged") for r in assisted.rows
+        )
+        if chart is not None:
+            page.figures["model_assisted"] = chart
         page.context["new_runs_pending"] = pending
         page.context["relevance"] = job.relevance_text()
         page.context.update(new_runs.runs_page_context(job, evaluation, new))
@@ -215,7 +221,7 @@ def qrels_comparison(
     summary, moves = compared.tables()
     return PageResult(
         tables={"comparison_summary": summary, "comparison": moves},
-        figures={"scatter": functools.partial(plots.comparison_figure, compared)},
+        figures={"scatter": figures.comparison_chart(compared)},
         context={
             "ranking": compared.ranking,
             "compared_topics": compared.topics.sentence(),
@@ -260,11 +266,9 @@ def trust_diagnostics(
     return PageResult(
         tables={t.name: t for t in report.tables()},
         figures={
-            "matcher_map": functools.partial(plots.matcher_map_figure, report.matcher),
-            "histograms": functools.partial(
-                plots.histogram_figure, report.histograms, None
-            ),
-            "length_bias": functools.partial(plots.length_bias_figure, report.lengths),
+            "matcher_map": figures.matcher_map_chart(report.matcher),
+            "histograms": figures.histogram_chart(report.histograms),
+            "length_bias": figures.length_bias_chart(report.lengths),
         },
         context={"report": report},
     )
@@ -301,7 +305,7 @@ def run_histograms(
             ),
         },
         figures={
-            "run_histograms": functools.partial(plots.histogram_figure, analysis, None)
+            "run_histograms": figures.histogram_chart(analysis, id="run_histograms")
         },
     )
 
@@ -331,6 +335,9 @@ def verification_agreement(
     tables = {"verification": report.table()}
     if report.calibration:
         tables["calibration"] = report.calibration_table()
+    chart = figures.agreement_chart(report)
     return PageResult(
-        tables=tables, figures={"agreement": report.figure}, context={"report": report}
+        tables=tables,
+        figures={"agreement": chart} if chart else {},
+        context={"report": report},
     )

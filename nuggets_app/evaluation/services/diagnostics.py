@@ -454,9 +454,9 @@ def trust_report_write(report: TrustReport, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = [table.write(directory) for table in report.tables()]
     figures = {
-        "matcher_map": plots.matcher_map_figure(report.matcher, "png"),
-        "histograms": plots.histogram_figure(report.histograms, None, "png"),
-        "length_bias": plots.length_bias_figure(report.lengths, "png"),
+        "matcher_map": plots.matcher_map_figure(report.matcher),
+        "histograms": plots.histogram_figure(report.histograms),
+        "length_bias": plots.length_bias_figure(report.lengths),
     }
     for name, data in figures.items():
         path = directory / f"{name}.png"

@@ -53,7 +53,6 @@ from nuggets_app.inference.services.rules import (
 )
 from nuggets_app.ir.prels import topic_key
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.lib import plots
 from nuggets_app.models import (
     Judgment,
     MatchJob,
@@ -473,19 +472,6 @@ class VerificationReport:
             "calibration",
             ("stratum", "judged", "mean_p", "observed_rate", "brier"),
             list(self.calibration),
-        )
-
-    def figure(self, fmt: str) -> bytes:
-        """Agreement and its interval per label and overall."""
-        summary = [a for a in self.rows if a.group == "all"]
-        return plots.interval_plot(
-            [f"inferred {a.label}" if a.label != "all" else "overall" for a in summary],
-            [a.estimate for a in summary],
-            [a.ci_low for a in summary],
-            [a.ci_high for a in summary],
-            xlabel="agreement with the assessors",
-            title=f"Verification sample {self.sample.name}: 95% Wilson intervals",
-            fmt=fmt,
         )
 
 

@@ -7,8 +7,8 @@ under both qrels, averaged over the topics both qrels judge (the others are name
 stderr; with no topic in common the command refuses). Output (tab separated): the
 measure, the number of topics compared, the number of runs, Kendall's tau, tau_AP (B
 against A) and its symmetric mean, then one line per run, the runs that move most
-first: ``run NAME score_a score_b rank_a rank_b delta``. ``--plot FILE.png``
-draws the per-run scores under A against B.
+first: ``run NAME score_a score_b rank_a rank_b delta``. ``--plot FILE.svg``
+draws the per-run scores under A against B, the same SVG scatter as the compare page.
 
 Uncertainty mode: ``compare_qrels --prels P --expected FILE RUN ...`` (or ``--job N``
 for a matching job's probabilities, human judgments overriding): A is statMAP under
@@ -21,7 +21,7 @@ with the EAP/statMAP ratio common to every run as the shift, excludes 0:
 
 from __future__ import annotations
 
-import math
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -29,6 +29,7 @@ from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.evaluation.services.comparison import qrels_compare
 from nuggets_app.evaluation.services.estimates import FLAG_NOTE, flag_reason
+from nuggets_app.evaluation.services.figures import chart_svg, ranking_scatter
 from nuggets_app.evaluation.services.inputs import (
     NamedRun,
     db_runs,
@@ -53,29 +54,24 @@ Judgments = dict[str, dict[str, int]]
 
 
 def plot_scatter(
-    path: str, measure: str, a: dict[str, float], b: dict[str, float], title: str
+    path: str,
+    labels: tuple[str, str],
+    a: dict[str, float],
+    b: dict[str, float],
+    comparison: RankingComparison,
+    title: str,
 ) -> None:
-    """Per-run scores under A (x) and B (y), with the diagonal, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    names = sorted(a)
-    xs, ys = [a[n] for n in names], [b[n] for n in names]
-    fig, ax = plt.subplots(figsize=(6, 6))
-    ax.scatter(xs, ys, s=18)
-    for name, x, y in zip(names, xs, ys, strict=True):
-        ax.annotate(name, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
-    finite = [v for v in xs + ys if not math.isnan(v)]
-    top = max(finite, default=1.0) * 1.05 or 1.0
-    ax.plot([0, top], [0, top], linewidth=0.8, color="grey")
-    ax.set_xlabel(f"{measure} under qrels A")
-    ax.set_ylabel(f"{measure} under qrels B")
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    """Per-run scores under A (x) and B (y), with the diagonal, as the SVG the
+    compare page draws (the runs that move most labelled)."""
+    chart = ranking_scatter(
+        a,
+        b,
+        moved={m.run: m.delta for m in comparison.moves},
+        xlabel=labels[0],
+        ylabel=labels[1],
+        title=title,
+    )
+    Path(path).write_text(chart_svg(chart), encoding="utf-8")
 
 
 class Command(BaseCommand):
@@ -104,13 +100,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--job", type=int, metavar="N", help="uncertainty mode: EAP under job N"
         )
-        parser.add_argument("--plot", metavar="FILE.png", help="write a scatter plot")
+        parser.add_argument(
+            "--plot", metavar="FILE.svg", help="write the scatter plot as SVG"
+        )
 
     def handle(self, *args, **options) -> None:
         with input_errors():
             self._handle(options)
 
     def _handle(self, options) -> None:
+        if options["plot"] and not options["plot"].lower().endswith(".svg"):
+            raise CommandError("--plot writes SVG: give a FILE.svg")
         if options["prels"] or options["expected"] or options["job"] is not None:
             self._uncertainty(options)
             return
@@ -139,7 +139,12 @@ class Command(BaseCommand):
                 f"{len(compared.topics.common)} topics)"
             )
             plot_scatter(
-                options["plot"], measure, compared.scores_a, compared.scores_b, title
+                options["plot"],
+                (f"{measure} under qrels A", f"{measure} under qrels B"),
+                compared.scores_a,
+                compared.scores_b,
+                comparison,
+                title,
             )
 
     def _uncertainty(self, options) -> None:
@@ -175,7 +180,12 @@ class Command(BaseCommand):
         if options["plot"]:
             title = f"Kendall tau {comparison.kendall_tau:.3f} ({comparison.runs} runs)"
             plot_scatter(
-                options["plot"], "statMAP (A) / EAP (B)", scores_a, scores_b, title
+                options["plot"],
+                ("statMAP under the prels (A)", "EAP under the probabilities (B)"),
+                scores_a,
+                scores_b,
+                comparison,
+                title,
             )
 
     def _write(

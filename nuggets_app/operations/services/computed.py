@@ -41,7 +41,9 @@ from django.core.cache import cache
 from nuggets_app.errors import DomainError
 from nuggets_app.operations import queue
 
-KEY_PREFIX = "computed:v1:"
+# Bumped when the shape of kept results changes, so none of an older shape is read
+# (v2: the dashboard keeps its figures as chart geometry).
+KEY_PREFIX = "computed:v2:"
 # Progress is written at most this often (seconds), and a running computation whose
 # progress has not moved for COMPUTED_STALE_SECONDS is taken for dead and restarted.
 PROGRESS_EVERY = 0.5
