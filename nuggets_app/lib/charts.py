@@ -40,7 +40,7 @@ def nice_range(
     if integer:
         step = max(1.0, math.ceil(step))
     start = math.floor(low / step + 1e-9) * step
-    stop = math.ceil(high / step - 1e-9) * step
+    stop = max(math.ceil(high / step - 1e-9) * step, start + step)
     ticks = [
         round(start + k * step, 10) for k in range(round((stop - start) / step) + 1)
     ]
@@ -163,6 +163,14 @@ def scatter_labels(
     return sorted(chosen)
 
 
+def _point_label(cx: float, cy: float, frame: Frame) -> dict[str, Any]:
+    """A label beside its point, to the left of it near the right edge (so it is not
+    cut off)."""
+    if cx > frame.right - 100:
+        return {"x": round(cx - 6, 1), "y": round(cy - 5, 1), "anchor": "end"}
+    return {"x": round(cx + 6, 1), "y": round(cy - 5, 1), "anchor": "start"}
+
+
 def scatter(
     *,
     id: str,
@@ -191,7 +199,7 @@ def scatter(
         points.append({
             "name": name, "cx": cx, "cy": cy, "value_x": x, "value_y": y,
             "title": f"{name}: {x:.4f} (x), {y:.4f} (y)",
-            "label": {"x": cx + 5, "y": cy - 5} if i in labelled else None,
+            "label": _point_label(cx, cy, frame) if i in labelled else None,
         })  # fmt: skip
     return {
         **_chart("scatter", id, title, desc, size, size),
@@ -292,6 +300,98 @@ def grouped_bars(
     }
 
 
+@dataclass(frozen=True)
+class Line:
+    """One series of a line chart: its points, and optionally a marker radius (0: no
+    marker) and a tooltip per point."""
+
+    label: str
+    colour: str
+    xs: Sequence[float]
+    ys: Sequence[float]
+    radii: Sequence[float] | None = None
+    titles: Sequence[str] | None = None
+
+
+def _panel(
+    frame: Frame,
+    lines: Sequence[Line],
+    *,
+    x_ticks: Sequence[tuple[float, str]],
+    y_ticks: Sequence[float],
+    xlabel: str,
+    ylabel: str,
+    reference: float | None = None,
+    diagonal: bool = False,
+) -> dict[str, Any]:
+    """One plot area's lines (points with undefined values left out), its optional
+    dashed reference level and dashed diagonal y = x, and its axes."""
+    drawn = []
+    for line in lines:
+        radii = line.radii or [3.5] * len(line.xs)
+        titles = line.titles or [
+            f"{line.label}, {xlabel} {x:g}: {y:.4f}"
+            for x, y in zip(line.xs, line.ys, strict=True)
+        ]
+        points = [
+            {"cx": frame.x(x), "cy": frame.y(y), "r": round(r, 1), "title": t}
+            for x, y, r, t in zip(line.xs, line.ys, radii, titles, strict=True)
+            if math.isfinite(x) and math.isfinite(y)
+        ]
+        drawn.append({
+            "label": line.label, "colour": line.colour,
+            "points": [p for p in points if p["r"]],
+            "polyline": " ".join(f"{p['cx']},{p['cy']}" for p in points),
+        })  # fmt: skip
+    low, high = frame.x_range
+    return {
+        "lines": drawn,
+        "reference": None if reference is None else frame.y(reference),
+        "diagonal": {"x1": frame.x(low), "y1": frame.y(low), "x2": frame.x(high),
+                     "y2": frame.y(high)} if diagonal else None,
+        "axes": frame.axes(x_ticks=x_ticks, y_ticks=y_ticks, x_label=xlabel,
+                           y_label=ylabel),
+    }  # fmt: skip
+
+
+def lines(
+    *,
+    id: str,
+    series: Sequence[Line],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    desc: str,
+    unit_square: bool = False,
+    integer: bool = False,
+    legend: bool = True,
+    width: int = WIDTH,
+    height: int = 300,
+) -> Chart:
+    """Lines on one plot area: axes from 0 to round values past the data (whole
+    numbers when ``integer``), or ``unit_square``: both axes 0 to 1 with the diagonal."""
+    if unit_square:
+        (x_low, x_high, x_ticks), y_axis = nice_range(0, 1), nice_range(0, 1)
+    else:
+        xs = _finite([x for line in series for x in line.xs])
+        ys = _finite([y for line in series for y in line.ys])
+        x_low, x_high, x_ticks = nice_range(0, max([1e-9, *xs]), integer=integer)
+        y_axis = nice_range(0, max([1e-9, *ys]), integer=integer)
+    top = 16 + (16 * len(series) if legend else 0)
+    frame = Frame(72, width - 16, top, height - 56, (x_low, x_high),
+                  (y_axis[0], y_axis[1]), height)  # fmt: skip
+    panel = _panel(
+        frame, series, x_ticks=[(t, tick_label(t)) for t in x_ticks],
+        y_ticks=y_axis[2], xlabel=xlabel, ylabel=ylabel, diagonal=unit_square,
+    )  # fmt: skip
+    entries = [(line.label, line.colour) for line in series] if legend else []
+    return {
+        **_chart("lines", id, title, desc, width, height),
+        "panels": [panel],
+        "legend": _legend(entries, frame.right, 8),
+    }
+
+
 def line_panels(
     *,
     id: str,
@@ -313,27 +413,13 @@ def line_panels(
         _, top, ticks = nice_range(0.0, max([1e-9, *values, reference or 0.0]), count=4)
         frame = Frame(k * width + 64, (k + 1) * width - 8, 16 + 16 * len(series),
                       height - 56, (x_low, x_high), (0.0, top), height)  # fmt: skip
-        lines = []
-        for label, colour, rows in series:
-            points = [
-                {"cx": frame.x(x), "cy": frame.y(v),
-                 "title": f"{label}, {xlabel} {x:g}: {v:.4f}"}
-                for x, v in zip(xs, rows[k], strict=True) if math.isfinite(v)
-            ]  # fmt: skip
-            lines.append({
-                "label": label, "colour": colour, "points": points,
-                "polyline": " ".join(f"{p['cx']},{p['cy']}" for p in points),
-            })  # fmt: skip
-        drawn.append({
-            "lines": lines,
-            "reference": None if reference is None else frame.y(reference),
-            "axes": frame.axes(
-                x_ticks=[(x, f"{x:g}") for x in xs], y_ticks=ticks,
-                x_label=xlabel, y_label=ylabel,
-            ),
-        })  # fmt: skip
+        drawn.append(_panel(
+            frame, [Line(label, colour, xs, rows[k]) for label, colour, rows in series],
+            x_ticks=[(x, f"{x:g}") for x in xs], y_ticks=ticks, xlabel=xlabel,
+            ylabel=ylabel, reference=reference,
+        ))  # fmt: skip
     return {
-        **_chart("line_panels", id, title, desc, WIDTH, height),
+        **_chart("lines", id, title, desc, WIDTH, height),
         "panels": drawn,
         "legend": _legend([(s[0], s[1]) for s in series], WIDTH - 8, 8),
     }
@@ -355,7 +441,7 @@ def intervals(
     kept = [r for r in rows if all(math.isfinite(v) for v in r[1:4])]
     row_h = 26
     low, top, ticks = nice_range(
-        min(0.0, *(r[2] for r in kept)), max(0.1, *(r[3] for r in kept))
+        min([0.0, *(r[2] for r in kept)]), max([0.1, *(r[3] for r in kept)])
     )
     height = 10 + row_h * len(rows) + 50
     frame = Frame(200, WIDTH - 24, 10, height - 50, (low, top), (0.0, 1.0), height)

@@ -1,4 +1,5 @@
-"""``manage.py compare_qrels`` on the real Cranfield runs: tau, tau_AP, moves, plot."""
+"""``manage.py compare_qrels`` on the real Cranfield runs: tau, tau_AP, moves, the
+SVG scatter."""
 
 import io
 from itertools import combinations
@@ -10,6 +11,7 @@ from django.core.management.base import CommandError
 from scipy import stats
 
 from tests.integration.evaluation.stored import store
+from tests.svg_charts import axis, chart_root, child, groups
 
 RUNS = [
     "alpha-rerank-boost0.5-top100",
@@ -96,9 +98,11 @@ def test_tau_and_tau_ap_between_full_and_halved_qrels(cranfield):
     assert deltas == sorted(deltas, reverse=True)
 
 
-def test_the_same_qrels_agree_perfectly_and_the_plot_is_a_png(cranfield, tmp_path):
+def test_the_same_qrels_agree_perfectly_and_the_plot_is_the_svg_scatter(
+    cranfield, tmp_path
+):
     full, _half, runs = cranfield
-    plot = tmp_path / "scatter.png"
+    plot = tmp_path / "scatter.svg"
     head, moves = compare(
         "--qrels",
         str(full),
@@ -111,7 +115,23 @@ def test_the_same_qrels_agree_perfectly_and_the_plot_is_a_png(cranfield, tmp_pat
     assert float(head["kendall_tau"]) == pytest.approx(1.0)
     assert float(head["tau_ap"]) == pytest.approx(1.0)
     assert {m[5] for m in moves} == {"+0"}
-    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The compare page's scatter: one point per run, where its two scores are.
+    root = chart_root(plot.read_text(encoding="utf-8"))
+    to_x, to_y = axis(root, "x"), axis(root, "y")
+    points = {g.get("data-name"): child(g, "circle") for g in groups(root, "point")}
+    assert set(points) == {m[0] for m in moves}
+    for m in moves:
+        dot = points[m[0]]
+        assert to_x(float(dot.get("cx"))) == pytest.approx(float(m[1]), abs=2e-3)
+        assert to_y(float(dot.get("cy"))) == pytest.approx(float(m[2]), abs=2e-3)
+
+
+def test_the_plot_is_svg_only(cranfield, tmp_path):
+    full, _half, runs = cranfield
+    with pytest.raises(CommandError, match=r"FILE\.svg"):
+        compare("--qrels", str(full), "--qrels-b", str(full), *map(str, runs),
+                "--plot", str(tmp_path / "scatter.png"))  # fmt: skip
+    assert not (tmp_path / "scatter.png").exists()
 
 
 def test_it_needs_two_runs(cranfield):

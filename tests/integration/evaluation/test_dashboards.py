@@ -19,6 +19,7 @@ from nuggets_app.evaluation.services.verification import verification_queue_crea
 from nuggets_app.inference.services.matching import match_job_rescore
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment
+from tests.svg_charts import SVG, axis, chart_root, child, groups, svg_element
 
 pytestmark = pytest.mark.django_db
 RULE = {"kind": "threshold", "threshold": "0.5", "n": "100"}
@@ -110,7 +111,19 @@ def test_plots_are_drawn_from_the_kept_result(staff_client, world, calls):
     assert page.context["report"].matcher.labels
     svg = staff_client.get(f"{base}plot/histograms.svg", query)
     assert svg.content.startswith(b"<?xml")
-    assert staff_client.get(f"{base}plot/histograms.svg", query).content == svg.content
+    assert svg.content.decode().endswith(
+        svg_element(page.content.decode(), "histograms") + "\n"
+    )
+    # One bar per bin and label, as high as the pooled counts the report holds.
+    report = page.context["report"].histograms
+    root = chart_root(svg.content.decode())
+    to_count = axis(root, "y")
+    bars = [b for b in root.iter(f"{SVG}rect") if b.get("class") == "bar"]
+    counts = [*report.pooled_relevant, *report.pooled_nonrelevant]
+    assert len(bars) == len(counts) == 2 * report.bins
+    # The top of each bar, read on the count axis.
+    drawn = sorted(round(to_count(float(b.get("y", "nan")))) for b in bars)
+    assert drawn == sorted(counts)
     assert staff_client.get(f"{base}csv/do_hsa", query).status_code == 200
     assert calls["trust_diagnostics"] == 1
 
@@ -254,6 +267,10 @@ def test_the_verification_report_and_its_downloads_are_kept(
     svg = staff_client.get(f"{url}plot/agreement.svg", query)
     assert svg.content.startswith(b"<?xml")
     assert staff_client.get(f"{url}plot/agreement.svg", query).content == svg.content
+    # Nothing judged yet: a line per inferred label and overall, each n/a.
+    runs = groups(chart_root(svg.content.decode()), "run")
+    assert [g.get("data-run") for g in runs][-1] == "overall"
+    assert all(child(g, "title").text.endswith(": n/a") for g in runs)
     table = staff_client.get(f"{url}csv/verification", query)
     assert staff_client.get(f"{url}csv/verification", query).content == table.content
     assert calls["verification_agreement"] == 1

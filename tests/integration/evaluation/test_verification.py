@@ -24,6 +24,7 @@ from nuggets_app.models import (
     PoolDocument,
     SampleDocument,
 )
+from tests.svg_charts import axis, chart_root, child, groups
 
 pytestmark = pytest.mark.django_db
 RULE = DecisionRule(kind="top_n", n=6)
@@ -161,6 +162,35 @@ def test_the_report_weights_strata_and_its_interval_covers_the_estimate(
             assert row.ci_high <= 1
     assert overall.judged == sum(s.judged for s in report.strata)
     assert overall.population == sum(s.population for s in report.strata)
+
+
+def test_the_agreement_chart_draws_the_tables_intervals(
+    world, staff_client, other_assessor
+):
+    sample = _queue(world, [other_assessor], relevant=4, nonrelevant=4)
+    _judge_with_the_real_qrels(world, sample, other_assessor, skip_last=True)
+    url = reverse("evaluation-page", args=[world.collection.pk, "verification"])
+    page = staff_client.get(f"{url}?sample={sample.pk}").content.decode()
+    root = chart_root(page, "agreement")
+    to_x = axis(root, "x")
+    table = csv.DictReader(
+        io.StringIO(staff_client.get(f"{url}csv/verification?sample={sample.pk}").text)
+    )
+    summary = {
+        "overall" if r["inferred"] == "all" else f"inferred {r['inferred']}": r
+        for r in table
+        if r["topic"] == "all"
+    }
+    runs = {g.get("data-run"): g for g in groups(root, "run")}
+    assert list(runs) == list(summary)
+    for name, row in summary.items():
+        bar = child(runs[name], "line", "interval")
+        dot = child(runs[name], "circle", "estimate")
+        for px, column in ((bar.get("x1"), "ci_low"), (bar.get("x2"), "ci_high"),
+                           (dot.get("cx"), "agreement")):  # fmt: skip
+            assert to_x(float(px or "nan")) == pytest.approx(
+                float(row[column]), abs=2e-3
+            )
 
 
 def test_wilson_interval_equals_newcombes_table():

@@ -9,6 +9,7 @@ from django.urls import reverse
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob, MatchResult
 from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.svg_charts import SVG, axis, chart_root
 
 pytestmark = pytest.mark.django_db
 PAYLOAD = "<script>alert(1)</script>"
@@ -123,8 +124,19 @@ def test_job_pages_show_progress_charts_and_highlights(staff_client, world, job)
         reverse("job-topic", args=[job.pk, topic.qid]), {"threshold": 0.3}
     )
     assert page.status_code == 200
-    assert page.text.count("<rect x=") == 30  # 10 bins x 3 series
-    assert "<polyline points=" in page.text
+    histogram = chart_root(page.text, "histogram")
+    bars = [b for b in histogram.iter(f"{SVG}rect") if b.get("class") == "bar"]
+    assert len(bars) == 30  # 10 bins x 3 series
+    assert {b.get("data-series") for b in bars} == {
+        "Judged relevant", "Judged non-relevant", "Unjudged",
+    }  # fmt: skip
+    # Each bar as high as its count in the table beside the chart.
+    rows = page.context["histogram"]["rows"]
+    to_count = axis(histogram, "y")
+    drawn = sorted(round(to_count(float(b.get("y", "nan")))) for b in bars)
+    assert drawn == sorted(c for row in rows for c in row["counts"])
+    curve = chart_root(page.text, "curve")
+    assert len(list(curve.iter(f"{SVG}polyline"))) == 1
     assert "estimated precision" in page.text
 
     result = MatchResult.objects.get(job=job, topic=topic, document__docno="12")

@@ -13,6 +13,7 @@ from nuggets_app.inference.services.job_model import job_model_fit, job_probabil
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Nugget
 from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.svg_charts import SVG, chart_root
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +98,11 @@ def test_the_topic_page_shows_p_items_once_fitted(staff_client, world, job):
     # The reliability diagram has axes, ticks and labels.
     assert "Predicted p (mean of the bin)" in page
     assert "Observed rate of relevance" in page
-    assert page.count('text-anchor="middle" font-size="11">') >= 6
+    diagram = chart_root(page, "reliability")
+    for which in ("x", "y"):
+        ticks = [t.text for t in diagram.iter(f"{SVG}text")
+                 if t.get("class") == f"{which}-tick"]  # fmt: skip
+        assert ticks == ["0", "0.2", "0.4", "0.6", "0.8", "1"]
     # So do the score histograms and the found curve.
     for label in ("Min-span score", "Documents", "Judged non-relevant found",
                   "Judged relevant found"):  # fmt: skip

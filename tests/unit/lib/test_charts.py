@@ -37,8 +37,10 @@ def test_the_runs_that_move_most_are_labelled_first_up_to_the_limit():
 def test_axes_end_on_round_steps_that_cover_the_values():
     assert nice_range(0.0, 0.37) == (0.0, 0.4, [0.0, 0.1, 0.2, 0.3, 0.4])
     low, high, ticks = nice_range(-0.03, 0.81)
-    assert low <= -0.03 and high >= 0.81
-    assert ticks[0] == low and ticks[-1] == high
+    assert low <= -0.03
+    assert high >= 0.81
+    assert ticks[0] == low
+    assert ticks[-1] == high
     assert nice_range(0, 3, integer=True)[2] == [0, 1, 2, 3]
 
 
@@ -76,6 +78,8 @@ def test_interval_bars_are_where_their_values_are_on_the_shared_axis():
     assert [m["defined"] for m in chart["rows"]] == [True, True, False]
     assert chart["rows"][2]["title"] == "r3: n/a"
     assert intervals(id="i", rows=[], xlabel="m", title="t", desc="d") is None
+    nothing = intervals(id="i", rows=rows[2:], xlabel="m", title="t", desc="d")
+    assert [m["title"] for m in nothing["rows"]] == ["r3: n/a"]
 
 
 def test_grouped_bars_are_as_high_as_their_counts_side_by_side():

@@ -5,8 +5,8 @@ Not a test: it prints, per page (*Evaluate runs*, *Compare qrels*, *Trust
 diagnostics*, *Verification*), the first request (computes and keeps the result: the
 baseline, what every request cost before results were kept), the median of the
 following requests (served from the kept result) and their ratio; then, per download of
-the page (CSV tables, SVG plots), the first download (draws it from the kept result)
-and the median of the next ones (kept text or image). The trust and verification pages
+the page (CSV tables, SVG charts), the first download (draws it from the kept result)
+and the median of the next ones (a kept CSV text; a chart drawn from its kept geometry). The trust and verification pages
 need a finished matching job and a judged verification sample: the first run makes
 them from the qrels (``_dashboard_world``). Tasks run in-process (no ``REDIS_URL``), so
 the first request includes the computation that a worker would otherwise do. Target:
