@@ -5,9 +5,8 @@ Staff and the researchers group only (others get 403, anonymous users the login
 page). Every page is plain server-rendered HTML; each table has a CSV download and
 each chart, drawn inline as SVG, the same SVG as a download, computed from the same
 query string as the page by the same builder, so the page and its downloads always
-agree. The numbers come from
-``services.dashboards``, computed once per input and kept (``services.computed``);
-while a worker computes them the page shows its progress.
+agree. The numbers come from ``services.dashboards``, computed once per input and kept
+(``services.computed``); while a worker computes them the page shows its progress.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Chart geometry for server-drawn SVG: plain data in, a dict of pixel positions out.
 
-Every chart of the pages (and ``compare_qrels --plot``) is drawn by the templates
-under ``nuggets_app/charts/`` from a dict built here: ``template`` (which one draws
-it), ``id`` (unique on its page, for ``aria-labelledby``), ``title`` and ``desc`` (the
-text alternative), ``width``/``height``, then the marks. No JavaScript and no CSS:
+Every chart of the pages (and ``compare_qrels --plot``) is drawn by a template of
+``nuggets_app/templates/nuggets_app/charts/`` from a dict built here: ``template``
+(which one draws it), ``id`` (unique on its page, for ``aria-labelledby``), ``title``
+and ``desc`` (the text alternative), ``width``/``height``, then the marks. No JavaScript and no CSS:
 colours and sizes are SVG presentation attributes, which the site's content security
 policy allows, so the same drawing serves inline in a page and as a file of its own.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 Chart = dict[str, Any]
 WIDTH = 720
-INK, GRID, MUTED = "#1d2430", "#e3e6eb", "#8a94a3"
+MUTED = "#8a94a3"
 BLUE, ORANGE = "#1f5fbf", "#ad4e00"
 RELEVANT, NONRELEVANT = "#1f7a3d", "#b3261e"
 TEMPLATES = "nuggets_app/charts/"
