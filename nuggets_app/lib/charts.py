@@ -163,12 +163,46 @@ def scatter_labels(
     return sorted(chosen)
 
 
-def _point_label(cx: float, cy: float, frame: Frame) -> dict[str, Any]:
+# A label's box in pixels: the pages draw labels at 13px, about 7.5px a character.
+LABEL_CHARS, CHAR_W, LABEL_H = 24, 7.5, 14
+
+
+def _point_label(name: str, cx: float, cy: float, frame: Frame) -> dict[str, Any]:
     """A label beside its point, to the left of it near the right edge (so it is not
-    cut off)."""
-    if cx > frame.right - 100:
-        return {"x": round(cx - 6, 1), "y": round(cy - 5, 1), "anchor": "end"}
-    return {"x": round(cx + 6, 1), "y": round(cy - 5, 1), "anchor": "start"}
+    cut off), with the box its text covers (left, top, right, bottom)."""
+    width = CHAR_W * min(len(name), LABEL_CHARS)
+    top, bottom = cy - 5 - LABEL_H + 3, cy - 2  # the baseline is at cy - 5
+    if cx + 6 + width <= frame.right + 16:
+        return {"x": cx + 6, "y": cy - 5, "anchor": "start",
+                "box": (cx + 6, top, cx + 6 + width, bottom)}  # fmt: skip
+    return {"x": cx - 6, "y": cy - 5, "anchor": "end",
+            "box": (cx - 6 - width, top, cx - 6, bottom)}  # fmt: skip
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _labels(
+    names: Sequence[str],
+    centres: dict[int, tuple[float, float]],
+    xs: Sequence[float],
+    ys: Sequence[float],
+    priority: Sequence[float],
+    frame: Frame,
+    limit: int = 10,
+) -> dict[int, dict[str, Any]]:
+    """The labels of the points :func:`scatter_labels` would pick, highest priority
+    first, skipping one whose text would cover a label already placed."""
+    apart = scatter_labels(xs, ys, priority, limit=len(names))
+    placed: dict[int, dict[str, Any]] = {}
+    for i in sorted(apart, key=lambda i: (-priority[i], i)):
+        if len(placed) >= limit:
+            break
+        label = _point_label(names[i], *centres[i], frame)
+        if not any(_overlap(label["box"], other["box"]) for other in placed.values()):
+            placed[i] = label
+    return placed
 
 
 def scatter(
@@ -184,22 +218,28 @@ def scatter(
     priority: Sequence[float] | None = None,
 ) -> Chart:
     """One point per name on one scale for both axes, with the diagonal y = x; a
-    label on the points :func:`scatter_labels` picks (by ``priority``). A point with
-    an undefined coordinate is left out (the table beside the chart has it)."""
+    label on up to 10 of the points :func:`scatter_labels` picks (by ``priority``),
+    skipping one whose text would cover a label already placed. A point with an
+    undefined coordinate is left out (the table beside the chart has it)."""
     size = 560
     values = _finite([*xs, *ys])
     low, high, ticks = nice_range(min([0.0, *values]), max([1e-9, *values]))
     frame = Frame(72, size - 20, 36, size - 56, (low, high), (low, high), size)
-    labelled = set(scatter_labels(xs, ys, priority or [0.0] * len(names)))
+    centres = {
+        i: (frame.x(x), frame.y(y))
+        for i, (x, y) in enumerate(zip(xs, ys, strict=True))
+        if math.isfinite(x) and math.isfinite(y)
+    }
+    labels = _labels(names, centres, xs, ys, priority or [0.0] * len(names), frame)
     points = []
     for i, (name, x, y) in enumerate(zip(names, xs, ys, strict=True)):
-        if not (math.isfinite(x) and math.isfinite(y)):
+        if i not in centres:
             continue
-        cx, cy = frame.x(x), frame.y(y)
+        cx, cy = centres[i]
         points.append({
             "name": name, "cx": cx, "cy": cy, "value_x": x, "value_y": y,
             "title": f"{name}: {x:.4f} (x), {y:.4f} (y)",
-            "label": _point_label(cx, cy, frame) if i in labelled else None,
+            "label": labels.get(i),
         })  # fmt: skip
     return {
         **_chart("scatter", id, title, desc, size, size),

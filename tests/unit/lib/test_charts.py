@@ -58,6 +58,17 @@ def test_nan_points_are_left_out_and_only_chosen_points_are_labelled():
     assert (c["cx"] - a["cx"]) / (c["cy"] - a["cy"]) == pytest.approx(-0.7 / 0.5, 0.02)
 
 
+def test_no_label_covers_another_even_when_their_points_stand_apart():
+    # Apart as points (scatter_labels keeps both) but side by side in one row.
+    names = ["a-very-long-run-name-1", "a-very-long-run-name-2", "short"]
+    xs, ys = [0.10, 0.16, 0.9], [0.50, 0.50, 0.1]
+    assert scatter_labels(xs, ys, [2, 1, 0]) == [0, 1, 2]
+    chart = scatter(id="s", names=names, xs=xs, ys=ys, xlabel="x", ylabel="y",
+                    title="t", desc="d", priority=[2, 1, 0])  # fmt: skip
+    labelled = [p["name"] for p in chart["points"] if p["label"]]
+    assert labelled == ["a-very-long-run-name-1", "short"]
+
+
 def test_interval_bars_are_where_their_values_are_on_the_shared_axis():
     rows = [("r1", 0.3, 0.2, 0.45, False), ("r2", 0.5, 0.35, 0.7, True),
             ("r3", math.nan, math.nan, math.nan, False)]  # fmt: skip
