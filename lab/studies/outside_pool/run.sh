@@ -6,34 +6,18 @@
 # Usage (from the repository root):
 #   sh lab/studies/outside_pool/run.sh [dl19|cranfield ...]   # SEEDS="1 2 3", TOPUP=10
 set -e
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/outside_pool}
 OUT=${OUT:-var/results/outside_pool}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 TOPUP=${TOPUP:-10}
 COLLECTIONS=${*:-"dl19 cranfield"}
 export DEBUG=1
 for c in $COLLECTIONS; do
   export DATA_DIR="$WORK/$c"
-  mkdir -p "$DATA_DIR"
-  if [ "$c" = dl19 ]; then
-    SRC="$DATA/trec-dl19-passage"; LEVEL=2
-  else
-    SRC="$DATA/$c"; LEVEL=1
-  fi
-  if [ ! -f "$DATA_DIR/imported" ]; then
-    DOCS="$SRC/docs.jsonl.gz"
-    if [ "$c" = dl19 ]; then
-      $PY docs/results/dl19/prepare.py "$SRC" "$DATA_DIR/docs.jsonl.gz"
-      DOCS="$DATA_DIR/docs.jsonl.gz"
-    fi
-    $PY manage.py migrate -v0
-    $PY manage.py import_collection --name "$c" "$DOCS"
-    $PY manage.py import_topics --collection "$c" "$SRC/topics.jsonl"
-    touch "$DATA_DIR/imported"
-  fi
+  shared_collection "$c"
+  import_once "$c"
   $PY manage.py migrate -v0
   for seed in $SEEDS; do
     dir="$WORK/$c/seed$seed"
@@ -41,8 +25,7 @@ for c in $COLLECTIONS; do
       --runs "$SRC/runs" --depth 100 --sample-size 10% --seed "$seed" \
       --relevance-level "$LEVEL" --reusability leave-one-group-out \
       --top-up "$TOPUP" --out "$dir" 2>>"$WORK/$c/simulate.log" >/dev/null
-    mkdir -p "$OUT/$c"
-    cp "$dir/report.json" "$OUT/$c/leave-one-group-out-seed$seed.json"
+    keep_report "$dir" "$OUT/$c/leave-one-group-out-seed$seed.json"
     echo "done $c seed $seed"
   done
 done
