@@ -5,6 +5,7 @@
 # relevance at grade >= 2) and Cranfield (its 36 real runs), pool depth 100.
 # Usage (from the repository root): sh lab/studies/reusability/run.sh [dl19|cranfield ...]
 #   SEEDS="1" MODES="leave-one-run-out" sh lab/studies/reusability/run.sh cranfield
+# EXTRA: more options of simulate (outside_pool/run.sh passes its top-up).
 set -e
 . lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
@@ -12,6 +13,7 @@ WORK=${WORK:-var/reusability}
 OUT=${OUT:-var/results/reusability}
 SEEDS=${SEEDS:-"1 2 3"}
 MODES=${MODES:-"leave-one-group-out"}
+EXTRA=${EXTRA:-}
 COLLECTIONS=${*:-"dl19 cranfield"}
 export DEBUG=1
 for c in $COLLECTIONS; do
@@ -22,9 +24,10 @@ for c in $COLLECTIONS; do
   for mode in $MODES; do
     for seed in $SEEDS; do
       dir="$WORK/$c/$mode-seed$seed"
+      # shellcheck disable=SC2086
       $PY manage.py simulate --replace --collection "$c" --qrels "$SRC/qrels.txt" \
         --runs "$SRC/runs" --depth 100 --sample-size 10% --seed "$seed" \
-        --relevance-level "$LEVEL" --reusability "$mode" --out "$dir" \
+        --relevance-level "$LEVEL" --reusability "$mode" $EXTRA --out "$dir" \
         2>>"$WORK/$c/simulate.log" >/dev/null
       keep_report "$dir" "$OUT/$c/$mode-seed$seed.json"
       echo "done $c $mode seed $seed"
