@@ -17,12 +17,13 @@ from django.core.management.base import CommandError
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.evaluation.selectors import stored_qrels, stored_subtopic_qrels
 from nuggets_app.importers.qrels import parse_qrels_text, subtopic_qrels_read
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.diversity import subtopics_export
-from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.ir.diversity import subtopic_qrels_lines
 from nuggets_app.models import Judgment, MatchResult, Nugget, Qrels
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import (
+    cranfield_world,
+    pool_job,
+)
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4")
@@ -68,12 +69,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 20
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=20)
 
 
 def test_human_and_inferred_coverage_with_provenance(world, job):
