@@ -20,10 +20,7 @@ from nuggets_app.importers.qrels import parse_qrels_text, subtopic_qrels_read
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.ir.diversity import subtopic_qrels_lines
 from nuggets_app.models import Judgment, MatchResult, Nugget, Qrels
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4")

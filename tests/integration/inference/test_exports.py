@@ -16,10 +16,7 @@ from nuggets_app.inference.services.exports import (
 from nuggets_app.inference.services.matching import job_nugget_specs
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment, Qrels, Sample, SampleDocument
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 

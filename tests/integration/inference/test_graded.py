@@ -15,10 +15,7 @@ from nuggets_app.collection.services.imports import qrels_import
 from nuggets_app.inference.services.graded import graded_export, job_levels
 from nuggets_app.models import Judgment, MatchResult, Qrels
 from tests.helpers import read_qrels
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4", "8")

@@ -12,10 +12,7 @@ from nuggets_app.inference.services.matching import (
 from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
 from nuggets_app.models import Judgment, MatchJob, MatchResult
 from tests.factories import CollectionFactory, DocumentFactory, TopicFactory
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 

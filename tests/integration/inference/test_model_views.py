@@ -10,10 +10,7 @@ from django.urls import reverse
 
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
 from nuggets_app.models import Judgment, MatchResult, Nugget
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 

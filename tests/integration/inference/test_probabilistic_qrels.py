@@ -18,10 +18,7 @@ from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import Judgment, Nugget, Qrels
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 

@@ -27,10 +27,7 @@ from tests.factories import (
     NuggetFactory,
     TopicFactory,
 )
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 

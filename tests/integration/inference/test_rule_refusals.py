@@ -12,10 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils.html import escape
 
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,7 @@ from lab.services.ltr import ltr_export
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
 from nuggets_app.inference.services.rules import DecisionRule
-from tests.integration.worlds.cranfield_pool import (
-    cranfield_world,
-    pool_job,
-)
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4", "8")
