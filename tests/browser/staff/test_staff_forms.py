@@ -75,6 +75,19 @@ def _submit(driver, button_selector: str) -> None:
     )
 
 
+def _upload_checked(driver, live_server, world, kind: str, path) -> None:
+    """Upload ``path`` on the collection's ``kind`` page, run the task's check here
+    (no worker) and show its outcome."""
+    driver.get(
+        live_server.url + reverse("staff-upload", args=[world.collection.name, kind])
+    )
+    driver.find_element(By.ID, "id_file").send_keys(str(path))
+    _submit(driver, "#upload-form button[type=submit]")
+    task = TaskRecord.objects.latest("pk")
+    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
+    driver.refresh()
+
+
 def _fill(driver, selector: str, value: str) -> None:
     field = driver.find_element(By.CSS_SELECTOR, selector)
     field.clear()
@@ -89,28 +102,12 @@ def test_upload_problems_speak_the_files_format_and_a_checked_upload_waits(
         '{"qid": "900", "title": "a"}\n{"qid": "901", "description": "no title"}\n'
     )
     login(driver, live_server.url, "root")
-    driver.get(
-        live_server.url
-        + reverse("staff-upload", args=[world.collection.name, "topics"])
-    )
-    driver.find_element(By.ID, "id_file").send_keys(str(topics))
-    _submit(driver, "#upload-form button[type=submit]")
-    task = TaskRecord.objects.latest("pk")
-    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
-    driver.refresh()
+    _upload_checked(driver, live_server, world, "topics", topics)
     problems = wait_for(lambda: driver.find_element(By.ID, "problems").text, "problems")
     assert problems == 'topics.jsonl:2: missing field "title"'
 
     topics.write_text('{"qid": "900", "title": "a"}\n')
-    driver.get(
-        live_server.url
-        + reverse("staff-upload", args=[world.collection.name, "topics"])
-    )
-    driver.find_element(By.ID, "id_file").send_keys(str(topics))
-    _submit(driver, "#upload-form button[type=submit]")
-    task = TaskRecord.objects.latest("pk")
-    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
-    driver.refresh()
+    _upload_checked(driver, live_server, world, "topics", topics)
     status = wait_for(
         lambda: driver.find_element(By.ID, "task-status").text, "task status"
     )
