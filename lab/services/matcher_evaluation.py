@@ -442,19 +442,14 @@ def report_markdown(report: dict[str, Any], title: str) -> str:
         f"Failure analysis: {fail['scoring']} at its best-F1 threshold "
         f"{_fmt(fail['threshold'])}: {fail['misses']} misses, {fail['false_matches']} "
         "false matches.",
-        "",
-        "| nugget length (terms) | gold | found | recall |",
-        "|---|---|---|---|",
     ]
-    for key, (n, hit, recall) in fail["recall_by_nugget_terms"].items():
-        lines.append(f"| {key} | {n} | {hit} | {_fmt(recall)} |")
-    lines += [
-        "",
-        "| nugget terms in the human span | gold | found | recall |",
-        "|---|---|---|---|",
-    ]
-    for key, (n, hit, recall) in fail["recall_by_span_overlap"].items():
-        lines.append(f"| {key} | {n} | {hit} | {_fmt(recall)} |")
+    for heading, table in (
+        ("nugget length (terms)", "recall_by_nugget_terms"),
+        ("nugget terms in the human span", "recall_by_span_overlap"),
+    ):
+        lines += ["", f"| {heading} | gold | found | recall |", "|---|---|---|---|"]
+        for key, (n, hit, recall) in fail[table].items():
+            lines.append(f"| {key} | {n} | {hit} | {_fmt(recall)} |")
     lines += [
         "",
         "Recall of the gold pairs at each scoring's best-F1 threshold, by nugget "

@@ -6,12 +6,10 @@
 #   SIZES="10" SEEDS="1 2 3" sh lab/studies/run_all.sh cranfield
 # Each collection gets its own embedded SQLite database under $WORK, imported once.
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
 OUT=${OUT:-var/results/reports}
-PY=${PY:-.venv/bin/python}
 SIZES=${SIZES:-"10 5 20"}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 COLLECTIONS=${*:-"adi cranfield medline cisi cacm lisa npl-vaswani"}
@@ -24,9 +22,7 @@ for c in $COLLECTIONS; do
     RUNS=""
   fi
   if [ ! -f "$DATA_DIR/imported" ]; then
-    $PY manage.py migrate -v0
-    $PY manage.py import_collection --name "$c" "$DATA/$c/docs.jsonl.gz"
-    $PY manage.py import_topics --collection "$c" "$DATA/$c/topics.jsonl"
+    import_collection "$c" "$DATA/$c/docs.jsonl.gz" "$DATA/$c/topics.jsonl"
     if [ "$c" != cranfield ]; then
       $PY manage.py make_runs --collection "$c" --out "$WORK/$c/runs" --depth 1000
     fi

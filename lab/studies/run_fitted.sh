@@ -7,21 +7,17 @@
 # Each collection gets its own embedded SQLite database under $WORK; a database left
 # there by an earlier run (or by run_all.sh, copied over) is reused as is.
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation-fit}
 OUT=${OUT:-var/results/fitted}
-PY=${PY:-.venv/bin/python}
 RULES=${RULES:-"threshold:0.5 fit:f1 fit:f1:per-topic"}
 COLLECTIONS=${*:-"adi cranfield medline cisi cacm lisa npl-vaswani"}
 for c in $COLLECTIONS; do
   export DATA_DIR="$WORK/$c" DEBUG=1
   mkdir -p "$DATA_DIR"
   if [ ! -f "$DATA_DIR/db.sqlite3" ]; then
-    $PY manage.py migrate -v0
-    $PY manage.py import_collection --name "$c" "$DATA/$c/docs.jsonl.gz"
-    $PY manage.py import_topics --collection "$c" "$DATA/$c/topics.jsonl"
+    import_collection "$c" "$DATA/$c/docs.jsonl.gz" "$DATA/$c/topics.jsonl"
     if [ "$c" != cranfield ]; then
       $PY manage.py make_runs --collection "$c" --out "$WORK/$c/runs" --depth 1000
     fi

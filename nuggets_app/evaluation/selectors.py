@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.qrels import (
@@ -125,6 +125,14 @@ def qrels_resolve(
     raise SourceError(f"unknown qrels source {key!r}")
 
 
+def _by_topic(rows: QuerySet) -> Scores:
+    """``qid -> {docno: value}`` of (qid, docno, value) rows, read in chunks."""
+    out: Scores = {}
+    for qid, docno, value in rows.iterator():
+        out.setdefault(qid, {})[docno] = value
+    return out
+
+
 def _export_qrels(export) -> QrelsDict:
     out: QrelsDict = {}
     for line in export.lines:
@@ -166,13 +174,11 @@ def stored_probabilities(qrels: Qrels) -> ProbQrels:
     """Imported probabilistic qrels as ``qid -> {docno: p}``."""
     if qrels.kind != Qrels.Kind.PROBABILISTIC:
         raise SourceError(f"qrels {qrels.name} are {qrels.kind}, not probabilistic")
-    out: ProbQrels = {}
-    rows = QrelsEntry.objects.filter(qrels=qrels).values_list(
-        "topic__qid", "document__docno", "probability"
+    return _by_topic(
+        QrelsEntry.objects.filter(qrels=qrels).values_list(
+            "topic__qid", "document__docno", "probability"
+        )
     )
-    for qid, docno, p in rows.iterator():
-        out.setdefault(qid, {})[docno] = p
-    return out
 
 
 def job_probability_qrels(job: MatchJob) -> ProbQrels:
@@ -215,13 +221,11 @@ def collection_runs(
 
 def run_scores(run: Run) -> Scores:
     """One stored run as ``qid -> {docno: score}``."""
-    scores: Scores = {}
-    rows = RunEntry.objects.filter(run=run).values_list(
-        "topic__qid", "document__docno", "score"
+    return _by_topic(
+        RunEntry.objects.filter(run=run).values_list(
+            "topic__qid", "document__docno", "score"
+        )
     )
-    for qid, docno, score in rows.iterator():
-        scores.setdefault(qid, {})[docno] = score
-    return scores
 
 
 def sample_prels(sample: Sample) -> dict[str, TopicPrels]:
@@ -259,13 +263,11 @@ def document_lengths(collection: Collection, *, unit: str = "words") -> dict[str
 
 def job_scores(job: MatchJob) -> Scores:
     """``qid -> {docno: match score}`` of every result of the job."""
-    out: Scores = {}
-    rows = MatchResult.objects.filter(job=job).values_list(
-        "topic__qid", "document__docno", "score"
+    return _by_topic(
+        MatchResult.objects.filter(job=job).values_list(
+            "topic__qid", "document__docno", "score"
+        )
     )
-    for qid, docno, score in rows.iterator():
-        out.setdefault(qid, {})[docno] = score
-    return out
 
 
 def nugget_sources(job: MatchJob) -> dict[str, set[str]]:

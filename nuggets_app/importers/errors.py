@@ -157,3 +157,18 @@ def report(sink: ErrorSink | None, error: ImportFormatError) -> None:
     if sink is None:
         raise error
     sink.add(error)
+
+
+def unknown_in_collection(
+    path: str | Path, line: int, kind: str, key: str, collection: str
+) -> ImportFormatError:
+    """A line naming a topic (``kind`` "topic", ``key`` its qid) or a document
+    ("document", its docno) that the collection named ``collection`` does not hold."""
+    field = "qid" if kind == "topic" else "docno"
+    return ImportFormatError(
+        path,
+        line,
+        f"unknown {kind}",
+        expected=f"a {field} of collection {collection!r}",
+        got=key,
+    )

@@ -1,9 +1,9 @@
 """Matching jobs, their chunks (the unit of work of a Celery task) and results."""
 
-from django.conf import settings
 from django.db import models
 
 from .collections import Collection, Document
+from .fields import user_who_made_it
 from .nuggets import Nugget
 from .pools import Pool
 from .samples import Sample
@@ -61,9 +61,7 @@ class MatchJob(models.Model):
     chunks_done = models.PositiveIntegerField(default=0)
     docs_total = models.PositiveIntegerField(default=0)
     docs_done = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
+    created_by = user_who_made_it(related_name=None)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 
 from .collections import Collection, Document
+from .fields import user_who_made_it
 from .topics import Topic
 
 
@@ -25,13 +26,7 @@ class NuggetBank(models.Model):
     # The reader that parsed the file (jsonl, trec-qa, rag, trec-ts).
     format = models.CharField(max_length=20)
     source_file = models.CharField(max_length=500)
-    imported_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    imported_by = user_who_made_it()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

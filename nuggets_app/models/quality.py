@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from .collections import Collection, Document
+from .fields import user_who_made_it
 from .topics import Topic
 
 
@@ -48,13 +49,7 @@ class Guidelines(models.Model):
     )
     version = models.PositiveIntegerField()
     text = models.TextField()
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    author = user_who_made_it()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -80,13 +75,7 @@ class KnownAnswer(models.Model):
     relevance = models.SmallIntegerField()
     # Where the grade comes from: "qrels:<name>" or "adjudicated".
     source = models.CharField(max_length=220)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    created_by = user_who_made_it()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -5,10 +5,10 @@ problems found, and how it ended. Live progress lives in the cache while it runs
 (``nuggets_app.operations.services.task_records``); matching jobs keep their own model.
 """
 
-from django.conf import settings
 from django.db import models
 
 from .collections import Collection
+from .fields import user_who_made_it
 
 
 class TaskRecord(models.Model):
@@ -46,13 +46,7 @@ class TaskRecord(models.Model):
         null=True,
         blank=True,
     )
-    started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        related_name="task_records",
-        null=True,
-        blank=True,
-    )
+    started_by = user_who_made_it(related_name="task_records")
     # What to do: form values, and for uploads [{"name": shown, "path": stored}].
     params = models.JSONField(default=dict, blank=True)
     files = models.JSONField(default=list, blank=True)

@@ -1,9 +1,9 @@
 """Documents scored for a finished job after the fact: a new run's unpooled documents."""
 
-from django.conf import settings
 from django.db import models
 
 from .collections import Document
+from .fields import user_who_made_it
 from .matching import MatchJob
 from .topics import Topic
 
@@ -48,9 +48,7 @@ class JobNewRun(models.Model):
     sample = models.ForeignKey(
         "nuggets_app.Sample", null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
+    created_by = user_who_made_it(related_name=None)
     created_at = models.DateTimeField(auto_now=True)
 
     class Meta:

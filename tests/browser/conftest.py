@@ -1,6 +1,6 @@
 """Fixtures of the browser tests: one headless Chromium per test module, the
-researcher persona, computations run inside the request, and the Cranfield world
-with its job's model fitted."""
+researcher persona, staff tasks run by a real worker or in-process, computations run
+inside the request, and the Cranfield world with its job's model fitted."""
 
 import pytest
 
@@ -32,6 +32,26 @@ def researcher(db):
     user = UserFactory(username="carol")
     user.groups.add(Group.objects.get_or_create(name="researchers")[0])
     return user
+
+
+@pytest.fixture
+def tasks_run(request):
+    """With REDIS_URL the tasks go to a real Celery worker (one for the session, as
+    in the integration tests); without, they run in-process."""
+    from django.conf import settings
+
+    if settings.REDIS_URL:
+        return request.getfixturevalue("celery_worker")
+    return None
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
+    from tests.integration import conftest
+
+    yield from conftest.celery_worker.__wrapped__(
+        django_db_setup, django_db_blocker, tmp_path_factory
+    )
 
 
 @pytest.fixture

@@ -13,12 +13,10 @@
 # Usage (from the repository root, after the imports of run_all.sh and dl19/run.sh):
 #   SEEDS="1 2" sh lab/studies/adaptive/run.sh [collection ...]
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/simulation}
 OUT=${OUT:-var/results/adaptive/reports}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 ROUNDS=${ROUNDS:-2}
 ARMS=${ARMS:-"one10 rounds5 top5"}
@@ -48,8 +46,7 @@ for seed in $SEEDS; do
       $PY manage.py simulate --replace --collection "$c" --qrels "$QRELS" $RUNS --depth 100 \
         --relevance-level $LEVEL --seed "$seed" $ARGS --out "$WORK/$c/adaptive/$arm-seed$seed" \
         2>>"$WORK/$c/adaptive.log" >/dev/null
-      mkdir -p "$dir"
-      cp "$WORK/$c/adaptive/$arm-seed$seed/report.json" "$dir/"
+      keep_report "$WORK/$c/adaptive/$arm-seed$seed" "$dir/"
       echo "done $c $arm seed$seed"
     done
   done

@@ -33,8 +33,7 @@ import json
 import random
 from pathlib import Path
 
-from scipy.stats import kendalltau
-
+from lab.studies.system_rankings import read_runs, taus_against_full, write_report
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.ir.diversity import diversity_evaluate
@@ -45,22 +44,6 @@ MEASURES = (f"alpha_nDCG@{K}", f"ERR_IA@{K}", f"StRecall@{K}")
 THRESHOLDS = (0.3, 0.5, 0.8)
 SHUFFLED = "sample+inferred@0.5, aspects shuffled"
 Lines = set[tuple[str, str, str]]
-
-
-def read_runs(folder: Path, qids: set[str]) -> dict[str, dict[str, dict[str, float]]]:
-    runs: dict[str, dict[str, dict[str, float]]] = {}
-    for path in sorted(folder.iterdir()):
-        if not path.name.endswith((".run", ".run.gz")):
-            continue
-        opener = gzip.open if path.suffix == ".gz" else open
-        run: dict[str, dict[str, float]] = {}
-        with opener(path, "rt") as fh:
-            for line in fh:
-                q, _, d, _, score, _ = line.split()
-                if q in qids:
-                    run.setdefault(q, {})[d] = float(score)
-        runs[path.name.removesuffix(".gz").removesuffix(".run")] = run
-    return runs
 
 
 def full_lines(path: Path, qids: set[str]) -> Lines:
@@ -180,19 +163,7 @@ def main() -> None:
             }
     means = {name: scores(lines, runs, qids) for name, lines in variants.items()}
     names = sorted(runs)
-    tau = {
-        variant: {
-            m: float(
-                kendalltau(
-                    [means["full"][r][m] for r in names],
-                    [means[variant][r][m] for r in names],
-                ).statistic
-            )
-            for m in MEASURES
-        }
-        for variant in variants
-        if variant != "full"
-    }
+    tau = taus_against_full(means, names, list(MEASURES))
     counts = {
         "topics": len(qids),
         "runs": len(names),
@@ -202,24 +173,15 @@ def main() -> None:
         "subtopics_full": len({(q, s) for q, s, _ in truth}),
         "subtopics_sample": len({(q, s) for q, s, _ in sample}),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps(
-            {
-                "job": job.pk,
-                "seed": args.seed,
-                "counts": counts,
-                "lines": lines_report,
-                "tau": tau,
-                "means": means,
-            },
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
-    )
-    for variant, values in tau.items():
-        print(variant, " ".join(f"tau {m}={v:.3f}" for m, v in values.items()))
+    report = {
+        "job": job.pk,
+        "seed": args.seed,
+        "counts": counts,
+        "lines": lines_report,
+        "tau": tau,
+        "means": means,
+    }
+    write_report(args.out, report, tau)
 
 
 if __name__ == "__main__":

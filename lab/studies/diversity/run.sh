@@ -9,20 +9,16 @@
 # nDCG under the importance-graded qrels).
 # Usage (from the repository root): sh lab/studies/diversity/run.sh
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data/trec-ts-nuggets}
 WORK=${WORK:-var/diversity}
 OUT=${OUT:-var/results/diversity/results}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 export DEBUG=1
 mkdir -p "$WORK/base" "$OUT"
 if [ ! -f "$WORK/base/imported" ]; then
   export DATA_DIR="$WORK/base"
-  $PY manage.py migrate -v0
-  $PY manage.py import_collection --name ts "$DATA/docs.jsonl.gz"
-  $PY manage.py import_topics --collection ts "$DATA/topics.jsonl"
+  import_collection ts "$DATA/docs.jsonl.gz" "$DATA/topics.jsonl"
   $PY manage.py make_runs --collection ts --out "$WORK/runs" --depth 1000
   $PY lab/studies/ts/bank.py "$DATA" "$WORK/ts-aspects.jsonl" --aspects
   $PY manage.py import_nuggets "$WORK/ts-aspects.jsonl" --collection ts --name ts-aspects
@@ -39,8 +35,7 @@ for seed in $SEEDS; do
       >/dev/null 2>>"$WORK/simulate.log"
     touch "$DATA_DIR/simulated"
   fi
-  job=$($PY manage.py shell -v0 -c \
-    "from nuggets_app.models import MatchJob; print(MatchJob.objects.latest('pk').pk)")
+  job=$(newest_job)
   $PY -m lab.studies.diversity.experiment --job "$job" --seed "$seed" \
     --matches "$DATA/doc_matches.jsonl.gz" --runs "$WORK/runs" --out "$OUT/seed$seed.json"
   $PY -m lab.studies.graded.experiment --job "$job" --seed "$seed" --qrels "$DATA/qrels.txt" \

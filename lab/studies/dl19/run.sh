@@ -5,12 +5,10 @@
 # Usage (from the repository root): sh lab/studies/dl19/run.sh [SIZE ...]
 # Passages without text are imported as empty placeholders (prepare.py says why).
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data/trec-dl19-passage}
 WORK=${WORK:-var/dl19}
 OUT=${OUT:-var/results/dl19/reports}
-PY=${PY:-.venv/bin/python}
 SIZES=${*:-"10 5 20"}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 DEPTHS=${DEPTHS:-"10 100"}
@@ -20,9 +18,7 @@ export DATA_DIR="$WORK" DEBUG=1
 mkdir -p "$WORK"
 if [ ! -f "$WORK/db.sqlite3" ] || [ ! -f "$WORK/docs.jsonl.gz" ]; then
   $PY lab/studies/dl19/prepare.py "$DATA" "$WORK/docs.jsonl.gz"
-  $PY manage.py migrate -v0
-  $PY manage.py import_collection --name dl19 "$WORK/docs.jsonl.gz"
-  $PY manage.py import_topics --collection dl19 "$DATA/topics.jsonl"
+  import_collection dl19 "$WORK/docs.jsonl.gz" "$DATA/topics.jsonl"
 fi
 for size in $SIZES; do
   for depth in $DEPTHS; do
@@ -32,8 +28,7 @@ for size in $SIZES; do
       $PY manage.py simulate --replace --collection dl19 --qrels "$DATA/qrels.txt" \
         --runs "$DATA/runs" --depth "$depth" --sample-size "$size%" --seed "$seed" \
         --relevance-level 2 $EXTRA --out "$dir" 2>>"$WORK/simulate.log" >/dev/null
-      mkdir -p "$OUT/d$depth-size$size-seed$seed$TAG"
-      cp "$dir/report.json" "$OUT/d$depth-size$size-seed$seed$TAG/"
+      keep_report "$dir" "$OUT/d$depth-size$size-seed$seed$TAG/"
       echo "done d$depth size$size seed$seed$TAG"
     done
   done

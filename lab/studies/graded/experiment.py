@@ -18,15 +18,19 @@ Usage (from the repository root, DATA_DIR naming the simulation's database):
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ir_measures
 from ir_measures import nDCG
-from scipy.stats import kendalltau
 
+from lab.studies.system_rankings import (
+    Run,
+    read_runs,
+    taus_against_full,
+    write_report,
+)
 from nuggets_app.inference.services.exports import Export
 from nuggets_app.inference.services.graded import graded_export
 from nuggets_app.ir.expected import expected_ndcg
@@ -34,22 +38,7 @@ from nuggets_app.ir.graded import stat_ndcg
 from nuggets_app.models import Judgment, MatchJob, SampleDocument, Topic
 
 MEASURES = [nDCG @ 10, nDCG]
-
-
-def read_runs(folder: Path, qids: set[str]) -> dict[str, dict[str, dict[str, float]]]:
-    runs: dict[str, dict[str, dict[str, float]]] = {}
-    for path in sorted(folder.iterdir()):
-        if not path.name.endswith((".run", ".run.gz")):
-            continue
-        opener = gzip.open if path.suffix == ".gz" else open
-        run: dict[str, dict[str, float]] = {}
-        with opener(path, "rt") as fh:
-            for line in fh:
-                q, _, d, _, score, _ = line.split()
-                if q in qids:
-                    run.setdefault(q, {})[d] = float(score)
-        runs[path.name.removesuffix(".gz").removesuffix(".run")] = run
-    return runs
+TopicData = TypeVar("TopicData")
 
 
 def scored(run: dict[str, dict[str, float]]) -> list:
@@ -67,6 +56,26 @@ def mean_measures(qrels: list, run: dict[str, dict[str, float]]) -> dict[str, fl
 
 def ranking(run: dict[str, float]) -> list[str]:
     return [d for _, d in sorted(((s, d) for d, s in run.items()), reverse=True)]
+
+
+def mean_ndcgs(
+    runs: dict[str, Run],
+    per_topic: dict[str, TopicData],
+    estimate: Callable[[list[str], TopicData, int], float],
+) -> dict[str, dict[str, float]]:
+    """Each run's mean nDCG@10 and nDCG by ``estimate`` over the topics of
+    ``per_topic``; a NaN estimate (no positive gain for the topic) is left out."""
+    means: dict[str, dict[str, float]] = {}
+    for run_name, run in runs.items():
+        values: dict[str, list[float]] = {"nDCG@10": [], "nDCG": []}
+        for qid in sorted(per_topic):
+            order = ranking(run.get(qid, {}))
+            for label, k in (("nDCG@10", 10), ("nDCG", max(len(order), 1))):
+                v = estimate(order, per_topic[qid], k)
+                if v == v:  # NaN
+                    values[label].append(v)
+        means[run_name] = {m: sum(v) / len(v) if v else 0.0 for m, v in values.items()}
+    return means
 
 
 def provenance(export: Export) -> dict[str, Any]:
@@ -114,19 +123,7 @@ def main() -> None:
     table: dict[str, dict[str, dict[str, float]]] = {}
     for name, qrels in variants.items():
         table[name] = {run: mean_measures(qrels, r) for run, r in runs.items()}
-    expected: dict[str, dict[str, float]] = {}
-    for run_name, run in runs.items():
-        values: dict[str, list[float]] = {"nDCG@10": [], "nDCG": []}
-        for qid in sorted(gains):
-            order = ranking(run.get(qid, {}))
-            for label, k in (("nDCG@10", 10), ("nDCG", max(len(order), 1))):
-                v = expected_ndcg(order, gains[qid], k)
-                if v == v:  # NaN: no positive gain for the topic
-                    values[label].append(v)
-        expected[run_name] = {
-            m: sum(v) / len(v) if v else 0.0 for m, v in values.items()
-        }
-    table["expected (model)"] = expected
+    table["expected (model)"] = mean_ndcgs(runs, gains, expected_ndcg)
     seed = args.seed if args.seed is not None else int(job.name.rsplit(" ", 1)[1])
     if job.pool is None:
         raise SystemExit(f"job {job.pk} is not over a pool")
@@ -143,27 +140,9 @@ def main() -> None:
     ).values_list("topic__qid", "document__docno", "relevance"):
         if (q, d) in inclusion and g is not None:
             judged.setdefault(q, {})[d] = (g, inclusion[(q, d)])
-    stat: dict[str, dict[str, float]] = {}
-    for run_name, run in runs.items():
-        values = {"nDCG@10": [], "nDCG": []}
-        for qid in sorted(judged):
-            order = ranking(run.get(qid, {}))
-            for label, k in (("nDCG@10", 10), ("nDCG", max(len(order), 1))):
-                v = stat_ndcg(order, judged[qid], k)
-                if v == v:
-                    values[label].append(v)
-        stat[run_name] = {m: sum(v) / len(v) if v else 0.0 for m, v in values.items()}
-    table["statAP-style (sample)"] = stat
+    table["statAP-style (sample)"] = mean_ndcgs(runs, judged, stat_ndcg)
     names = sorted(runs)
-    tau: dict[str, dict[str, float]] = {}
-    for variant, per_run in table.items():
-        if variant == "full":
-            continue
-        tau[variant] = {}
-        for m in ("nDCG@10", "nDCG"):
-            full = [table["full"][r][m] for r in names]
-            est = [per_run[r][m] for r in names]
-            tau[variant][m] = float(kendalltau(full, est).statistic)
+    tau = taus_against_full(table, names, ["nDCG@10", "nDCG"])
     counts = {
         "topics": len(qids),
         "runs": len(names),
@@ -176,17 +155,9 @@ def main() -> None:
             for g in sorted({q.relevance for q in truth})
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps(
-            {"job": job.pk, "counts": counts, "tau": tau, "means": table},
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
+    write_report(
+        args.out, {"job": job.pk, "counts": counts, "tau": tau, "means": table}, tau
     )
-    for variant, taus in tau.items():
-        print(variant, " ".join(f"tau {m}={v:.3f}" for m, v in taus.items()))
 
 
 if __name__ == "__main__":

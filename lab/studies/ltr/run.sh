@@ -8,40 +8,28 @@
 # simulation: the next one replaces the simulated assessor's judgments).
 # Usage (from the repository root): sh lab/studies/ltr/run.sh [cranfield] [dl19]
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/ltr}
 OUT=${OUT:-var/results/ltr/results}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 for c in ${*:-cranfield dl19}; do
   export DATA_DIR="$WORK/$c" DEBUG=1
-  mkdir -p "$DATA_DIR"
-  if [ "$c" = dl19 ]; then
-    D="$DATA/trec-dl19-passage" DEPTH=10 LEVEL=2 DOCS="$DATA_DIR/docs.jsonl.gz"
-  else
-    D="$DATA/$c" DEPTH=100 LEVEL=1 DOCS="$D/docs.jsonl.gz"
-  fi
-  if [ ! -f "$DATA_DIR/imported" ]; then
-    [ "$c" = dl19 ] && $PY lab/studies/dl19/prepare.py "$D" "$DOCS"
-    $PY manage.py migrate -v0
-    $PY manage.py import_collection --name "$c" "$DOCS"
-    $PY manage.py import_topics --collection "$c" "$D/topics.jsonl"
-    touch "$DATA_DIR/imported"
-  fi
+  shared_collection "$c"
+  import_once "$c"
+  DEPTH=100
+  if [ "$c" = dl19 ]; then DEPTH=10; fi
   for seed in $SEEDS; do
-    $PY manage.py simulate --replace --collection "$c" --qrels "$D/qrels.txt" --runs "$D/runs" \
+    $PY manage.py simulate --replace --collection "$c" --qrels "$SRC/qrels.txt" --runs "$SRC/runs" \
       --depth $DEPTH --sample-size 10% --seed "$seed" --relevance-level $LEVEL \
       --out "$WORK/$c/sim$seed" >/dev/null 2>>"$WORK/$c/simulate.log"
     # The job simulate just ran is the newest one of this database.
-    job=$($PY manage.py shell -v0 -c \
-      "from nuggets_app.models import MatchJob; print(MatchJob.objects.latest('pk').pk)")
+    job=$(newest_job)
     $PY manage.py export_ltr --job "$job" --rule p:0.5 --seed "$seed" \
       --out "$WORK/$c/ltr$seed"
-    $PY -m lab.studies.graded.experiment --job "$job" --seed "$seed" --qrels "$D/qrels.txt" \
-      --runs "$D/runs" --out "var/results/graded/results/$c/seed$seed.json"
-    $PY lab/studies/ltr/experiment.py "$WORK/$c/ltr$seed" "$D/qrels.txt" \
+    $PY -m lab.studies.graded.experiment --job "$job" --seed "$seed" --qrels "$SRC/qrels.txt" \
+      --runs "$SRC/runs" --out "var/results/graded/results/$c/seed$seed.json"
+    $PY lab/studies/ltr/experiment.py "$WORK/$c/ltr$seed" "$SRC/qrels.txt" \
       "$OUT/$c/seed$seed.json" --seed "$seed" --rel-level $LEVEL
   done
 done

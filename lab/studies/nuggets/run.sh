@@ -8,11 +8,9 @@
 # ts/run.sh and reusability/run.sh): ARMS="with nonug" SEEDS="1 2" sh lab/studies/nuggets/run.sh dl19-5
 # Settings: dl19-5 dl19-10 <collection>-10 ts-10 dl19-reuse cranfield-reuse
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-var/nuggets}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 ARMS=${ARMS:-"with nonug"}
 SETTINGS=${*:-"dl19-5 dl19-10 dl19-reuse"}

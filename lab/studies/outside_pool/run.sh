@@ -2,47 +2,10 @@
 # New runs outside the pool (docs/results/reusability.md, "Calibration, honest
 # intervals and top-ups"): leave-one-group-out at a 10% statAP sample, pool depth
 # 100, every held-out run estimated before and after a top-up of TOPUP draws per
-# topic of its unpooled documents judged by the simulated assessor.
+# topic of its unpooled documents judged by the simulated assessor. The steps are
+# reusability/run.sh's, with the top-up and folders of its own.
 # Usage (from the repository root):
 #   sh lab/studies/outside_pool/run.sh [dl19|cranfield ...]   # SEEDS="1 2 3", TOPUP=10
 set -e
-export LAB=1
-DATA=${DATA:-../shared/data}
-WORK=${WORK:-var/outside_pool}
-OUT=${OUT:-var/results/outside_pool}
-PY=${PY:-.venv/bin/python}
-SEEDS=${SEEDS:-"1 2 3"}
-TOPUP=${TOPUP:-10}
-COLLECTIONS=${*:-"dl19 cranfield"}
-export DEBUG=1
-for c in $COLLECTIONS; do
-  export DATA_DIR="$WORK/$c"
-  mkdir -p "$DATA_DIR"
-  if [ "$c" = dl19 ]; then
-    SRC="$DATA/trec-dl19-passage"; LEVEL=2
-  else
-    SRC="$DATA/$c"; LEVEL=1
-  fi
-  if [ ! -f "$DATA_DIR/imported" ]; then
-    DOCS="$SRC/docs.jsonl.gz"
-    if [ "$c" = dl19 ]; then
-      $PY docs/results/dl19/prepare.py "$SRC" "$DATA_DIR/docs.jsonl.gz"
-      DOCS="$DATA_DIR/docs.jsonl.gz"
-    fi
-    $PY manage.py migrate -v0
-    $PY manage.py import_collection --name "$c" "$DOCS"
-    $PY manage.py import_topics --collection "$c" "$SRC/topics.jsonl"
-    touch "$DATA_DIR/imported"
-  fi
-  $PY manage.py migrate -v0
-  for seed in $SEEDS; do
-    dir="$WORK/$c/seed$seed"
-    $PY manage.py simulate --replace --collection "$c" --qrels "$SRC/qrels.txt" \
-      --runs "$SRC/runs" --depth 100 --sample-size 10% --seed "$seed" \
-      --relevance-level "$LEVEL" --reusability leave-one-group-out \
-      --top-up "$TOPUP" --out "$dir" 2>>"$WORK/$c/simulate.log" >/dev/null
-    mkdir -p "$OUT/$c"
-    cp "$dir/report.json" "$OUT/$c/leave-one-group-out-seed$seed.json"
-    echo "done $c seed $seed"
-  done
-done
+WORK=${WORK:-var/outside_pool} OUT=${OUT:-var/results/outside_pool} \
+  MODES=leave-one-group-out EXTRA="--top-up ${TOPUP:-10}" sh lab/studies/reusability/run.sh "$@"

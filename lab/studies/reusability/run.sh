@@ -5,46 +5,31 @@
 # relevance at grade >= 2) and Cranfield (its 36 real runs), pool depth 100.
 # Usage (from the repository root): sh lab/studies/reusability/run.sh [dl19|cranfield ...]
 #   SEEDS="1" MODES="leave-one-run-out" sh lab/studies/reusability/run.sh cranfield
+# EXTRA: more options of simulate (outside_pool/run.sh passes its top-up).
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data}
 WORK=${WORK:-var/reusability}
 OUT=${OUT:-var/results/reusability}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 MODES=${MODES:-"leave-one-group-out"}
+EXTRA=${EXTRA:-}
 COLLECTIONS=${*:-"dl19 cranfield"}
 export DEBUG=1
 for c in $COLLECTIONS; do
   export DATA_DIR="$WORK/$c"
-  mkdir -p "$DATA_DIR"
-  if [ "$c" = dl19 ]; then
-    SRC="$DATA/trec-dl19-passage"; LEVEL=2
-  else
-    SRC="$DATA/$c"; LEVEL=1
-  fi
-  if [ ! -f "$DATA_DIR/imported" ]; then
-    DOCS="$SRC/docs.jsonl.gz"
-    if [ "$c" = dl19 ]; then
-      $PY lab/studies/dl19/prepare.py "$SRC" "$DATA_DIR/docs.jsonl.gz"
-      DOCS="$DATA_DIR/docs.jsonl.gz"
-    fi
-    $PY manage.py migrate -v0
-    $PY manage.py import_collection --name "$c" "$DOCS"
-    $PY manage.py import_topics --collection "$c" "$SRC/topics.jsonl"
-    touch "$DATA_DIR/imported"
-  fi
+  shared_collection "$c"
+  import_once "$c"
   $PY manage.py migrate -v0
   for mode in $MODES; do
     for seed in $SEEDS; do
       dir="$WORK/$c/$mode-seed$seed"
+      # shellcheck disable=SC2086
       $PY manage.py simulate --replace --collection "$c" --qrels "$SRC/qrels.txt" \
         --runs "$SRC/runs" --depth 100 --sample-size 10% --seed "$seed" \
-        --relevance-level "$LEVEL" --reusability "$mode" --out "$dir" \
+        --relevance-level "$LEVEL" --reusability "$mode" $EXTRA --out "$dir" \
         2>>"$WORK/$c/simulate.log" >/dev/null
-      mkdir -p "$OUT/$c"
-      cp "$dir/report.json" "$OUT/$c/$mode-seed$seed.json"
+      keep_report "$dir" "$OUT/$c/$mode-seed$seed.json"
       echo "done $c $mode seed $seed"
     done
   done

@@ -4,19 +4,15 @@
 # generated runs (make_runs), depth-100 pool, 10% statAP samples, seeds 1-3,
 # relevance at grade >= 1. Usage (from the repository root): sh lab/studies/ts/run.sh
 set -e
-# The lab's commands (simulate, evaluate_matcher, export_ltr) are installed with LAB=1.
-export LAB=1
+. lab/studies/steps.sh
 DATA=${DATA:-../shared/data/trec-ts-nuggets}
 WORK=${WORK:-var/ts}
 OUT=${OUT:-var/results/ts/reports}
-PY=${PY:-.venv/bin/python}
 SEEDS=${SEEDS:-"1 2 3"}
 export DATA_DIR="$WORK" DEBUG=1
 mkdir -p "$WORK"
 if [ ! -f "$WORK/db.sqlite3" ]; then
-  $PY manage.py migrate -v0
-  $PY manage.py import_collection --name ts "$DATA/docs.jsonl.gz"
-  $PY manage.py import_topics --collection ts "$DATA/topics.jsonl"
+  import_collection ts "$DATA/docs.jsonl.gz" "$DATA/topics.jsonl"
   $PY manage.py make_runs --collection ts --out "$WORK/runs" --depth 1000
   $PY lab/studies/ts/bank.py "$DATA" "$WORK/ts-matches.jsonl"
   $PY manage.py import_nuggets "$WORK/ts-matches.jsonl" --collection ts --name ts-matches
@@ -27,8 +23,7 @@ for seed in $SEEDS; do
     $PY manage.py simulate --replace --collection ts --qrels "$DATA/qrels.txt" --depth 100 \
       --sample-size 10% --seed "$seed" --nuggets "$nuggets" --out "$dir" \
       2>>"$WORK/simulate.log" >/dev/null
-    mkdir -p "$OUT/$nuggets-seed$seed"
-    cp "$dir/report.json" "$OUT/$nuggets-seed$seed/"
+    keep_report "$dir" "$OUT/$nuggets-seed$seed/"
     echo "done $nuggets seed $seed"
   done
 done

@@ -32,7 +32,11 @@ from nuggets_app.importers import (
     parse_topics,
     rank_by_score,
 )
-from nuggets_app.importers.errors import ImportOptionError, report
+from nuggets_app.importers.errors import (
+    ImportOptionError,
+    report,
+    unknown_in_collection,
+)
 from nuggets_app.importers.qrels import detect_kind
 from nuggets_app.importers.textio import ReadStats
 from nuggets_app.models import (
@@ -357,14 +361,7 @@ def _resolve(
                 unknown.add((kind, key))
                 report(
                     sink,
-                    ImportFormatError(
-                        path,
-                        line.line,
-                        f"unknown {kind}",
-                        expected=f"a {'qid' if kind == 'topic' else 'docno'} of collection "
-                        f"{collection.name!r}",
-                        got=key,
-                    ),
+                    unknown_in_collection(path, line.line, kind, key, collection.name),
                 )
     return topics, documents
 

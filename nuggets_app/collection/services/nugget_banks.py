@@ -27,6 +27,7 @@ from nuggets_app.importers.errors import (
     ImportFormatError,
     ImportOptionError,
     report,
+    unknown_in_collection,
 )
 from nuggets_app.importers.nuggets import (
     FORMATS,
@@ -91,12 +92,8 @@ def _check_records(
             reported.add(("topic", record.qid))
             report(
                 sink,
-                ImportFormatError(
-                    path,
-                    record.line,
-                    "unknown topic",
-                    expected=f"a qid of collection {collection.name!r}",
-                    got=record.qid,
+                unknown_in_collection(
+                    path, record.line, "topic", record.qid, collection.name
                 ),
             )
         if record.docno is None:
@@ -104,12 +101,8 @@ def _check_records(
         if record.docno not in documents:
             report(
                 sink,
-                ImportFormatError(
-                    path,
-                    record.line,
-                    "unknown document",
-                    expected=f"a docno of collection {collection.name!r}",
-                    got=record.docno,
+                unknown_in_collection(
+                    path, record.line, "document", record.docno, collection.name
                 ),
             )
             continue

@@ -19,7 +19,11 @@ from typing import Any
 from matcher import MatchOptions, NuggetSpec
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.answers import AnswerRecord, parse_answers
-from nuggets_app.importers.errors import ErrorSink, ImportFormatError, report
+from nuggets_app.importers.errors import (
+    ErrorSink,
+    report,
+    unknown_in_collection,
+)
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services import embeddings
 from nuggets_app.ir.answers import (
@@ -163,12 +167,8 @@ def answers_evaluate(
         if record.qid not in qids:
             report(
                 sink,
-                ImportFormatError(
-                    path,
-                    record.line,
-                    "unknown topic",
-                    expected=f"a qid of collection {collection.name!r}",
-                    got=record.qid,
+                unknown_in_collection(
+                    path, record.line, "topic", record.qid, collection.name
                 ),
             )
     sink.check()

@@ -82,11 +82,7 @@ def test_judge_by_keyboard_make_edit_and_reload_a_nugget(
         lambda: Judgment.objects.filter(assessor=assessor, relevance=2).exists(),
         "judgment",
     )
-    select_text(driver, PHRASE)
-    press(driver, "h")
-    nugget = wait_for(
-        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
-    )
+    nugget = highlight(driver, assessor)
     text = world.docs["184"].text
     assert (nugget.start, nugget.end) == (
         text.index(PHRASE),
@@ -193,6 +189,13 @@ def test_a_second_assessor_cannot_open_the_first_ones_page(driver, live_server, 
     assert "Not Found" in driver.page_source
     assert "184" not in driver.title
     screenshot(driver, "judge-page-refused")
+
+
+def highlight(driver, assessor, needle: str = PHRASE) -> Nugget:
+    """Select ``needle`` and press h: the assessor's (first) nugget, once saved."""
+    select_text(driver, needle)
+    press(driver, "h")
+    return wait_for(lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget")
 
 
 def doc_url(live_server, world, position: int) -> str:
@@ -308,11 +311,7 @@ def test_an_edit_conflict_shows_the_other_version_and_is_not_called_saved(
 ):
     login(driver, live_server.url, "alice")
     open_page(driver, doc_url(live_server, world, 1))
-    select_text(driver, PHRASE)
-    press(driver, "h")
-    nugget = wait_for(
-        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
-    )
+    nugget = highlight(driver, assessor)
     # Another tab saves first.
     Nugget.objects.filter(pk=nugget.pk).update(
         text="the other tab's wording", version=nugget.version + 1
@@ -338,11 +337,7 @@ def test_a_deleted_nugget_can_be_taken_back_for_a_few_seconds(
 ):
     login(driver, live_server.url, "alice")
     open_page(driver, doc_url(live_server, world, 1))
-    select_text(driver, PHRASE)
-    press(driver, "h")
-    nugget = wait_for(
-        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
-    )
+    nugget = highlight(driver, assessor)
     editor = wait_for(
         lambda: driver.find_elements(By.CSS_SELECTOR, ".nugget-editor"), "editor"
     )[0]
@@ -412,11 +407,7 @@ def test_an_aspect_made_in_the_nugget_form_tags_the_nugget_at_once(
         driver,
         live_server.url + reverse("judge", args=[world.assignment.pk, 1]),
     )
-    select_text(driver, PHRASE)
-    press(driver, "h")
-    nugget = wait_for(
-        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
-    )
+    nugget = highlight(driver, assessor)
     editor = wait_for(
         lambda: driver.find_elements(By.CSS_SELECTOR, ".nugget-editor"), "editor"
     )[0]

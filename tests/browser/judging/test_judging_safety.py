@@ -9,7 +9,11 @@ from django.urls import reverse
 
 from nuggets_app.models import Judgment, Nugget, WorkChange
 from tests.browser.chrome import login, open_page, screenshot, wait_for
-from tests.browser.judging.test_judging import PHRASE, doc_url, press, select_text
+from tests.browser.judging.test_judging import (
+    doc_url,
+    highlight,
+    press,
+)
 from tests.integration.worlds.judging import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -113,11 +117,7 @@ def test_text_typed_just_before_leaving_the_page_is_saved(
 ):
     login(driver, live_server.url, "alice")
     open_page(driver, doc_url(live_server, world, 1))
-    select_text(driver, PHRASE)
-    press(driver, "h")
-    nugget = wait_for(
-        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
-    )
+    nugget = highlight(driver, assessor)
     wait_for(lambda: saved(driver), "the nugget saved")
     area = nugget_editor(driver).find_element(By.NAME, "text")
     # Typed, then away at once: well within the edit debounce.
@@ -145,11 +145,7 @@ def test_undo_by_key_restores_a_deleted_nugget_and_a_changed_grade(
     wait_for(lambda: grade_stored(assessor, world) == 1, "graded 1")
     press(driver, "2")
     wait_for(lambda: grade_stored(assessor, world) == 2, "graded 2")
-    select_text(driver, PHRASE)
-    press(driver, "h")
-    nugget = wait_for(
-        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
-    )
+    nugget = highlight(driver, assessor)
     wait_for(lambda: saved(driver), "the nugget saved")
     nugget_editor(driver).find_element(By.CSS_SELECTOR, ".delete").click()
     # Moving on sends the delete at once (the few seconds' undo is over).

@@ -32,24 +32,6 @@ WORDS = [
 ]
 
 
-@pytest.fixture
-def tasks_run(request):
-    from django.conf import settings
-
-    if settings.REDIS_URL:
-        return request.getfixturevalue("celery_worker")
-    return None
-
-
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
-    from tests.integration import conftest
-
-    yield from conftest.celery_worker.__wrapped__(
-        django_db_setup, django_db_blocker, tmp_path_factory
-    )
-
-
 def world():
     docnos = [f"d{i:02d}" for i in range(12)]
     collection, runs = make_runs(

@@ -16,7 +16,6 @@ import pytest
 from django.urls import reverse
 from selenium.webdriver.common.by import By
 
-from nuggets_app.collection.services import imports
 from nuggets_app.models import Assignment, Collection, Run, Sample, TaskRecord
 from nuggets_app.pooling.assessors import simulated_user_mark
 from nuggets_app.pooling.services.assignments import assignment_create
@@ -25,11 +24,9 @@ from nuggets_app.pooling.services.samples import sample_draw
 from nuggets_app.staff import services as staff_tasks
 from tests import factories as f
 from tests.browser.chrome import login, open_page, page_gone, screenshot, wait_for
-from tests.conftest import TEST_DATA
+from tests.integration.worlds.cranfield_files import load_cranfield
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-CRANFIELD = TEST_DATA / "public" / "cranfield"
-RUNS = sorted((CRANFIELD / "runs-top20").glob("*.run.gz"))
 RED = "rgba(164, 0, 0, 1)"
 
 
@@ -49,9 +46,7 @@ def world(staff, assessor, other_assessor, monkeypatch, settings, tmp_path):
     # The test runs the staff tasks itself: no broker traffic.
     monkeypatch.setattr(staff_tasks, "_enqueue", lambda task, phase: None)
     collection = Collection.objects.create(name="cranfield")
-    imports.collection_import(path=CRANFIELD / "docs.trec.gz", name=collection.name)
-    imports.topics_import(path=CRANFIELD / "topics.trec", collection=collection)
-    imports.runs_import(paths=RUNS, collection=collection)
+    load_cranfield(collection, runs=True)
     runs = Run.objects.filter(collection=collection)
     pool = pool_build(collection=collection, runs=runs, depth=5, name="p5")
     sample = sample_draw(pool=pool, size=3, method="statap", seed=1, name="s3")
@@ -80,6 +75,19 @@ def _submit(driver, button_selector: str) -> None:
     )
 
 
+def _upload_checked(driver, live_server, world, kind: str, path) -> None:
+    """Upload ``path`` on the collection's ``kind`` page, run the task's check here
+    (no worker) and show its outcome."""
+    driver.get(
+        live_server.url + reverse("staff-upload", args=[world.collection.name, kind])
+    )
+    driver.find_element(By.ID, "id_file").send_keys(str(path))
+    _submit(driver, "#upload-form button[type=submit]")
+    task = TaskRecord.objects.latest("pk")
+    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
+    driver.refresh()
+
+
 def _fill(driver, selector: str, value: str) -> None:
     field = driver.find_element(By.CSS_SELECTOR, selector)
     field.clear()
@@ -94,28 +102,12 @@ def test_upload_problems_speak_the_files_format_and_a_checked_upload_waits(
         '{"qid": "900", "title": "a"}\n{"qid": "901", "description": "no title"}\n'
     )
     login(driver, live_server.url, "root")
-    driver.get(
-        live_server.url
-        + reverse("staff-upload", args=[world.collection.name, "topics"])
-    )
-    driver.find_element(By.ID, "id_file").send_keys(str(topics))
-    _submit(driver, "#upload-form button[type=submit]")
-    task = TaskRecord.objects.latest("pk")
-    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
-    driver.refresh()
+    _upload_checked(driver, live_server, world, "topics", topics)
     problems = wait_for(lambda: driver.find_element(By.ID, "problems").text, "problems")
     assert problems == 'topics.jsonl:2: missing field "title"'
 
     topics.write_text('{"qid": "900", "title": "a"}\n')
-    driver.get(
-        live_server.url
-        + reverse("staff-upload", args=[world.collection.name, "topics"])
-    )
-    driver.find_element(By.ID, "id_file").send_keys(str(topics))
-    _submit(driver, "#upload-form button[type=submit]")
-    task = TaskRecord.objects.latest("pk")
-    staff_tasks.staff_task_run(task_id=task.pk, phase="check")
-    driver.refresh()
+    _upload_checked(driver, live_server, world, "topics", topics)
     status = wait_for(
         lambda: driver.find_element(By.ID, "task-status").text, "task status"
     )

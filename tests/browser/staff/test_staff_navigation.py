@@ -18,7 +18,6 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from nuggets_app.collection.services import imports
 from nuggets_app.collection.services.aspects import aspect_create
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import chunks, launch, match_job_launch
@@ -35,12 +34,10 @@ from tests.browser.chrome import (
     wait_for,
 )
 from tests.browser.judging.test_judging import press, select_text
-from tests.conftest import TEST_DATA
+from tests.integration.worlds.cranfield_files import RUNS, load_cranfield
 from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-CRANFIELD = TEST_DATA / "public" / "cranfield"
-RUNS = sorted((CRANFIELD / "runs-top20").glob("*.run.gz"))
 SIZES = ((1024, 700), (1280, 800))
 # The staff navigation: link id -> URL name.
 NAV = {
@@ -90,9 +87,7 @@ def world(
     monkeypatch.setattr(chunks, "enqueue_fit", lambda job_id: None)
 
     collection = Collection.objects.create(name="cranfield")
-    imports.collection_import(path=CRANFIELD / "docs.trec.gz", name=collection.name)
-    imports.topics_import(path=CRANFIELD / "topics.trec", collection=collection)
-    imports.runs_import(paths=RUNS, collection=collection)
+    load_cranfield(collection, runs=True)
     runs = Run.objects.filter(collection=collection)
     pool = pool_build(collection=collection, runs=runs, depth=5, name="p5")
     sample = sample_draw(pool=pool, size=3, method="statap", seed=1, name="s3")

@@ -5,11 +5,9 @@ draw a statAP sample, assign two assessors with overlap 2, and see their queues.
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.urls import reverse
 
 from nuggets_app.importers import parse_collection, parse_run, parse_topics
@@ -27,28 +25,9 @@ from nuggets_app.models import (
 )
 from tests import factories as f
 from tests.browser.chrome import login, page_gone, screenshot, wait_for
-from tests.conftest import TEST_DATA
+from tests.integration.worlds.cranfield_files import CRANFIELD, RUNS, broken_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-CRANFIELD = TEST_DATA / "public" / "cranfield"
-RUNS = sorted((CRANFIELD / "runs-top20").glob("*.run.gz"))
-
-
-@pytest.fixture
-def tasks_run(request):
-    """With REDIS_URL the tasks go to a real Celery worker; without, they run in-process."""
-    if settings.REDIS_URL:
-        return request.getfixturevalue("celery_worker")
-    return None
-
-
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
-    from tests.integration import conftest
-
-    yield from conftest.celery_worker.__wrapped__(
-        django_db_setup, django_db_blocker, tmp_path_factory
-    )
 
 
 def by_id(driver, element_id: str):
@@ -101,20 +80,6 @@ def upload_and_import(driver, base: str, kind: str, files: list[Path], **fields)
     task_status(driver, {"done", "failed"})
     assert by_id(driver, "task-error").text == ""
     return summary
-
-
-def broken_run(tmp_path: Path) -> Path:
-    """A real run with a text score on line 3, 5 columns on line 5, and an unknown
-    docno on line 7."""
-    lines = gzip.decompress(RUNS[0].read_bytes()).decode().splitlines()
-    cols = lines[2].split()
-    lines[2] = " ".join([*cols[:4], "high", *cols[5:]])
-    lines[4] = " ".join(lines[4].split()[:5])
-    cols = lines[6].split()
-    lines[6] = " ".join([*cols[:2], "no-such-doc", *cols[3:]])
-    path = tmp_path / "broken.run"
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_admin_loads_cranfield_pools_samples_and_assigns_in_the_browser(

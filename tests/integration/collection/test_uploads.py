@@ -31,10 +31,14 @@ from nuggets_app.operations.services.task_records import (
 )
 from nuggets_app.staff import services as staff_tasks
 from tests.conftest import TEST_DATA
+from tests.integration.worlds.cranfield_files import (
+    CRANFIELD,
+    RUNS,
+    broken_run,
+    load_cranfield,
+)
 
 pytestmark = pytest.mark.django_db
-CRANFIELD = TEST_DATA / "public" / "cranfield"
-RUNS = sorted((CRANFIELD / "runs-top20").glob("*.run.gz"))
 
 
 def upload(path: Path, name: str | None = None) -> SimpleUploadedFile:
@@ -66,9 +70,7 @@ def collection(db) -> Collection:
 @pytest.fixture
 def loaded(collection, staff) -> Collection:
     """Cranfield documents and topics, loaded by the services the commands use."""
-    imports.collection_import(path=CRANFIELD / "docs.trec.gz", name=collection.name)
-    imports.topics_import(path=CRANFIELD / "topics.trec", collection=collection)
-    return collection
+    return load_cranfield(collection)
 
 
 def test_check_reads_everything_and_writes_nothing_until_confirmed(collection, staff):
@@ -101,19 +103,6 @@ def test_a_second_check_counts_the_documents_already_there(collection, staff):
     task = run_phase(task, "check")
     assert task.summary["new"] == 0
     assert task.summary["existing (replaced)"] == Document.objects.count()
-
-
-def broken_run(tmp_path: Path) -> Path:
-    """A real run with three bad lines: a text score, 5 columns, an unknown docno."""
-    lines = gzip.decompress(RUNS[0].read_bytes()).decode().splitlines()
-    cols = lines[2].split()
-    lines[2] = " ".join([*cols[:4], "high", *cols[5:]])
-    lines[4] = " ".join(lines[4].split()[:5])
-    cols = lines[6].split()
-    lines[6] = " ".join([*cols[:2], "no-such-doc", *cols[3:]])
-    path = tmp_path / "broken.run"
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_check_lists_every_problem_as_file_line_and_refuses(loaded, staff, tmp_path):

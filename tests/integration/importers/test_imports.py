@@ -258,6 +258,19 @@ def _reimport_file(tmp_path, collection, edit) -> str:
     return str(path)
 
 
+def _revised_noted_documents(shared_data, assessor, tmp_path):
+    """A judged world, its nuggets, and a re-import file in which each document
+    holding a nugget starts with "Revised. "."""
+    world, nuggets = _judged_world(shared_data, assessor)
+    noted = {n.document_id for n in nuggets}
+    path = _reimport_file(
+        tmp_path,
+        world.collection,
+        lambda d: f"Revised. {d.text}" if d.pk in noted else d.text,
+    )
+    return world, nuggets, path
+
+
 def _state(collection):
     texts = dict(collection.documents.values_list("docno", "text"))
     spans = set(Nugget.objects.values_list("pk", "start", "end"))
@@ -274,13 +287,8 @@ def _offsets_match():
 def test_a_reimport_that_changes_judged_text_is_refused(
     shared_data, assessor, tmp_path
 ):
-    world, nuggets = _judged_world(shared_data, assessor)
+    world, nuggets, path = _revised_noted_documents(shared_data, assessor, tmp_path)
     noted = {n.document_id for n in nuggets}
-    path = _reimport_file(
-        tmp_path,
-        world.collection,
-        lambda d: f"Revised. {d.text}" if d.pk in noted else d.text,
-    )
     before = _state(world.collection)
     with pytest.raises(CommandError) as error:
         call_command("import_collection", path, "--name", world.collection.name)
@@ -297,13 +305,7 @@ def test_a_reimport_that_changes_judged_text_is_refused(
 def test_a_reimport_with_reanchor_moves_every_nugget_to_its_span(
     shared_data, assessor, tmp_path
 ):
-    world, nuggets = _judged_world(shared_data, assessor)
-    noted = {n.document_id for n in nuggets}
-    path = _reimport_file(
-        tmp_path,
-        world.collection,
-        lambda d: f"Revised. {d.text}" if d.pk in noted else d.text,
-    )
+    world, nuggets, path = _revised_noted_documents(shared_data, assessor, tmp_path)
     summary = collection_import(
         path=path, name=world.collection.name, changed_text="reanchor"
     )

@@ -17,12 +17,10 @@ from django.core.management.base import CommandError
 from nuggets_app.collection.services.imports import runs_import
 from nuggets_app.evaluation.selectors import stored_qrels, stored_subtopic_qrels
 from nuggets_app.importers.qrels import parse_qrels_text, subtopic_qrels_read
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.diversity import subtopics_export
-from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.ir.diversity import subtopic_qrels_lines
 from nuggets_app.models import Judgment, MatchResult, Nugget, Qrels
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4")
@@ -53,6 +51,54 @@ def _reference(qrels_path, run_path) -> tuple[list, dict]:
     )
 
 
+def _export_subtopics(world, job, tmp_path):
+    """``export_qrels --kind subtopics`` of the job, to a file of ``tmp_path``."""
+    path = tmp_path / "subtopics.qrels"
+    call_command(
+        "export_qrels",
+        collection=world.collection.name,
+        kind="subtopics",
+        job=job.pk,
+        output=path,
+        stderr=io.StringIO(),
+    )
+    return path
+
+
+def _import_subtopics(world, path) -> None:
+    """``import_qrels --kind subtopics`` of ``path`` as the qrels named "div"."""
+    call_command(
+        "import_qrels",
+        str(path),
+        collection=world.collection.name,
+        name="div",
+        kind="subtopics",
+        stdout=io.StringIO(),
+    )
+
+
+def _stored_div() -> list[tuple]:
+    return sorted(
+        Qrels.objects.get(name="div").entries.values_list(
+            "topic_id", "subtopic", "document_id", "relevance"
+        )
+    )
+
+
+def _assert_like_ir_measures(got, qrels_path, run_path, nothing_else=False) -> None:
+    """``got`` (``_values``) equals ir_measures' values per topic and means; with
+    ``nothing_else``, it holds no other value."""
+    per_topic, means = _reference(qrels_path, run_path)
+    if nothing_else:
+        assert {(str(m.measure), m.query_id) for m in per_topic} | {
+            (str(m), "all") for m in MEASURES
+        } == set(got)
+    for m in per_topic:
+        assert got[(str(m.measure), m.query_id)] == pytest.approx(m.value, abs=1e-4)
+    for m, v in means.items():
+        assert got[(str(m), "all")] == pytest.approx(v, abs=1e-4)
+
+
 @pytest.fixture
 def world(shared_data, assessor):
     world = cranfield_world(shared_data, assessor, qids=QIDS, per_topic=20, judge=8)
@@ -68,12 +114,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 20
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=20)
 
 
 def test_human_and_inferred_coverage_with_provenance(world, job):
@@ -130,15 +171,7 @@ def test_human_and_inferred_coverage_with_provenance(world, job):
 
 
 def test_file_reads_back_and_evaluate_matches_ir_measures(world, job, tmp_path):
-    path = tmp_path / "subtopics.qrels"
-    call_command(
-        "export_qrels",
-        collection=world.collection.name,
-        kind="subtopics",
-        job=job.pk,
-        output=path,
-        stderr=io.StringIO(),
-    )
+    path = _export_subtopics(world, job, tmp_path)
     assert (tmp_path / "subtopics.qrels.provenance.json").exists()
     parsed = subtopic_qrels_read(
         parse_qrels_text(path.read_text().splitlines(), "subtopics")
@@ -151,24 +184,13 @@ def test_file_reads_back_and_evaluate_matches_ir_measures(world, job, tmp_path):
         for d, g in docs.items()
     ) == sorted(export.lines)
     # A run over the pool in docno order, scored by evaluate and by ir_measures.
-    run_path = tmp_path / "pool.run"
-    rows = []
-    for topic in world.topics:
-        for rank, doc in enumerate(
-            sorted(world.pooled[topic.qid], key=lambda d: d.docno)
-        ):
-            rows.append(f"{topic.qid} Q0 {doc.docno} {rank + 1} {100 - rank} pool")
-    run_path.write_text("\n".join(rows) + "\n")
+    run_path = _pool_run(world, tmp_path / "pool.run")
     out = io.StringIO()
     call_command(
         "evaluate", str(run_path), subtopic_qrels=str(path), depth=10, stdout=out
     )
     got = _values(out)
-    per_topic, means = _reference(path, run_path)
-    for m in per_topic:
-        assert got[(str(m.measure), m.query_id)] == pytest.approx(m.value, abs=1e-4)
-    for m, v in means.items():
-        assert got[(str(m), "all")] == pytest.approx(v, abs=1e-4)
+    _assert_like_ir_measures(got, path, run_path)
 
 
 def _pool_run(world, path):
@@ -183,26 +205,10 @@ def _pool_run(world, path):
 
 
 def test_exported_subtopic_qrels_round_trip_through_the_importer(world, job, tmp_path):
-    path = tmp_path / "subtopics.qrels"
-    call_command(
-        "export_qrels",
-        collection=world.collection.name,
-        kind="subtopics",
-        job=job.pk,
-        output=path,
-        stderr=io.StringIO(),
-    )
+    path = _export_subtopics(world, job, tmp_path)
     exported = path.read_text().splitlines()
     assert len({line.split()[1] for line in exported}) > 1
-    out = io.StringIO()
-    call_command(
-        "import_qrels",
-        str(path),
-        collection=world.collection.name,
-        name="div",
-        kind="subtopics",
-        stdout=out,
-    )
+    _import_subtopics(world, path)
     qrels = Qrels.objects.get(collection=world.collection, name="div")
     assert qrels.kind == Qrels.Kind.SUBTOPICS
     assert qrels.entries.count() == len(exported)
@@ -232,30 +238,11 @@ def test_exported_subtopic_qrels_round_trip_through_the_importer(world, job, tmp
     ],
 )
 def test_a_malformed_subtopic_line_saves_nothing(world, job, tmp_path, bad, problem):
-    path = tmp_path / "subtopics.qrels"
-    call_command(
-        "export_qrels",
-        collection=world.collection.name,
-        kind="subtopics",
-        job=job.pk,
-        output=path,
-        stderr=io.StringIO(),
-    )
+    path = _export_subtopics(world, job, tmp_path)
     good = path.read_text().splitlines()
     name = world.collection.name
-    call_command(
-        "import_qrels",
-        str(path),
-        collection=name,
-        name="div",
-        kind="subtopics",
-        stdout=io.StringIO(),
-    )
-    before = sorted(
-        Qrels.objects.get(name="div").entries.values_list(
-            "topic_id", "subtopic", "document_id", "relevance"
-        )
-    )
+    _import_subtopics(world, path)
+    before = _stored_div()
     # Every good line changed to grade 0, then the bad line last: nothing may land.
     docno = good[0].split()[2]
     edited = [" ".join([*line.split()[:3], "0"]) for line in good]
@@ -273,32 +260,13 @@ def test_a_malformed_subtopic_line_saves_nothing(world, job, tmp_path, bad, prob
                 stdout=io.StringIO(),
             )
     assert not Qrels.objects.filter(name="new").exists()
-    after = sorted(
-        Qrels.objects.get(name="div").entries.values_list(
-            "topic_id", "subtopic", "document_id", "relevance"
-        )
-    )
+    after = _stored_div()
     assert after == before
 
 
 def test_evaluate_from_stored_subtopic_qrels_equals_ir_measures(world, job, tmp_path):
-    path = tmp_path / "subtopics.qrels"
-    call_command(
-        "export_qrels",
-        collection=world.collection.name,
-        kind="subtopics",
-        job=job.pk,
-        output=path,
-        stderr=io.StringIO(),
-    )
-    call_command(
-        "import_qrels",
-        str(path),
-        collection=world.collection.name,
-        name="div",
-        kind="subtopics",
-        stdout=io.StringIO(),
-    )
+    path = _export_subtopics(world, job, tmp_path)
+    _import_subtopics(world, path)
     run_path = _pool_run(world, tmp_path / "pool.run")
     runs_import(paths=[run_path], collection=world.collection)
     out = io.StringIO()
@@ -311,14 +279,7 @@ def test_evaluate_from_stored_subtopic_qrels_equals_ir_measures(world, job, tmp_
         stdout=out,
     )
     got = _values(out)
-    per_topic, means = _reference(path, run_path)
-    assert {(str(m.measure), m.query_id) for m in per_topic} | {
-        (str(m), "all") for m in MEASURES
-    } == set(got)
-    for m in per_topic:
-        assert got[(str(m.measure), m.query_id)] == pytest.approx(m.value, abs=1e-4)
-    for m, v in means.items():
-        assert got[(str(m), "all")] == pytest.approx(v, abs=1e-4)
+    _assert_like_ir_measures(got, path, run_path, nothing_else=True)
 
 
 def test_topic_page_shows_aspect_coverage_and_uncovered_aspects(

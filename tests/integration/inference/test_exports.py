@@ -13,10 +13,10 @@ from nuggets_app.inference.services.exports import (
     qrels_export,
     scores_export,
 )
-from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.matching import job_nugget_specs
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment, Qrels, Sample, SampleDocument
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 
@@ -28,11 +28,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 10
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=10)
 
 
 def _human(world) -> dict[tuple[str, str], int]:

@@ -12,12 +12,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.imports import qrels_import
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.graded import graded_export, job_levels
-from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Qrels
 from tests.helpers import read_qrels
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4", "8")
@@ -37,12 +35,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 20
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=20)
 
 
 def _judged(world) -> dict[tuple[str, str], int]:

@@ -7,13 +7,12 @@ from nuggets_app.inference.selectors import score_histograms, topic_scores, tp_f
 from nuggets_app.inference.services.matching import (
     MatchJobError,
     job_nugget_specs,
-    match_job_launch,
     match_job_rescore,
 )
 from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
 from nuggets_app.models import Judgment, MatchJob, MatchResult
 from tests.factories import CollectionFactory, DocumentFactory, TopicFactory
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 
@@ -25,11 +24,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 9
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=9)
 
 
 @pytest.mark.parametrize("lam", [0.2, 0.8, 1.0])

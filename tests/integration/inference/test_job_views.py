@@ -8,7 +8,11 @@ from django.urls import reverse
 
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob, MatchResult
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import (
+    cranfield_world,
+    pool_job,
+    run_inline,
+)
 from tests.svg_charts import SVG, axis, chart_root
 
 pytestmark = pytest.mark.django_db
@@ -22,11 +26,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 10
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=10)
 
 
 def _urls(job, world) -> list[tuple[str, str]]:

@@ -8,11 +8,12 @@ import re
 import pytest
 from django.urls import reverse
 
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
-from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import Judgment, MatchResult, Nugget
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import (
+    cranfield_world,
+    pool_job,
+)
 from tests.svg_charts import SVG, chart_root
 
 pytestmark = pytest.mark.django_db
@@ -27,12 +28,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 10
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=10)
 
 
 def _rows(html: str, heading: str) -> list[str]:

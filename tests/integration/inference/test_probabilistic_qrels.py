@@ -12,15 +12,13 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.imports import qrels_import
 from nuggets_app.importers.errors import ImportFormatError
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import probabilistic_export, qrels_export
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
-from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import Judgment, Nugget, Qrels
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 
@@ -34,12 +32,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 9
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    job = run_inline(job)
+    job = pool_job(world, settings, chunk_size=9)
     job_model_fit(job=job)
     return job
 

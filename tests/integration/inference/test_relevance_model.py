@@ -34,7 +34,11 @@ from nuggets_app.models import (
     Sample,
     SampleDocument,
 )
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import (
+    cranfield_world,
+    pool_job,
+    run_inline,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -48,12 +52,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 8
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=8)
 
 
 def _pooled_terms(world, job) -> dict[int, list[str]]:
@@ -199,12 +198,7 @@ def test_a_rule_on_p_needs_a_fitted_model(job):
 def nuggetless(world, settings):
     """A job over the whole pool with nuggets for topics 1-2 only (the bug report)."""
     Nugget.objects.filter(topic=world.topics[2]).delete()
-    settings.MATCH_CHUNK_SIZE = 8
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=8)
 
 
 def test_the_paper_rule_leaves_a_nuggetless_topics_unjudged_documents_out(

@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from matcher import MatchOptions, TopicMatcher
-from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.matching import job_nugget_specs
 from nuggets_app.inference.services.rules import rule_estimate, rule_fit
 from nuggets_app.learning.thresholds import FitError
 from nuggets_app.models import Judgment, MatchJob, MatchResult, Nugget
@@ -27,7 +27,7 @@ from tests.factories import (
     NuggetFactory,
     TopicFactory,
 )
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 
@@ -41,11 +41,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 7
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=7)
 
 
 def _reference_pairs(world, job, *, leave_out: bool) -> dict[str, list]:

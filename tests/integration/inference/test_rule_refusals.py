@@ -12,8 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils.html import escape
 
-from nuggets_app.inference.services.matching import match_job_launch
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 
@@ -39,11 +38,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 10
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    return run_inline(job)
+    return pool_job(world, settings, chunk_size=10)
 
 
 @pytest.mark.parametrize(("options", "fields", "sentence"), REFUSED)

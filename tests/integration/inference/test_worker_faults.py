@@ -30,6 +30,14 @@ pytestmark = [pytest.mark.worker, pytest.mark.timeout(150)]
 FINAL = {MatchJob.Status.DONE, MatchJob.Status.FAILED, MatchJob.Status.CANCELLED}
 
 
+def _chunks_done(job, count: int) -> None:
+    """Wait until ``count`` chunks of the job are done."""
+    wait_until(
+        lambda: MatchJob.objects.get(pk=job.pk).chunks_done >= count,
+        what=f"{count} chunks",
+    )
+
+
 def _launch(world):
     return match_job_launch(
         collection=world.collection, topics=world.topics, source="pool", pool=world.pool
@@ -68,9 +76,7 @@ def test_a_killed_pool_process_loses_nothing(
 ):
     world = _slow_world(shared_data, assessor, settings)
     job = _launch(world)
-    wait_until(
-        lambda: MatchJob.objects.get(pk=job.pk).chunks_done >= 3, what="3 chunks"
-    )
+    _chunks_done(job, 3)
     running = list(MatchChunk.objects.filter(job=job, status="running"))
     celery_worker.kill_child()
     job = wait_for(job, FINAL)
@@ -85,9 +91,7 @@ def test_a_killed_worker_is_recovered_by_the_supervisor(
 ):
     world = _slow_world(shared_data, assessor, settings)
     job = _launch(world)
-    wait_until(
-        lambda: MatchJob.objects.get(pk=job.pk).chunks_done >= 3, what="3 chunks"
-    )
+    _chunks_done(job, 3)
     celery_worker.kill_all()
     orphans = list(MatchChunk.objects.filter(job=job, status="running"))
     settings.MATCH_CHUNK_STALE_SECONDS = 1
@@ -197,9 +201,7 @@ def test_dropped_database_connections_are_retried_without_a_supervisor(
 ):
     world = _slow_world(shared_data, assessor, settings)
     job = _launch(world)
-    wait_until(
-        lambda: MatchJob.objects.get(pk=job.pk).chunks_done >= 3, what="3 chunks"
-    )
+    _chunks_done(job, 3)
     killed = 0
     for _ in range(12):  # dropped while idle, while locking or claiming, mid-chunk
         killed += _terminate_other_backends()
@@ -218,9 +220,7 @@ def test_cancel_stops_dispatch_and_resume_finishes_the_same_job(
 ):
     world = _slow_world(shared_data, assessor, settings)
     job = _launch(world)
-    wait_until(
-        lambda: MatchJob.objects.get(pk=job.pk).chunks_done >= 2, what="2 chunks"
-    )
+    _chunks_done(job, 2)
     job = match_job_cancel(job=job)
     assert job.status == MatchJob.Status.CANCELLED
     from nuggets_app.celery import app

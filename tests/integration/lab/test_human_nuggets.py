@@ -17,18 +17,9 @@ from lab.services.simulation import (
 )
 from lab.services.simulation_config import SIMULATED_ASSESSOR
 from lab.services.simulation_report import report_build
-from nuggets_app.collection.services.imports import (
-    collection_import,
-    runs_import,
-    topics_import,
-)
 from nuggets_app.collection.services.nugget_banks import nugget_bank_import
-from nuggets_app.collection.services.suite_runs import (
-    document_texts,
-    runs_make,
-    topic_queries,
-)
 from nuggets_app.models import Collection, Nugget, Run
+from tests.integration.worlds.made_runs import collection_with_made_runs
 
 pytestmark = pytest.mark.django_db
 
@@ -62,16 +53,7 @@ def ts(shared_data: Path, tmp_path: Path) -> tuple[Collection, Path, Path]:
     topics = tmp_path / "topics.jsonl"
     with (base / "topics.jsonl").open() as rows, topics.open("w") as out:
         out.writelines(line for line in rows if json.loads(line)["qid"] in qids)
-    collection_import(path=docs, name="ts")
-    topics_import(path=topics, collection="ts")
-    collection = Collection.objects.get(name="ts")
-    paths = runs_make(
-        docs=document_texts(collection),
-        topics=topic_queries(collection.topics.all()),
-        out_dir=tmp_path / "runs",
-        depth=100,
-    )
-    runs_import(paths=list(paths.values()), collection=collection)
+    collection = collection_with_made_runs("ts", docs, topics, tmp_path / "runs")
     texts = {
         (n["qid"], n["nugget_id"]): n["text"]
         for n in map(json.loads, (base / "nuggets.jsonl").open())

@@ -14,12 +14,10 @@ from sklearn.datasets import load_svmlight_file
 
 from lab.maths.ltr import FEATURE_NAMES
 from lab.services.ltr import ltr_export
-from nuggets_app.inference.services import job_model as relevance
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
-from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.inference.services.rules import DecisionRule
-from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
+from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
 QIDS = ("3", "4", "8")
@@ -32,12 +30,7 @@ def world(shared_data, assessor):
 
 @pytest.fixture
 def job(world, settings):
-    settings.MATCH_CHUNK_SIZE = 20
-    relevance.features_cache_clear()
-    job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
-    )
-    job = run_inline(job)
+    job = pool_job(world, settings, chunk_size=20)
     job_model_fit(job=job)
     return job
 

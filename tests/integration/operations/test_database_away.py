@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,11 +25,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import free_port
-from tests.integration.operations.test_health import _listening, _wait
+from tests.integration.operations.served import REPO, gunicorn, wait
 from tests.services import as_postgres_user, postgres_binary
 
 pytestmark = pytest.mark.timeout(300)
-REPO = Path(__file__).resolve().parents[3]
 CSRF = "a" * 32  # a token of the form Django issues; cookie and header must agree
 HEALTH_SECONDS = 10  # the connect timeout (5 s) and some slack
 
@@ -106,8 +104,6 @@ def served_from_own_postgres(tmp_path):
     """A throwaway PostgreSQL with the judging world, served by gunicorn (sessions
     cached in the suite's Redis, as deployed). Yields (URL, world, the PostgreSQL)."""
     postgres = _Postgres()
-    server = None
-    log = (tmp_path / "gunicorn.log").open("wb")
     try:
         postgres.start()
         env = dict(os.environ)
@@ -120,27 +116,10 @@ def served_from_own_postgres(tmp_path):
             cwd=REPO, env=env, check=True, capture_output=True, text=True,
         )  # fmt: skip
         world = json.loads(built.stdout.strip().splitlines()[-1])
-        port = free_port()
-        server = subprocess.Popen(
-            [str(Path(sys.executable).with_name("gunicorn")), "nuggets_app.wsgi",
-             "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        _wait(lambda: _listening(port), "gunicorn")
-        yield f"http://127.0.0.1:{port}", world, postgres
+        with gunicorn(env, tmp_path, threads=4) as url:
+            yield url, world, postgres
     finally:
-        if server is not None:
-            server.terminate()
-            try:
-                server.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait(10)
-        log.close()
         postgres.remove()
-    server_log = (tmp_path / "gunicorn.log").read_text(errors="replace")
-    assert "Internal Server Error" not in server_log, server_log[-4000:]
 
 
 class _Assessor(threading.Thread):
@@ -212,15 +191,15 @@ def test_judgments_saved_across_a_database_restart_are_stored_exactly_once(
     assert _request(health)[0] == 200
     assessor = _Assessor(url, world)
     assessor.start()
-    _wait(lambda: sum(map(len, assessor.told.values())) >= 3, "saves before", 60)
+    wait(lambda: sum(map(len, assessor.told.values())) >= 3, "saves before", 60)
 
     postgres.stop()
     down = [_request(health) for _ in range(3)]
-    _wait(lambda: assessor.statuses.count(503) >= 3, "saves refused while away", 60)
+    wait(lambda: assessor.statuses.count(503) >= 3, "saves refused while away", 60)
     down += [_request(health)]
     postgres.start()
     after = []
-    _wait(lambda: after.append(_request(health)) or after[-1][0] == 200, "200", 60)
+    wait(lambda: after.append(_request(health)) or after[-1][0] == 200, "200", 60)
     assessor.join(120)
     assert not assessor.is_alive()
 

@@ -5,13 +5,9 @@ never a 500."""
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 from django.db import OperationalError
@@ -19,7 +15,8 @@ from django.test import Client
 from django.urls import reverse
 
 from nuggets_app.operations.services import health
-from tests.helpers import free_port, poll_until
+from tests.helpers import free_port
+from tests.integration.operations.served import gunicorn, listening, wait
 
 pytestmark = pytest.mark.django_db
 REDIS_SERVER = shutil.which("redis-server")
@@ -84,24 +81,12 @@ class _Redis:
              "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        _wait(lambda: _listening(self.port), "redis-server")
+        wait(lambda: listening(self.port), "redis-server")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(10)
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), 0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _wait(check, what: str, seconds: float = 60) -> None:
-    poll_until(check, what, seconds, interval=0.2)
 
 
 def _get(url: str, cookie: str = "") -> tuple[int, dict]:
@@ -127,38 +112,22 @@ def gunicorn_on_own_redis(transactional_db, tmp_path):
 
     redis = _Redis(free_port())
     redis.start()
-    port = free_port()
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="tests.settings", DATABASE_URL=_database_url(),
         REDIS_URL=f"redis://127.0.0.1:{redis.port}/0", DATA_DIR=str(tmp_path),
         PYTHONPATH=str(REPO),
     )  # fmt: skip
-    log = (tmp_path / "gunicorn.log").open("wb")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("gunicorn")), "nuggets_app.wsgi",
-         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "2"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
     worker = Worker(env, tmp_path)
     try:
-        worker.start()
-        url = f"http://127.0.0.1:{port}"
-        _wait(lambda: _listening(port), "gunicorn")
-        yield url, redis
+        with gunicorn(env, tmp_path, threads=2) as url:
+            worker.start()
+            try:
+                yield url, redis
+            finally:
+                worker.stop()
     finally:
-        worker.stop()
-        server.terminate()
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(10)
-        log.close()
         redis.stop()
-        server_log = (tmp_path / "gunicorn.log").read_text(errors="replace")
-        assert "Internal Server Error" not in server_log, server_log[-4000:]
 
 
 @pytest.mark.worker
@@ -175,7 +144,7 @@ def test_healthz_is_200_or_503_never_500_while_the_broker_stops_and_restarts(
     def both() -> list[tuple[int, dict]]:
         return [_get(health), _get(health, staff_cookie)]
 
-    _wait(lambda: _get(health, staff_cookie)[1].get("workers"), "the worker's pong")
+    wait(lambda: _get(health, staff_cookie)[1].get("workers"), "the worker's pong")
     for status, body in both():
         assert (status, body["ok"], body["broker"]) == (200, True, "ok")
 
@@ -198,6 +167,6 @@ def test_healthz_is_200_or_503_never_500_while_the_broker_stops_and_restarts(
         up = both() + both()
         seen += up
         assert {status for status, _ in up} <= {200, 503}, up
-        _wait(lambda: _get(health)[0] == 200, "200 after the restart", 30)
+        wait(lambda: _get(health)[0] == 200, "200 after the restart", 30)
         seen += both()
     assert {status for status, _ in seen} == {200, 503}

@@ -11,7 +11,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from nuggets_app.collection.services import imports
 from nuggets_app.models import (
     Assignment,
     Collection,
@@ -26,11 +25,9 @@ from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
 from nuggets_app.staff import services as staff_tasks
 from tests import factories as f
-from tests.conftest import TEST_DATA
+from tests.integration.worlds.cranfield_files import CRANFIELD, load_cranfield
 
 pytestmark = pytest.mark.django_db
-CRANFIELD = TEST_DATA / "public" / "cranfield"
-RUNS = sorted((CRANFIELD / "runs-top20").glob("*.run.gz"))
 
 
 @pytest.fixture(autouse=True)
@@ -42,9 +39,7 @@ def _data_dir(settings, tmp_path):
 def world(staff):
     """Cranfield loaded by the command services, a depth-5 pool, a statAP sample."""
     collection = Collection.objects.create(name="cranfield")
-    imports.collection_import(path=CRANFIELD / "docs.trec.gz", name=collection.name)
-    imports.topics_import(path=CRANFIELD / "topics.trec", collection=collection)
-    imports.runs_import(paths=RUNS, collection=collection)
+    load_cranfield(collection, runs=True)
     pool = pool_build(collection=collection, runs=Run.objects.all(), depth=5, name="p5")
     sample = sample_draw(pool=pool, size=3, method="statap", seed=1, name="s3")
     task = TaskRecord.objects.create(kind="pool", collection=collection)
@@ -335,8 +330,7 @@ def test_tasks_page_lists_who_started_what_and_its_errors(world, staff_client, s
 
 def test_subtopic_qrels_upload_through_the_page_with_their_kind(staff_client):
     collection = Collection.objects.create(name="cranfield")
-    imports.collection_import(path=CRANFIELD / "docs.trec.gz", name=collection.name)
-    imports.topics_import(path=CRANFIELD / "topics.trec", collection=collection)
+    load_cranfield(collection)
     url = reverse("staff-upload", args=["cranfield", "qrels"])
     assert 'value="subtopics"' in staff_client.get(url).content.decode()
     diversity = SimpleUploadedFile("div.qrels", b"1 1 184 1\n1 2 184 1\n1 2 29 0\n")

@@ -128,3 +128,18 @@ def run_inline(job: MatchJob) -> MatchJob:
         assert outcome.status == "done", outcome
     job.refresh_from_db()
     return job
+
+
+def pool_job(world: CranfieldPool, settings, chunk_size: int) -> MatchJob:
+    """A matching job over the world's whole pool in chunks of ``chunk_size``
+    documents, run in this process; the relevance model's feature cache is cleared
+    first (it outlives a test's database rows)."""
+    from nuggets_app.inference.services import job_model
+    from nuggets_app.inference.services.matching import match_job_launch
+
+    settings.MATCH_CHUNK_SIZE = chunk_size
+    job_model.features_cache_clear()
+    job = match_job_launch(
+        collection=world.collection, topics=world.topics, source="pool", pool=world.pool
+    )
+    return run_inline(job)

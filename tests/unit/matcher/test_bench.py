@@ -8,16 +8,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 
 
-def test_bench_reports_throughput_ratio_and_agreement_with_the_baseline(
-    shared_data, tmp_path
-):
+def _first_cranfield_docs(shared_data, tmp_path, count: int):
+    """The first ``count`` Cranfield documents as a JSONL file."""
     docs = tmp_path / "docs.jsonl"
     with gzip.open(
         shared_data / "cranfield" / "docs.jsonl.gz", "rt", encoding="utf-8"
     ) as handle:
         docs.write_text(
-            "".join(line for _, line in zip(range(60), handle, strict=False))
+            "".join(line for _, line in zip(range(count), handle, strict=False))
         )
+    return docs
+
+
+def test_bench_reports_throughput_ratio_and_agreement_with_the_baseline(
+    shared_data, tmp_path
+):
+    docs = _first_cranfield_docs(shared_data, tmp_path, 60)
     result = subprocess.run(
         [
             sys.executable,
@@ -63,13 +69,7 @@ def test_bench_refuses_nonsense_counts():
 def test_cold_bench_times_fresh_score_processes_and_checks_their_outputs_agree(
     shared_data, tmp_path
 ):
-    docs = tmp_path / "docs.jsonl"
-    with gzip.open(
-        shared_data / "cranfield" / "docs.jsonl.gz", "rt", encoding="utf-8"
-    ) as handle:
-        docs.write_text(
-            "".join(line for _, line in zip(range(80), handle, strict=False))
-        )
+    docs = _first_cranfield_docs(shared_data, tmp_path, 80)
     result = subprocess.run(
         [sys.executable, "-m", "matcher", "bench", "--cold", "--docs", str(docs),
          "--nuggets-per-topic", "20", "--rounds", "1"],

@@ -60,6 +60,15 @@ def lines(stdout: str):
     return [json.loads(line) for line in stdout.splitlines()]
 
 
+def score_pairs(nuggets, docs, tmp_path, pairs_text: str, *options):
+    """``score --pairs`` with a pairs file of ``pairs_text``: (the file, the result)."""
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text(pairs_text)
+    return pairs, run(
+        "score", "--nuggets", nuggets, "--docs", docs, "--pairs", pairs, *options
+    )
+
+
 def test_every_topic_document_pair_is_written_with_zero_scores_included(nuggets, docs):
     result = run("score", "--nuggets", nuggets, "--docs", docs)
     assert result.returncode == 0, result.stderr
@@ -135,9 +144,7 @@ def test_gzip_documents_are_read(nuggets, tmp_path):
 
 
 def test_pairs_restrict_and_order_the_output(nuggets, docs, tmp_path):
-    pairs = tmp_path / "pairs.txt"
-    pairs.write_text("8 D2\n7 D2\n7 D1\n")
-    result = run("score", "--nuggets", nuggets, "--docs", docs, "--pairs", pairs)
+    _, result = score_pairs(nuggets, docs, tmp_path, "8 D2\n7 D2\n7 D1\n")
     assert result.returncode == 0, result.stderr
     assert [(r["topic"], r["docno"]) for r in lines(result.stdout)] == [
         ("7", "D1"),
@@ -149,19 +156,7 @@ def test_pairs_restrict_and_order_the_output(nuggets, docs, tmp_path):
 def test_a_pair_with_a_topic_without_nuggets_scores_zero_with_a_warning(
     nuggets, docs, tmp_path
 ):
-    pairs = tmp_path / "pairs.txt"
-    pairs.write_text("99 D1\n")
-    result = run(
-        "score",
-        "--nuggets",
-        nuggets,
-        "--docs",
-        docs,
-        "--pairs",
-        pairs,
-        "--stem",
-        "none",
-    )
+    pairs, result = score_pairs(nuggets, docs, tmp_path, "99 D1\n", "--stem", "none")
     assert result.returncode == 0
     assert lines(result.stdout) == [
         {"topic": "99", "docno": "D1", "score": 0.0, "nugget": None, "spans": []}
@@ -170,18 +165,8 @@ def test_a_pair_with_a_topic_without_nuggets_scores_zero_with_a_warning(
 
 
 def test_a_pair_naming_an_absent_document_is_an_error(nuggets, docs, tmp_path):
-    pairs = tmp_path / "pairs.txt"
-    pairs.write_text("7 D1\n7 D9\n")
-    result = run(
-        "score",
-        "--nuggets",
-        nuggets,
-        "--docs",
-        docs,
-        "--pairs",
-        pairs,
-        "--stem",
-        "none",
+    pairs, result = score_pairs(
+        nuggets, docs, tmp_path, "7 D1\n7 D9\n", "--stem", "none"
     )
     assert result.returncode == 2
     assert result.stderr == f"{pairs}:2: document D9 not found in {docs}\n"

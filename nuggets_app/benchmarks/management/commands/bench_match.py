@@ -11,10 +11,7 @@ the queue. The generated collection is deleted at the end unless ``--keep``.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -26,6 +23,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from matcher import NuggetSpec, TopicMatcher, default_stopwords
+from nuggets_app.benchmarks.celery_processes import (
+    celery_process,
+    celery_stop,
+    worker_args,
+)
 from nuggets_app.inference.services.job_model import job_inference, job_model_fit
 from nuggets_app.inference.services.matching import match_job_launch, match_job_rescore
 from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_estimate
@@ -230,7 +232,7 @@ class Command(BaseCommand):
                 time.sleep(0.5)
             seconds = time.perf_counter() - started
         finally:
-            _stop_worker(proc)
+            celery_stop(proc)
         if job.status != "done":
             raise CommandError(f"job {job.pk} {job.status}: {job.error}")
         return job, seconds
@@ -383,36 +385,12 @@ def _cpu_baseline(topic: Topic) -> dict[int, float]:
 
 
 def _start_worker(concurrency: int) -> subprocess.Popen:
-    celery = Path(sys.executable).with_name("celery")
     log = Path(settings.DATA_DIR) / f"bench-worker-{concurrency}.log"
-    cmd = [
-        str(celery),
-        "-A",
-        "nuggets_app",
-        "worker",
-        "--pool=prefork",
-        f"--concurrency={concurrency}",
-        "-Q",
-        settings.CELERY_TASK_DEFAULT_QUEUE,
-        "-n",
-        f"bench-{uuid.uuid4().hex[:6]}@%h",
-        "--loglevel=WARNING",
-        "--without-gossip",
-        "--without-mingle",
-    ]
-    proc = subprocess.Popen(
-        cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True
+    log.unlink(missing_ok=True)  # this run's log only
+    proc = celery_process(
+        worker_args(concurrency, f"bench-{uuid.uuid4().hex[:6]}"), log, "WARNING"
     )
     time.sleep(4)  # the worker connects to the broker before the job is launched
     if proc.poll() is not None:
         raise CommandError(f"the worker exited; see {log}")
     return proc
-
-
-def _stop_worker(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)

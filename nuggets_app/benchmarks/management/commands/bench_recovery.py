@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -31,6 +30,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
+from nuggets_app.benchmarks.celery_processes import (
+    celery_process,
+    celery_stop,
+    worker_args,
+)
 from nuggets_app.benchmarks.management.commands.bench_match import Command as MatchBench
 from nuggets_app.inference.services.matching import match_job_launch
 from nuggets_app.models import MatchJob, MatchResult, PoolDocument
@@ -100,7 +104,7 @@ class Command(BaseCommand):
         logs = Path(settings.DATA_DIR) / "bench-recovery"
         logs.mkdir(exist_ok=True)
         schedule = str(logs / "beat-schedule")
-        beat = _start(["beat", "-s", schedule], logs / "beat.log")
+        beat = celery_process(["beat", "-s", schedule], logs / "beat.log")
         try:
             base = self._run(None, logs)
             self.stdout.write(
@@ -123,7 +127,7 @@ class Command(BaseCommand):
                     )
                 )
         finally:
-            _stop(beat)
+            celery_stop(beat)
             if not options["keep"]:
                 bench._delete(collection)
 
@@ -156,7 +160,7 @@ class Command(BaseCommand):
                 time.sleep(0.1)
             seconds = time.perf_counter() - started
         finally:
-            _stop(worker)
+            celery_stop(worker)
         if job.status != MatchJob.Status.DONE:
             raise CommandError(f"job {job.pk} {job.status}: {job.error}")
         rows = MatchResult.objects.filter(job=job)
@@ -192,32 +196,11 @@ class Command(BaseCommand):
         return worker
 
 
-def _start(args: list[str], log: Path) -> subprocess.Popen:
-    celery = Path(sys.executable).with_name("celery")
-    cmd = [str(celery), "-A", "nuggets_app", *args, "--loglevel=INFO"]
-    return subprocess.Popen(
-        cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
 def _start_worker(concurrency: int, logs: Path, wait: bool = True) -> subprocess.Popen:
     """A worker subprocess; with ``wait``, returns once it consumes."""
     tag = uuid.uuid4().hex[:6]
     log = logs / f"worker-{tag}.log"
-    proc = _start(
-        [
-            "worker",
-            "--pool=prefork",
-            f"--concurrency={concurrency}",
-            "-Q",
-            settings.CELERY_TASK_DEFAULT_QUEUE,
-            "-n",
-            f"recovery-{tag}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        log,
-    )
+    proc = celery_process(worker_args(concurrency, f"recovery-{tag}"), log)
     proc.log = log  # type: ignore[attr-defined]
     deadline = time.monotonic() + 120
     while wait and b" ready." not in log.read_bytes():
@@ -234,14 +217,3 @@ def _ready_after(proc: subprocess.Popen, since: float) -> float:
             raise CommandError("the replacement worker exited")
         time.sleep(0.1)
     return time.perf_counter() - since
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
