@@ -148,8 +148,12 @@ def _chunk_claim(chunk_id: int) -> tuple[MatchChunk | None, ChunkOutcome]:
         _chunk_fail(chunk)
         return None, ChunkOutcome("failed", detail=chunk.error)
     now = timezone.now()
+    # The job's status is checked again in the claim itself: a cancel that lands
+    # between the read above and this update must not let the chunk start after it.
     claimed = MatchChunk.objects.filter(
-        pk=chunk.pk, status__in=[ChunkStatus.QUEUED, ChunkStatus.RUNNING]
+        pk=chunk.pk,
+        status__in=[ChunkStatus.QUEUED, ChunkStatus.RUNNING],
+        job__status__in=ACTIVE,
     ).update(
         status=ChunkStatus.RUNNING,
         attempts=F("attempts") + 1,
@@ -157,7 +161,7 @@ def _chunk_claim(chunk_id: int) -> tuple[MatchChunk | None, ChunkOutcome]:
         heartbeat_at=now,
     )
     if not claimed:
-        return None, ChunkOutcome("skipped", detail="claimed elsewhere")
+        return None, ChunkOutcome("skipped", detail="claimed elsewhere or job stopped")
     MatchJob.objects.filter(pk=chunk.job_id, status=Status.PENDING).update(
         status=Status.RUNNING, started_at=now
     )
