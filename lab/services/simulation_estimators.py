@@ -14,7 +14,10 @@ report_build`'s dict:
   (``[low, high]``, None without an interval), ``tau`` and ``tau_ap`` against the
   full-qrels MAP ranking (as ``systems``), ``coverage`` and ``coverage_all_topics``
   (None without intervals), ``half_width`` (mean over runs, None without intervals),
-  ``n_topics`` per run; ``model_assisted`` also has ``intervals``: per interval
+  ``n_topics`` per run; with intervals also ``shift`` (the mean over runs of the
+  estimate minus its true value), ``error_sd``, ``rmse`` and ``width_called_for``
+  (1.5 x 1.96 x RMSE, the half-width the errors call for); ``model_assisted`` also
+  has ``intervals``: per interval
   method of :mod:`nuggets_app.ir.intervals` (the same estimates), ``coverage``,
   ``coverage_all_topics``, ``half_width``, and ``model_only_topics``, the topics
   whose sample holds no relevant judged document;
@@ -47,12 +50,15 @@ from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     REPORTED,
+    Z_95,
     model_assisted_evaluate,
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.statap import statap_evaluate
 
+# A mean half-width above this many times 1.96 x RMSE is wider than the errors need.
+WIDTH_FACTOR = 1.5
 Labels = Mapping[str, Mapping[str, int]]
 Runs = dict[str, dict[str, dict[str, float]]]
 
@@ -108,6 +114,29 @@ def _half_width(ci: Mapping[str, tuple[float, float]]) -> float | None:
     return _mean(widths) if widths else None
 
 
+def _errors(
+    scores: Mapping[str, float], truth: Mapping[str, float]
+) -> dict[str, float | None]:
+    """The errors against the true values: ``shift`` (their mean over runs, the part
+    every run shares), ``error_sd``, ``rmse`` and ``width_called_for`` (1.5 x 1.96 x
+    RMSE: a mean half-width above it is wider than the errors need)."""
+    errors = [
+        scores[run] - truth[run]
+        for run in scores
+        if math.isfinite(scores[run]) and math.isfinite(truth.get(run, math.nan))
+    ]
+    if not errors:
+        return dict.fromkeys(("shift", "error_sd", "rmse", "width_called_for"))
+    shift = _mean(errors)
+    rmse = math.sqrt(_mean([e * e for e in errors]))
+    return {
+        "shift": shift,
+        "error_sd": math.sqrt(_mean([(e - shift) ** 2 for e in errors])),
+        "rmse": rmse,
+        "width_called_for": WIDTH_FACTOR * Z_95 * rmse,
+    }
+
+
 def _interval_estimator(
     estimates: Mapping[str, tuple[float, tuple[float, float], list[str]]],
     full: Mapping[str, float],
@@ -129,6 +158,7 @@ def _interval_estimator(
         "coverage": _coverage(ci, on_topics),
         "coverage_all_topics": _coverage(ci, all_topics),
         "half_width": _half_width(ci),
+        **_errors(scores, on_topics),
     }
 
 

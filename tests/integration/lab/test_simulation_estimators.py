@@ -82,6 +82,18 @@ def test_the_report_compares_estimators_with_intervals_coverage_and_bias_checks(
         assert 0.0 <= result["coverage"] <= 1.0
         assert -1.0 <= result["tau"] <= 1.0
         assert -1.0 <= result["tau_ap"] <= 1.0
+        # The errors beside the width: RMSE² = shift² + sd², and the width the errors
+        # call for is 1.5 x 1.96 x RMSE; a run averaged over every topic with a
+        # relevant pooled document has the pooled truth as its true value.
+        assert result["rmse"] ** 2 == pytest.approx(
+            result["shift"] ** 2 + result["error_sd"] ** 2
+        )
+        assert result["width_called_for"] == pytest.approx(1.5 * 1.96 * result["rmse"])
+        whole = [r for r in runs if result["n_topics"][r] == len(truth)]
+        if len(whole) == len(runs):
+            assert result["shift"] == pytest.approx(
+                sum(result["map"][r] - pooled_truth[r] for r in runs) / len(runs)
+            )
     # Every interval method on the same estimates; the reported one is the top level.
     assisted = estimators["model_assisted"]
     assert set(assisted["intervals"]) == set(INTERVALS)
@@ -128,3 +140,9 @@ def test_the_report_compares_estimators_with_intervals_coverage_and_bias_checks(
     for key in ("tau", "tau_ap", "map_unjudged", "systems", "systems_graded"):
         assert key in written
     assert not math.isnan(written["estimators"]["model_assisted"]["tau"])
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "## MAP estimators: errors beside interval widths" in markdown
+    row = next(
+        line for line in markdown.splitlines() if line.startswith("| model_assisted |")
+    )
+    assert f"{estimators['model_assisted']['width_called_for']:.4f}" in row
