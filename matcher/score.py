@@ -116,6 +116,7 @@ class TopicMatcher:
         self, nuggets: Iterable[NuggetSpec], options: MatchOptions | None = None
     ) -> None:
         self.options = options or MatchOptions()
+        self._pipeline = (self.options.stem, self.options.stopwords)
         self._table = ShingleTable()
         self._decays: dict[int, _Decay] = {}
         self._nuggets: list[_Nugget] = []
@@ -164,6 +165,9 @@ class TopicMatcher:
         for i, words in enumerate(self._words):
             term = min(words, key=lambda t: (use[t], t))
             self._trigger.setdefault(term, []).append(i)
+        # A set, not the dict: intersecting a set with a dict walks every key of
+        # the dict, a set with a set walks the smaller one (the document's terms).
+        self._trigger_terms = frozenset(self._trigger)
         self._owners: list[list[int]] = [[] for _ in shingles]
         for n, nugget in enumerate(self._nuggets):
             for i in set(nugget.shingles):
@@ -186,7 +190,7 @@ class TopicMatcher:
 
     def score_prepared(self, doc: PreparedText) -> DocumentMatch:
         """:meth:`score` for a text already run through the same pipeline."""
-        if doc.pipeline != (self.options.stem, self.options.stopwords):
+        if doc.pipeline != self._pipeline:
             raise MatcherError(
                 f"document prepared with stem/stopwords {doc.pipeline}, "
                 f"matcher uses {(self.options.stem, self.options.stopwords)}"
@@ -234,7 +238,7 @@ class TopicMatcher:
         trigger = self._trigger
         candidates = [
             i
-            for term in present.intersection(trigger)
+            for term in present.intersection(self._trigger_terms)
             for i in trigger[term]
             if words[i] <= present
         ]

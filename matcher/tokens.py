@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .options import MatchOptions
-from .stems import StemTable, porter_stem_function, porter_table
+from .stems import StemTable, nltk_version, porter_stem_function, porter_table
 
 TOKEN_RE = re.compile(r"[^\W_]+")
 STOPWORDS_PATH = Path(__file__).with_name("data") / "stopwords_en.txt"
@@ -56,9 +56,7 @@ def pipeline_version(options: MatchOptions | None = None) -> str:
     options = options or MatchOptions()
     stem = "none"
     if options.stem == "porter":
-        from importlib.metadata import version
-
-        stem = f"porter/nltk-{version('nltk')}"
+        stem = f"porter/nltk-{nltk_version()}"
     words = default_stopwords() if options.stopwords == "default" else frozenset()
     digest = hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()[:12]
     return f"{stem};stopwords/{options.stopwords}-{digest}"
