@@ -195,7 +195,7 @@ class TopicMatcher:
                 f"document prepared with stem/stopwords {doc.pipeline}, "
                 f"matcher uses {(self.options.stem, self.options.stopwords)}"
             )
-        found = self._windows(doc.terms)
+        found = self._windows(doc)
         if found is None:
             return NO_MATCH
         lengths_of, starts, present = found
@@ -228,10 +228,10 @@ class TopicMatcher:
         )
 
     def _windows(
-        self, terms: list[str]
+        self, doc: PreparedText
     ) -> tuple[dict[int, int], dict[int, int], frozenset[str]] | None:
         """S and first position of each distinct shingle found, and topic terms present."""
-        present = self.vocabulary.intersection(terms)
+        present = doc.present(self.vocabulary)
         if not present:
             return None
         words = self._words
@@ -244,6 +244,7 @@ class TopicMatcher:
         ]
         if not candidates:
             return None
+        terms = doc.terms
         needed = frozenset().union(*[words[i] for i in candidates])
         positions: dict[str, list[int]] = {term: [] for term in needed}
         # Only positions of needed terms are visited in Python.

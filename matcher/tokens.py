@@ -8,7 +8,6 @@ character offsets ``[start, end)`` in the original text.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -53,6 +52,8 @@ def pipeline_version(options: MatchOptions | None = None) -> str:
     Combines the stemmer (with the NLTK version) and a digest of the stopword
     list, e.g. ``porter/nltk-3.10.4;stopwords/default-1a2b3c4d5e6f``.
     """
+    import hashlib  # here, not at the top: a cold start rarely needs it
+
     options = options or MatchOptions()
     stem = "none"
     if options.stem == "porter":
@@ -159,12 +160,13 @@ _ASCII_TOKEN_RE = re.compile(rb"[a-z0-9]+")
 class PreparedText:
     """A text run through the pipeline once, reusable across topics.
 
-    ``terms`` holds the processed tokens (positions are list indices).
+    ``terms`` holds the processed tokens (positions are list indices); it is built
+    on first use, since most documents are ruled out by :meth:`present` alone.
     Character offsets are recovered only on request (:meth:`spans`), since
     most documents never need them.
     """
 
-    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_text", "pipeline", "terms")
+    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_terms", "_text", "pipeline")
 
     def __init__(self, text: str, options: MatchOptions) -> None:
         terms_cache, ascii_cache = term_caches(options.stem, options.stopwords)
@@ -181,7 +183,20 @@ class PreparedText:
         self._mapped = mapped
         self._raw: list[int] | None = None
         self._origin: list[int] | None = None
-        self.terms: list[str] = list(filter(None, mapped))
+        self._terms: list[str] | None = None
+
+    @property
+    def terms(self) -> list[str]:
+        """The processed terms, in position order."""
+        terms = self._terms
+        if terms is None:
+            terms = self._terms = list(filter(None, self._mapped))
+        return terms
+
+    def present(self, vocabulary: frozenset[str]) -> frozenset[str]:
+        """The terms of ``vocabulary`` the text holds (without building ``terms``)."""
+        # A stopword maps to "", which no vocabulary holds.
+        return vocabulary.intersection(self._mapped)
 
     def spans(self, windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         """Original-text ``[start, end)`` of each ``(first, last)`` position pair."""
