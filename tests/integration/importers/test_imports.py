@@ -129,6 +129,33 @@ def test_reimporting_documents_keeps_ids_and_text(cranfield):
     assert dict(Document.objects.values_list("docno", "text")) == texts
 
 
+def test_new_and_replaced_documents_are_counted_across_batches(db, settings, tmp_path):
+    settings.IMPORT_BATCH_SIZE = 3
+    first = tmp_path / "first.jsonl"
+    first.write_text(
+        "".join(
+            json.dumps({"docno": f"D{i}", "text": f"t{i}"}) + "\n" for i in range(5)
+        )
+    )
+    summary = collection_import(path=first, name="counted")
+    assert (summary.records, summary.created, summary.updated) == (5, 5, 0)
+    # D3 and D4 are there already, D5-D9 are new, in batches of three.
+    second = tmp_path / "second.jsonl"
+    second.write_text(
+        "".join(
+            json.dumps({"docno": f"D{i}", "text": f"new {i}"}) + "\n"
+            for i in range(3, 10)
+        )
+    )
+    summary = collection_import(path=second, name="counted")
+    assert (summary.records, summary.created, summary.updated) == (7, 5, 2)
+    assert Document.objects.filter(collection__name="counted").count() == 10
+    # An empty collection that already exists counts every document as new.
+    Collection.objects.create(name="empty")
+    summary = collection_import(path=second, name="empty")
+    assert (summary.created, summary.updated) == (7, 0)
+
+
 def _with_bad_last_line(source, target, bad: bytes, gz=True):
     opener = gzip.open if gz else open
     with opener(source, "rb") as handle:
