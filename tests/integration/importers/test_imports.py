@@ -5,6 +5,7 @@ taken from the files themselves with gzip, independently of the parsers.
 """
 
 import gzip
+import io
 import json
 
 import pytest
@@ -387,3 +388,12 @@ def test_unknown_documents_of_a_run_can_be_skipped_and_are_counted(
         "import_runs", str(path), collection="cranfield", skip_unknown_documents=True
     )
     assert "2 lines skipped" in capsys.readouterr().out
+
+
+def test_the_import_benchmark_compares_sizes_in_one_run(db):
+    out = io.StringIO()
+    call_command("bench_import", "--docs", "40", "80", stdout=out)
+    text = out.getvalue()
+    assert text.count("import into the database:") == 2
+    assert "import rate at 80 over the rate at 40: " in text
+    assert not Collection.objects.filter(name="bench-import").exists()
