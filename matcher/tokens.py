@@ -119,7 +119,14 @@ class _AsciiTermCache(dict[bytes, str]):
         self._terms = terms
 
     def __missing__(self, token: bytes) -> str:
-        term = self._terms[token.decode("ascii")]
+        text = token.decode("ascii")
+        terms = self._terms
+        # A stopword or a stem already stored is resolved here, in one call (a cold
+        # start misses on every distinct term); the rest goes through the text cache.
+        if text in terms._stopwords:
+            term = ""
+        else:
+            term = terms._stored.get(text) or terms[text]
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[token] = term
