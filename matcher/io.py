@@ -25,8 +25,9 @@ from .score import NO_MATCH, DocumentMatch, NuggetSpec
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _INF = float("inf")
-# json.loads's own decoder configuration; its C scanner is called directly.
-_SCAN = json.JSONDecoder().scan_once
+# json.loads's own decoder configuration; its C scanner is called directly (an
+# attribute JSONDecoder sets, which the type stubs do not declare).
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _LINE_ENDS = ("", "\n", "\r\n")
 
 
