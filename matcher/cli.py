@@ -7,13 +7,19 @@ line on stderr (``FILE:LINE: problem`` for files).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from .io import Pair, format_result_json, iter_documents, read_nuggets, read_pairs
+from .io import (
+    Pair,
+    encode_string,
+    format_result_json,
+    iter_documents,
+    read_nuggets,
+    read_pairs,
+)
 from .options import STEMMERS, STOPWORD_LISTS, MatcherError, MatchOptions
 from .score import NO_MATCH, TopicMatcher
 from .tokens import PreparedText, stems_save
@@ -86,25 +92,26 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     matchers = {topic: TopicMatcher(specs, options) for topic, specs in topics.items()}
     if pairs is not None:
         _warn_unknown_topics(args.pairs, pairs, matchers, err)
-    topic_json = {topic: json.dumps(topic) for topic in matchers}
+    topic_json = {topic: encode_string(topic) for topic in matchers}
+    every_topic = tuple(matchers)
     lines: list[str] = []
     try:
         for document in iter_documents(args.docs):
             if pairs is None:
-                wanted: Sequence[str] = list(matchers)
+                wanted: Sequence[str] = every_topic
             else:
                 found = pairs.pop(document.docno, None)
                 if not found:
                     continue
                 wanted = [pair.topic for pair in found]
             prepared = PreparedText(document.text, options)
-            docno_json = json.dumps(document.docno)
+            docno_json = encode_string(document.docno)
             for topic in wanted:
                 matcher = matchers.get(topic)
                 match = matcher.score_prepared(prepared) if matcher else NO_MATCH
                 lines.append(
                     format_result_json(
-                        topic_json.get(topic) or json.dumps(topic), docno_json, match
+                        topic_json.get(topic) or encode_string(topic), docno_json, match
                     )
                 )
             if len(lines) >= WRITE_EVERY:

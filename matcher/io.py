@@ -17,13 +17,18 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterator
+from json.encoder import encode_basestring_ascii
 from typing import IO, Any, NamedTuple
 
 from .options import MatcherError
-from .score import DocumentMatch, NuggetSpec
+from .score import NO_MATCH, DocumentMatch, NuggetSpec
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _INF = float("inf")
+# json.loads's own decoder configuration; its C scanner is called directly (an
+# attribute JSONDecoder sets, which the type stubs do not declare).
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_LINE_ENDS = ("", "\n", "\r\n")
 
 
 class Document(NamedTuple):
@@ -67,13 +72,24 @@ def read_lines(path: str) -> Iterator[tuple[int, str]]:
                     ) from None
                 if lineno == 1 and text.startswith("\ufeff"):
                     text = text[1:]  # a byte-order mark some editors write
-                if text.strip():
+                if text and not text.isspace():  # what strip() tests, without a copy
                     yield lineno, text
         except (OSError, EOFError, zlib.error) as exc:
             raise MatcherError(f"{path}:{lineno + 1}: cannot read: {exc}") from None
 
 
 def _object(path: str, lineno: int, text: str) -> dict[str, Any]:
+    # A line holding exactly one JSON value and its line end (every JSON-lines
+    # writer's output) is parsed by the C scanner alone, skipping json.loads's
+    # wrapper (a tenth of reading a short document); anything else goes through
+    # json.loads, which accepts or refuses it with its own message.
+    try:
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        pass
+    else:
+        if isinstance(value, dict) and text[end:] in _LINE_ENDS:
+            return value
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -165,15 +181,25 @@ def read_pairs(path: str) -> dict[str, list[Pair]]:
     return pairs
 
 
+def encode_string(value: str) -> str:
+    """``json.dumps(value)`` for a string (the encoder json.dumps itself calls)."""
+    return encode_basestring_ascii(value)
+
+
 def format_result_json(topic_json: str, docno_json: str, match: DocumentMatch) -> str:
     """:func:`format_result` with topic and docno already JSON-encoded (each is
     encoded once per topic or document, not once per pair); the same text."""
+    if match is NO_MATCH:  # most pairs
+        return (
+            f'{{"topic": {topic_json}, "docno": {docno_json}, "score": 0.0, '
+            '"nugget": null, "spans": []}'
+        )
     score = match.score
     if type(score) is not float or score != score or score in (_INF, -_INF):
         score_text = json.dumps(score)
     else:
         score_text = repr(score)  # what json.dumps writes for a finite float
-    nugget = "null" if match.nugget is None else json.dumps(match.nugget)
+    nugget = "null" if match.nugget is None else encode_string(match.nugget)
     spans = ", ".join([f"[{start}, {end}]" for start, end in match.spans])
     return (
         f'{{"topic": {topic_json}, "docno": {docno_json}, "score": {score_text}, '

@@ -116,6 +116,7 @@ class TopicMatcher:
         self, nuggets: Iterable[NuggetSpec], options: MatchOptions | None = None
     ) -> None:
         self.options = options or MatchOptions()
+        self._pipeline = (self.options.stem, self.options.stopwords)
         self._table = ShingleTable()
         self._decays: dict[int, _Decay] = {}
         self._nuggets: list[_Nugget] = []
@@ -164,6 +165,9 @@ class TopicMatcher:
         for i, words in enumerate(self._words):
             term = min(words, key=lambda t: (use[t], t))
             self._trigger.setdefault(term, []).append(i)
+        # A set, not the dict: intersecting a set with a dict walks every key of
+        # the dict, a set with a set walks the smaller one (the document's terms).
+        self._trigger_terms = frozenset(self._trigger)
         self._owners: list[list[int]] = [[] for _ in shingles]
         for n, nugget in enumerate(self._nuggets):
             for i in set(nugget.shingles):
@@ -186,12 +190,12 @@ class TopicMatcher:
 
     def score_prepared(self, doc: PreparedText) -> DocumentMatch:
         """:meth:`score` for a text already run through the same pipeline."""
-        if doc.pipeline != (self.options.stem, self.options.stopwords):
+        if doc.pipeline != self._pipeline:
             raise MatcherError(
                 f"document prepared with stem/stopwords {doc.pipeline}, "
                 f"matcher uses {(self.options.stem, self.options.stopwords)}"
             )
-        found = self._windows(doc.terms)
+        found = self._windows(doc)
         if found is None:
             return NO_MATCH
         lengths_of, starts, present = found
@@ -224,22 +228,23 @@ class TopicMatcher:
         )
 
     def _windows(
-        self, terms: list[str]
+        self, doc: PreparedText
     ) -> tuple[dict[int, int], dict[int, int], frozenset[str]] | None:
         """S and first position of each distinct shingle found, and topic terms present."""
-        present = self.vocabulary.intersection(terms)
+        present = doc.present(self.vocabulary)
         if not present:
             return None
         words = self._words
         trigger = self._trigger
         candidates = [
             i
-            for term in present.intersection(trigger)
+            for term in present.intersection(self._trigger_terms)
             for i in trigger[term]
             if words[i] <= present
         ]
         if not candidates:
             return None
+        terms = doc.terms
         needed = frozenset().union(*[words[i] for i in candidates])
         positions: dict[str, list[int]] = {term: [] for term in needed}
         # Only positions of needed terms are visited in Python.

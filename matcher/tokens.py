@@ -8,7 +8,6 @@ character offsets ``[start, end)`` in the original text.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .options import MatchOptions
-from .stems import StemTable, porter_stem_function, porter_table
+from .stems import StemTable, nltk_version, porter_stem_function, porter_table
 
 TOKEN_RE = re.compile(r"[^\W_]+")
 STOPWORDS_PATH = Path(__file__).with_name("data") / "stopwords_en.txt"
@@ -53,12 +52,12 @@ def pipeline_version(options: MatchOptions | None = None) -> str:
     Combines the stemmer (with the NLTK version) and a digest of the stopword
     list, e.g. ``porter/nltk-3.10.4;stopwords/default-1a2b3c4d5e6f``.
     """
+    import hashlib  # here, not at the top: a cold start rarely needs it
+
     options = options or MatchOptions()
     stem = "none"
     if options.stem == "porter":
-        from importlib.metadata import version
-
-        stem = f"porter/nltk-{version('nltk')}"
+        stem = f"porter/nltk-{nltk_version()}"
     words = default_stopwords() if options.stopwords == "default" else frozenset()
     digest = hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()[:12]
     return f"{stem};stopwords/{options.stopwords}-{digest}"
@@ -120,7 +119,14 @@ class _AsciiTermCache(dict[bytes, str]):
         self._terms = terms
 
     def __missing__(self, token: bytes) -> str:
-        term = self._terms[token.decode("ascii")]
+        text = token.decode("ascii")
+        terms = self._terms
+        # A stopword or a stem already stored is resolved here, in one call (a cold
+        # start misses on every distinct term); the rest goes through the text cache.
+        if text in terms._stopwords:
+            term = ""
+        else:
+            term = terms._stored.get(text) or terms[text]
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[token] = term
@@ -161,12 +167,13 @@ _ASCII_TOKEN_RE = re.compile(rb"[a-z0-9]+")
 class PreparedText:
     """A text run through the pipeline once, reusable across topics.
 
-    ``terms`` holds the processed tokens (positions are list indices).
+    ``terms`` holds the processed tokens (positions are list indices); it is built
+    on first use, since most documents are ruled out by :meth:`present` alone.
     Character offsets are recovered only on request (:meth:`spans`), since
     most documents never need them.
     """
 
-    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_text", "pipeline", "terms")
+    __slots__ = ("_mapped", "_origin", "_raw", "_source", "_terms", "_text", "pipeline")
 
     def __init__(self, text: str, options: MatchOptions) -> None:
         terms_cache, ascii_cache = term_caches(options.stem, options.stopwords)
@@ -183,7 +190,20 @@ class PreparedText:
         self._mapped = mapped
         self._raw: list[int] | None = None
         self._origin: list[int] | None = None
-        self.terms: list[str] = list(filter(None, mapped))
+        self._terms: list[str] | None = None
+
+    @property
+    def terms(self) -> list[str]:
+        """The processed terms, in position order."""
+        terms = self._terms
+        if terms is None:
+            terms = self._terms = list(filter(None, self._mapped))
+        return terms
+
+    def present(self, vocabulary: frozenset[str]) -> frozenset[str]:
+        """The terms of ``vocabulary`` the text holds (without building ``terms``)."""
+        # A stopword maps to "", which no vocabulary holds.
+        return vocabulary.intersection(self._mapped)
 
     def spans(self, windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         """Original-text ``[start, end)`` of each ``(first, last)`` position pair."""

@@ -5,6 +5,7 @@ taken from the files themselves with gzip, independently of the parsers.
 """
 
 import gzip
+import io
 import json
 
 import pytest
@@ -127,6 +128,33 @@ def test_reimporting_documents_keeps_ids_and_text(cranfield):
     collection_import(path=cranfield / "docs.trec.gz", name="cranfield")
     assert dict(Document.objects.values_list("docno", "id")) == before
     assert dict(Document.objects.values_list("docno", "text")) == texts
+
+
+def test_new_and_replaced_documents_are_counted_across_batches(db, settings, tmp_path):
+    settings.IMPORT_BATCH_SIZE = 3
+    first = tmp_path / "first.jsonl"
+    first.write_text(
+        "".join(
+            json.dumps({"docno": f"D{i}", "text": f"t{i}"}) + "\n" for i in range(5)
+        )
+    )
+    summary = collection_import(path=first, name="counted")
+    assert (summary.records, summary.created, summary.updated) == (5, 5, 0)
+    # D3 and D4 are there already, D5-D9 are new, in batches of three.
+    second = tmp_path / "second.jsonl"
+    second.write_text(
+        "".join(
+            json.dumps({"docno": f"D{i}", "text": f"new {i}"}) + "\n"
+            for i in range(3, 10)
+        )
+    )
+    summary = collection_import(path=second, name="counted")
+    assert (summary.records, summary.created, summary.updated) == (7, 5, 2)
+    assert Document.objects.filter(collection__name="counted").count() == 10
+    # An empty collection that already exists counts every document as new.
+    Collection.objects.create(name="empty")
+    summary = collection_import(path=second, name="empty")
+    assert (summary.created, summary.updated) == (7, 0)
 
 
 def _with_bad_last_line(source, target, bad: bytes, gz=True):
@@ -362,3 +390,12 @@ def test_unknown_documents_of_a_run_can_be_skipped_and_are_counted(
         "import_runs", str(path), collection="cranfield", skip_unknown_documents=True
     )
     assert "2 lines skipped" in capsys.readouterr().out
+
+
+def test_the_import_benchmark_compares_sizes_in_one_run(db):
+    out = io.StringIO()
+    call_command("bench_import", "--docs", "40", "80", stdout=out)
+    text = out.getvalue()
+    assert text.count("import into the database:") == 2
+    assert "import rate at 80 over the rate at 40: " in text
+    assert not Collection.objects.filter(name="bench-import").exists()

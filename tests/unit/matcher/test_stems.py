@@ -110,3 +110,13 @@ def test_writers_add_without_replacing(tmp_path):
         "nations": "nation",
         "ran": "ran",
     }
+
+
+def test_the_nltk_version_is_the_installed_distributions():
+    import importlib.metadata
+
+    import nltk
+
+    from matcher.stems import nltk_version
+
+    assert nltk_version() == importlib.metadata.version("nltk") == nltk.__version__

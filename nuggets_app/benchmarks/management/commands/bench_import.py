@@ -1,9 +1,12 @@
-"""``manage.py bench_import [--docs N]``: document import throughput into the database.
+"""``manage.py bench_import [--docs N [N ...]]``: document import throughput into the database.
 
 Generates a TREC SGML collection of N documents (seeded, about 150 words each) in a
 temporary file, measures plain parsing of that file (the baseline: no database), then
 the full import into the configured database, and prints documents per second for both
-and their ratio. Run it with DATABASE_URL pointing at PostgreSQL for the README figure.
+and their ratio. With several sizes (``--docs 100000 1000000``) it measures each in
+turn and prints each import rate as a share of the first size's, so that scaling is
+judged within one run on a shared machine. Run it with DATABASE_URL pointing at
+PostgreSQL for the README figure.
 """
 
 from __future__ import annotations
@@ -62,14 +65,29 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--docs", type=int, default=100_000, help="documents to generate"
+            "--docs",
+            type=int,
+            nargs="+",
+            default=[100_000],
+            help="documents to generate; several sizes are measured in turn",
         )
         parser.add_argument(
             "--keep", action="store_true", help=f"keep the {BENCH_NAME!r} collection"
         )
 
     def handle(self, *args, **options) -> None:
-        docs = options["docs"]
+        self.stdout.write(f"database: {connection.vendor}")
+        rates = []
+        for docs in options["docs"]:
+            rates.append(self._measure(docs, keep=options["keep"]))
+        for docs, rate in zip(options["docs"][1:], rates[1:], strict=True):
+            self.stdout.write(
+                f"import rate at {docs:,} over the rate at {options['docs'][0]:,}: "
+                f"{rate / rates[0]:.2f}"
+            )
+
+    def _measure(self, docs: int, *, keep: bool) -> float:
+        """Generate, parse and import ``docs`` documents; returns the import rate."""
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "bench.trec"
             size = write_collection(path, docs)
@@ -83,14 +101,14 @@ class Command(BaseCommand):
             started = time.perf_counter()
             summary = collection_import(path=path, name=BENCH_NAME)
             import_seconds = time.perf_counter() - started
-        if not options["keep"]:
+        if not keep:
             _drop_bench_collection()
 
         baseline = parsed / parse_seconds
         rate = summary.records / import_seconds
-        self.stdout.write(f"database: {connection.vendor}")
         self.stdout.write(
             f"baseline (parse only, no database): {baseline:,.0f} documents/s"
         )
         self.stdout.write(f"import into the database: {rate:,.0f} documents/s")
         self.stdout.write(f"ratio import/baseline: {rate / baseline:.2f}")
+        return rate
