@@ -95,7 +95,7 @@ bench: setup-semantic ## Benchmarks on PostgreSQL + Redis: matcher, import, samp
 	$(PY) -m matcher bench --cold
 	$(PY) -c "import sys; from nuggets_app.lib.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py migrate --noinput -v0
-	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_import
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_import --docs 100000 1000000
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_sampling --db
 	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_match
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_judging
