@@ -24,7 +24,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Exists, OuterRef
 
 from nuggets_app.inference.services import embeddings as stored
 from nuggets_app.judging.selectors import human_grades
@@ -74,12 +73,15 @@ def semantic_readiness(job: MatchJob, document_ids: Iterable[int]) -> SemanticRe
     if not stored.semantic_on():
         return SemanticReadiness(False, stored.semantic_status())
     ids = sorted(set(int(d) for d in document_ids))
-    has = UnitEmbedding.objects.filter(document=OuterRef("pk"), model=stored.MODEL)
-    missing = 0
+    # Counted on the embeddings' table alone (a fit reads no document row).
+    missing = len(ids)
     for start in range(0, len(ids), 5000):
-        missing += (
-            Document.objects.filter(pk__in=ids[start : start + 5000])
-            .exclude(Exists(has))
+        missing -= (
+            UnitEmbedding.objects.filter(
+                document_id__in=ids[start : start + 5000], model=stored.MODEL
+            )
+            .values("document_id")
+            .distinct()
             .count()
         )
     if missing:
@@ -89,12 +91,18 @@ def semantic_readiness(job: MatchJob, document_ids: Iterable[int]) -> SemanticRe
             f"have no stored embedding; run manage.py embed --collection "
             f"{job.collection.name})",
         )
-    nuggets = _job_nuggets(job, job.topics.values_list("pk", flat=True))
-    pending = stored.nuggets_unembedded({n.pk: n.text for n in nuggets})
+    from nuggets_app.inference.selectors import nuggets_kept
+
+    texts = dict(
+        nuggets_kept(
+            Nugget.objects.filter(topic__in=job.topics.all()), job
+        ).values_list("pk", "text")
+    )
+    pending = stored.nuggets_unembedded(texts)
     if pending:
         return SemanticReadiness(
             False,
-            f"semantic features: off ({len(pending)} of {len(nuggets)} nuggets are "
+            f"semantic features: off ({len(pending)} of {len(texts)} nuggets are "
             "not embedded yet)",
         )
     return SemanticReadiness(True, f"semantic features: on ({stored.MODEL})")

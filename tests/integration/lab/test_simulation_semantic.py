@@ -51,7 +51,8 @@ def test_the_jobs_own_fit_uses_the_semantic_features_for_pooled_and_unpooled(adi
     names = stored.model["feature_names"]
     assert names == list(FEATURE_NAMES + SEMANTIC_FEATURE_NAMES)
     assert stored.fit_info["semantic"]["on"] is True
-    assert data.families is not None and data.families["semantic"]["on"] is True
+    assert data.families is not None
+    assert data.families["semantic"]["on"] is True
     assert "semantic" in data.families["kept"]
     # The cross-fit behind the estimates reads the same columns as the fit.
     fit = fit_data(job, semantic=True)
@@ -59,7 +60,8 @@ def test_the_jobs_own_fit_uses_the_semantic_features_for_pooled_and_unpooled(adi
     assert all(x.shape[1] == len(names) for _, x in fit.features.values())
     # The pooled documents' semantic features are real similarities.
     pooled = np.vstack([x[:, len(FEATURE_NAMES) :] for _, x in fit.features.values()])
-    assert pooled[:, 0].max() > 0.3 and np.all(pooled[:, [0, 1, 3]] >= 0)
+    assert pooled[:, 0].max() > 0.3
+    assert np.all(pooled[:, [0, 1, 3]] >= 0)
 
     # Documents the job never matched (outside the depth-20 pool), scored as a new
     # run's unpooled documents: embedded by the task that scores them and described
@@ -108,7 +110,8 @@ def test_without_asking_or_without_the_extra_the_fit_is_lexical(adi, monkeypatch
     job = MatchJob.objects.get(pk=data.job_id)
     stored = JobInference.objects.get(job=job)
     assert stored.model["feature_names"] == list(FEATURE_NAMES)
-    assert data.families is not None and data.families["semantic"]["on"] is False
+    assert data.families is not None
+    assert data.families["semantic"]["on"] is False
     monkeypatch.setenv("SEMANTIC_EVIDENCE", "off")
     fit = fit_data(job)
     assert fit.feature_names == FEATURE_NAMES
