@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.contrib.auth.models import Group
+from django.urls import reverse
 
 from lab.services.simulation import simulation_run
 from lab.services.simulation_config import SimulationConfig
@@ -20,6 +22,7 @@ from nuggets_app.learning.ablation import FEATURE_FAMILIES
 from nuggets_app.learning.family_choice import LOGLOSS_TOLERANCE
 from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.models import JobInference, MatchChunk, MatchJob, Run, Sample
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 NUGGET_COLUMNS = [
@@ -58,7 +61,9 @@ def test_the_choice_follows_the_jobs_own_held_out_log_loss(adi):
     assert stored.model.get("ablate", []) == ([] if pays else ["nuggets"])
 
 
-def test_nuggets_that_say_nothing_are_left_out_of_the_fit_and_the_estimates(adi):
+def test_nuggets_that_say_nothing_are_left_out_of_the_fit_and_the_estimates(
+    adi, client
+):
     job, sample = _job(adi)
     _shuffle_nugget_columns(job)
     job_model_fit(job=job, sample=sample)
@@ -72,6 +77,13 @@ def test_nuggets_that_say_nothing_are_left_out_of_the_fit_and_the_estimates(adi)
     assert job_crossfit(job=job, sample=sample) == job_crossfit(
         job=job, sample=sample, ablate=("nuggets",)
     )
+    # The job page says which features were kept and why.
+    user = UserFactory(username="carol")
+    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    client.force_login(user)
+    page = client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert "Nugget features <strong>left out</strong>" in page
+    assert "so the fit keeps them only where they pay" in page
     # Asked to keep them, the fit keeps them and records no choice.
     job_model_fit(job=job, sample=sample, nugget_choice=False)
     stored = JobInference.objects.get(job=job)
