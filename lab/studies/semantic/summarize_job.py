@@ -9,7 +9,8 @@ Per variant and seed, of the default estimator (model-assisted MAP): Kendall's t
 against the full-qrels ranking, coverage of the pooled-truth MAP by the 95%
 intervals, mean half-width, mean shift (estimate minus pooled truth, averaged over
 the runs); EAP's tau; which families the job kept and the nugget choice's held-out
-log-losses. Then the mean over seeds of each variant.
+log-losses. Then the mean over seeds of each variant, and each variant's mean paired
+difference from ``lexical-keep`` over the seeds both have (sd over seeds).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parents[3] / "var/results/semantic/job"
 VARIANTS = ("lexical-keep", "lexical-choice", "semantic-keep", "semantic-choice")
 COLUMNS = ("tau", "coverage", "half_width", "shift", "eap_tau")
+DIGITS = {"half_width": 4, "shift": 4}  # the others to 3 decimals
 
 
 def row(report: dict) -> dict:
@@ -67,12 +69,34 @@ def main(directory: Path) -> None:
         seeds = found[variant]
         for seed in sorted(seeds):
             r = seeds[seed]
-            cells = " | ".join(f"{r[c]:.3f}" for c in COLUMNS)
+            cells = " | ".join(f"{r[c]:.{DIGITS.get(c, 3)}f}" for c in COLUMNS)
             print(f"| {variant} | {seed} | {cells} | {r['kept']} | {r['choice']} |")
         means = " | ".join(
-            f"**{statistics.fmean(s[c] for s in seeds.values()):.3f}**" for c in COLUMNS
+            f"**{statistics.fmean(s[c] for s in seeds.values()):.{DIGITS.get(c, 3)}f}**"
+            for c in COLUMNS
         )
         print(f"| {variant} | mean of {len(seeds)} | {means} | | |")
+    _differences(found)
+
+
+def _differences(found: dict[str, dict[int, dict]]) -> None:
+    """Each variant against ``lexical-keep`` on the seeds both have: mean paired
+    difference (and its standard deviation over seeds)."""
+    base = found.get(VARIANTS[0], {})
+    print()
+    print("| against lexical-keep | seeds | " + " | ".join(COLUMNS) + " |")
+    print("|---|---|" + "---|" * len(COLUMNS))
+    for variant in VARIANTS[1:]:
+        seeds = sorted(set(found.get(variant, {})) & set(base))
+        if len(seeds) < 2:
+            continue
+        cells = []
+        for c in COLUMNS:
+            diffs = [found[variant][s][c] - base[s][c] for s in seeds]
+            d = DIGITS.get(c, 3)
+            mean, sd = statistics.fmean(diffs), statistics.stdev(diffs)
+            cells.append(f"{mean:+.{d}f} ({sd:.{d}f})")
+        print(f"| {variant} | {len(seeds)} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
