@@ -6,7 +6,10 @@ document) pairs, packed (``MatchChunk.packed_features``). When the job's chunks 
 demand), :func:`job_model_fit` fits the model on the judged documents and stores, with
 the job (``JobInference``), the model JSON and the model's probability of relevance of
 every (topic, document) of the job. A fit reads only the packed features and the
-judgments, never a document's text.
+judgments, never a document's text; with the semantic extra and the job's embeddings
+stored, it appends the semantic features computed from the stored vectors
+(:mod:`.job_semantic`), and it keeps the nugget features only where the job's own
+held-out log-loss says they pay (:mod:`nuggets_app.learning.family_choice`).
 
 Documents are read with their titles and topics by their statement
 (:func:`topic_statement`). BM25 corpus statistics (document count, mean length, document
