@@ -42,3 +42,22 @@ for seed in $SEEDS; do
   run semantic semantic-keep "$seed" --semantic --keep-nuggets
 done
 $PY lab/studies/semantic/summarize_job.py "$OUT"
+# New runs outside the pool: leave-one-group-out with the default nugget choice, with
+# and without --semantic (REUSE_SEEDS, default none), summarised as outside_pool's.
+for seed in ${REUSE_SEEDS:-}; do
+  for db in lexical semantic; do
+    flag=""
+    [ "$db" = semantic ] && flag=--semantic
+    dir="$OUT/reuse/$db-choice"
+    mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    DATA_DIR="$WORK/$db" $PY manage.py simulate --replace --collection dl19 \
+      --qrels "$DATA/qrels.txt" --runs "$DATA/runs" --depth 100 --sample-size 10% \
+      --seed "$seed" --relevance-level 2 --reusability leave-one-group-out $flag \
+      --out "$WORK/reuse-$db-seed$seed" 2>>"$WORK/$db/simulate.log" >/dev/null
+    cp "$WORK/reuse-$db-seed$seed/report.json" "$dir/leave-one-group-out-seed$seed.json"
+  done
+done
+if [ -n "${REUSE_SEEDS:-}" ]; then
+  $PY lab/studies/outside_pool/summarize.py "$OUT/reuse"
+fi
