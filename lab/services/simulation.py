@@ -101,6 +101,8 @@ class SimulationData:
     probabilities: Scores | None = None
     model: dict[str, Any] | None = None
     crossfit: Scores | None = None
+    # The feature families the job's model kept (lab.services.simulation_job).
+    families: dict[str, Any] | None = None
     # The product's own figures for the job and sample (the one path): the sample's
     # prels, the estimates of ``evaluate --job`` and the probabilistic qrels of EAP.
     job_id: int | None = None
@@ -406,12 +408,8 @@ def simulation_run(
     if not runs:
         raise SimulationError(f"collection {collection.name} has no runs to pool")
     rule_parse(config.rule)  # rejects a bad rule before any work
-    if config.semantic:
-        raise SimulationError(
-            "--semantic: the semantic features are not part of a matching job's "
-            "model, so a simulation with them would measure a model no user gets; "
-            "simulate without them"
-        )
+    if config.semantic and config.inference != "model":
+        raise SimulationError("--semantic: the semantic features are the model's")
     if config.inference not in INFERENCES:
         raise SimulationError(
             f"inference must be one of {', '.join(INFERENCES)}, got {config.inference!r}"
@@ -452,7 +450,7 @@ def simulation_run(
         scores, _ = _job_outcome(job, DecisionRule(kind="threshold", threshold=1.0))
         lap("matching")
         figures = job_fit_and_figures(
-            job=job, sample=sample, runs=run_scores, ablate=config.ablate
+            job=job, sample=sample, runs=run_scores, config=config
         )
         inferred = model_inferred(figures.probabilities, human, config.rule)
         lap("relevance model")
@@ -522,5 +520,6 @@ def simulation_data(
         probabilities=figures.probabilities if figures else None,
         model=figures.model if figures else None,
         crossfit=figures.crossfit if figures else None,
+        families=figures.families if figures else None,
         **extra,
     )

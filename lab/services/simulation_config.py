@@ -31,7 +31,10 @@ class SimulationConfig:
     # "human": a bank's nuggets with a source span in one (e.g. TREC TS matches).
     nuggets: str = "simulated"
     nugget_bank: str | None = None
-    semantic: bool = False
+    semantic: bool = False  # the model's semantic features (the job's one fit)
+    # The job keeps the nugget family only where its held-out log-loss says it pays
+    # (learning.family_choice); off: always kept.
+    nugget_choice: bool = True
     ablate: tuple[str, ...] = ()  # feature families left out (learning.ablation)
     # Replace an earlier simulation's judgments on this collection, deleting the jobs
     # that were fitted on them (without it, such a simulation is refused).

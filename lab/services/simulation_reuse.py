@@ -267,7 +267,7 @@ def reusability_run(
         job = _match(collection, pool, list(pooled), assessor, config)
         kept_scores = {r.name: scored[r.name] for r in kept}
         figures = job_fit_and_figures(
-            job=job, sample=sample, runs=kept_scores, ablate=config.ablate
+            job=job, sample=sample, runs=kept_scores, config=config
         )
         evaluation = new_runs_evaluate(
             job=job,
@@ -311,6 +311,7 @@ def reusability_run(
             row: dict[str, Any] = {
                 "run": name,
                 "group": group,
+                "families": figures.families,
                 "unpooled_documents": sum(
                     1
                     for q, docs in scored[name].items()
@@ -427,4 +428,6 @@ def config_dict(config: SimulationConfig) -> dict[str, Any]:
         "lam": config.lam,
         "relevance_level": config.relevance_level,
         "ablate": list(config.ablate),
+        "semantic": config.semantic,
+        "nugget_choice": config.nugget_choice,
     }

@@ -127,9 +127,7 @@ def rounds_run(
         human = _judge(sample, truth, assessor)
         nuggets, keyword_nuggets = extract(collection, human, assessor, config)
         job = _match(collection, pool, list(pooled), assessor, config)
-        prediction = job_fit_and_figures(
-            job=job, sample=sample, runs={}, ablate=config.ablate
-        )
+        prediction = job_fit_and_figures(job=job, sample=sample, runs={}, config=config)
         now = time.perf_counter()
         timings[f"round {sample.rounds_drawn}"] = round(now - clock, 3)
         clock = now

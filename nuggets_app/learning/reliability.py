@@ -22,10 +22,16 @@ def reliability_cv(
     bins: int = RELIABILITY_BINS,
     pool_relevant: float | None = None,
     ablate: Sequence[str] = (),
+    feature_names: Sequence[str] = relevance_features.FEATURE_NAMES,
 ) -> dict[str, Any]:
     """Observed rate of relevance per p bin of :func:`heldout_predictions`."""
     held = heldout_predictions(
-        data, weights=weights, folds=folds, pool_relevant=pool_relevant, ablate=ablate
+        data,
+        weights=weights,
+        folds=folds,
+        pool_relevant=pool_relevant,
+        ablate=ablate,
+        feature_names=feature_names,
     )
     return reliability_bins(held, bins=bins)
 
@@ -37,12 +43,14 @@ def heldout_predictions(
     folds: int = CV_FOLDS,
     pool_relevant: float | None = None,
     ablate: Sequence[str] = (),
+    feature_names: Sequence[str] = relevance_features.FEATURE_NAMES,
 ) -> list[tuple[float, int]]:
     """``(p, label)`` of every judged document, its p predicted by a model fitted
     without its fold (folds: judged documents in order, round robin).
     ``pool_relevant``: the whole sample's estimate the model is anchored to; each
     fold's model is anchored to it too, its held-out documents counting as unjudged.
-    ``ablate``: feature families left out of every fold's fit."""
+    ``ablate``: feature families left out of every fold's fit; ``feature_names``:
+    the columns of the rows (the lexical features, then the semantic ones if any)."""
     held: list[tuple[float, int]] = []
     for fold in range(folds):
         masked = {}
@@ -58,7 +66,11 @@ def heldout_predictions(
             continue
         try:
             model = relevance_model.model_fit(
-                masked, weights=weights, pool_relevant=pool_relevant, ablate=ablate
+                masked,
+                weights=weights,
+                pool_relevant=pool_relevant,
+                ablate=ablate,
+                feature_names=feature_names,
             )
         except relevance_features.RelevanceModelError:
             continue

@@ -177,8 +177,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--semantic",
             action="store_true",
-            help="add the relevance model's semantic features (needs "
-            "requirements-semantic.txt; embeddings are computed once and kept)",
+            help="fit the job's model with the semantic features, for pooled and "
+            "unpooled documents (needs requirements-semantic.txt; the job's "
+            "documents and nuggets are embedded once and kept)",
+        )
+        parser.add_argument(
+            "--keep-nuggets",
+            action="store_true",
+            help="always keep the nugget features (default: the job keeps them only "
+            "where its held-out log-loss says they pay); report.json families",
         )
         parser.add_argument(
             "--ablate",
@@ -235,6 +242,7 @@ class Command(BaseCommand):
                 assessor=options["assessor"],
                 replace=options["replace"],
                 ablate=options["ablate"],
+                nugget_choice=not options["keep_nuggets"],
             )
             runs = self._runs(collection, options["runs"])
             if options["reusability"] or options["groups"]:

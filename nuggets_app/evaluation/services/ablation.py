@@ -33,8 +33,13 @@ from nuggets_app.evaluation.services.estimates import (
     job_crossfit,
     runs_model_assisted,
 )
-from nuggets_app.inference.services.job_model import fit_data
+from nuggets_app.inference.services.job_model import (
+    fit_data,
+    job_inference,
+    stored_semantic,
+)
 from nuggets_app.inference.services.matching.base import MatchJobError
+from nuggets_app.learning.family_choice import log_loss, verdict
 from nuggets_app.learning.reliability import heldout_predictions
 from nuggets_app.models import MatchJob
 from nuggets_app.operations.services.computed import Progress, computed
@@ -44,18 +49,6 @@ VARIANTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("with nuggets", ()),
     ("without nuggets", ("nuggets",)),
 )
-# Below this difference in held-out log-loss the nuggets are said to change nothing
-# (a few thousandths is the spread of a refit on other folds).
-LOGLOSS_TOLERANCE = 0.002
-
-
-def log_loss(held: list[tuple[float, int]]) -> float | None:
-    """Mean ``-(y ln p + (1 - y) ln(1 - p))``, p clipped to [1e-6, 1 - 1e-6]."""
-    if not held:
-        return None
-    p = np.clip(np.array([v for v, _ in held], dtype=float), 1e-6, 1.0 - 1e-6)
-    y = np.array([label for _, label in held], dtype=float)
-    return float(-np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p)))
 
 
 def _versions(*, job_id: int, **_: Any) -> list:
@@ -81,7 +74,10 @@ def nugget_contribution(*, job_id: int, progress: Progress) -> dict[str, Any]:
         raise MatchJobError(f"job {job.pk} is {job.status}; measure a finished job")
     sample = estimate_sample(job)
     # The rows, weights and anchor of the job's own fit (the one design).
-    fit = fit_data(job, sample)
+    stored = job_inference(job)
+    fit = fit_data(
+        job, sample, semantic=stored_semantic(stored.model if stored else None)
+    )
     data, weights, pool_relevant = fit.rows, fit.weights, fit.pool_relevant
     runs = selectors_eval.collection_runs(job.collection) if sample is not None else {}
     prels = selectors_eval.sample_prels(sample) if sample is not None else {}
@@ -89,7 +85,11 @@ def nugget_contribution(*, job_id: int, progress: Progress) -> dict[str, Any]:
     for step, (name, ablate) in enumerate(VARIANTS):
         progress(step, len(VARIANTS))
         held = heldout_predictions(
-            data, weights=weights, pool_relevant=pool_relevant, ablate=ablate
+            data,
+            weights=weights,
+            pool_relevant=pool_relevant,
+            ablate=ablate,
+            feature_names=fit.feature_names,
         )
         width, count = None, 0
         if sample is not None and runs:
@@ -117,7 +117,4 @@ def nugget_contribution(*, job_id: int, progress: Progress) -> dict[str, Any]:
 
 
 def _verdict(with_: dict[str, Any], without: dict[str, Any]) -> str:
-    a, b = with_["logloss"], without["logloss"]
-    if a is None or b is None or abs(b - a) < LOGLOSS_TOLERANCE:
-        return "nothing"
-    return "pay" if a < b else "hurt"
+    return verdict(with_["logloss"], without["logloss"])

@@ -29,7 +29,11 @@ import numpy as np
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import run_scores, sample_prels
 from nuggets_app.evaluation.services.diagnostics import Table
-from nuggets_app.inference.services.job_model import fit_data, fit_sample
+from nuggets_app.inference.services.job_model import (
+    fit_data,
+    fit_sample,
+    stored_semantic,
+)
 from nuggets_app.ir.bias_check import BiasCheck, bias_check, bias_shift
 from nuggets_app.ir.intervals import judgments_to_narrow
 from nuggets_app.ir.model_assisted import (
@@ -166,7 +170,7 @@ class RunEstimates:
 
 
 def job_crossfit(
-    *, job: MatchJob, sample: Sample | None = None, ablate: Sequence[str] = ()
+    *, job: MatchJob, sample: Sample | None = None, ablate: Sequence[str] | None = None
 ) -> dict[str, dict[str, float]]:
     """``{qid: {docno: p}}``: the job's model refitted on the other topic folds for
     every topic (topics whose fold cannot be fitted are absent: p ≡ 0 there).
@@ -174,7 +178,8 @@ def job_crossfit(
     Weights and anchoring follow ``sample`` when given (the sample the estimate
     uses: 1/π of its drawn documents, anchored to its Horvitz-Thompson estimate when
     every drawn document is judged), else the job's own sample, as the job's fit.
-    ``ablate``: feature families left out (:func:`job_crossfit_fit`).
+    ``ablate``: feature families left out (:func:`job_crossfit_fit`; None: those
+    the job's fit left out, () every feature).
     """
     result, features, qids = job_crossfit_fit(job=job, sample=sample, ablate=ablate)
     doc_ids = {int(d) for ids, _ in features.values() for d in ids.tolist()}
@@ -184,7 +189,7 @@ def job_crossfit(
 
 
 def job_crossfit_fit(
-    *, job: MatchJob, sample: Sample | None = None, ablate: Sequence[str] = ()
+    *, job: MatchJob, sample: Sample | None = None, ablate: Sequence[str] | None = None
 ) -> tuple[CrossFit, dict[int, tuple[np.ndarray, np.ndarray]], dict[int, str]]:
     """The cross-fit of :func:`job_crossfit` with the job's raw features ``{topic id:
     (document ids, matrix)}`` of its judged topics and ``{topic id: qid}`` (to score
@@ -197,20 +202,30 @@ def job_crossfit_fit(
             f"job {job.pk} has no fitted relevance model (fit it: manage.py match "
             f"--fit {job.pk})"
         )
-    fit = fit_data(job, sample or stored.fit_sample)
+    # The columns of the job's own fit: the semantic features where it used them.
+    fit = fit_data(
+        job, sample or stored.fit_sample, semantic=stored_semantic(stored.model)
+    )
     c = float(stored.model["c"])
     fitted_without = tuple(stored.model.get("ablate", ()))
-    if not ablate:
-        # The job's own model: left without the families its fit left out.
+    if ablate is None:
+        # The job's own model: left without the families its fit left out (its
+        # nugget choice, or an ablation asked for).
         ablate = fitted_without
     elif tuple(ablate) != fitted_without:
-        c = model_fit(fit.rows, weights=fit.weights, ablate=ablate).c
+        c = model_fit(
+            fit.rows,
+            weights=fit.weights,
+            ablate=ablate,
+            feature_names=fit.feature_names,
+        ).c
     result = crossfit_predict(
         fit.rows,
         weights=fit.weights,
         c=c,
         anchored=fit.pool_relevant is not None,
         ablate=ablate,
+        feature_names=fit.feature_names,
     )
     return result, fit.features, fit.qids
 

@@ -64,6 +64,7 @@ from nuggets_app.ir.bias_check import bias_shift
 from nuggets_app.ir.outside_pool import Calibration, RunInterval
 from nuggets_app.ir.prels import ranking_order, topic_key
 from nuggets_app.learning.crossfit import crossfit_by_docno
+from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.learning.unpooled import crossfit_beside_pool
 from nuggets_app.models import (
     Document,
@@ -243,7 +244,9 @@ def new_runs_evaluate(
     if not progress.done:
         return result
     probs = crossfit_by_docno(crossfit, _docnos(job, features, qids))
-    extra = unpooled_features(job=job, wanted=wanted_lists)
+    # The columns the job's model reads: with the semantic ones where its fit had them.
+    semantic = any(m.shape[1] > len(FEATURE_NAMES) for _, m in features.values())
+    extra = unpooled_features(job=job, wanted=wanted_lists, semantic=semantic)
     names = {pk: d for d, pk in doc_id.items()}
     pool_x = {qids[t]: m for t, (_, m) in features.items()}
     extra_x = {qids[t]: m for t, (_, m) in extra.items()}

@@ -6,7 +6,10 @@ document) pairs, packed (``MatchChunk.packed_features``). When the job's chunks 
 demand), :func:`job_model_fit` fits the model on the judged documents and stores, with
 the job (``JobInference``), the model JSON and the model's probability of relevance of
 every (topic, document) of the job. A fit reads only the packed features and the
-judgments, never a document's text.
+judgments, never a document's text; with the semantic extra and the job's embeddings
+stored, it appends the semantic features computed from the stored vectors
+(:mod:`.job_semantic`), and it keeps the nugget features only where the job's own
+held-out log-loss says they pay (:mod:`nuggets_app.learning.family_choice`).
 
 Documents are read with their titles and topics by their statement
 (:func:`topic_statement`). BM25 corpus statistics (document count, mean length, document
@@ -28,23 +31,26 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 from django.utils import timezone
 
 from matcher import normalize
+from nuggets_app.inference.services import job_semantic
 from nuggets_app.inference.services.corpus_stats import (
     document_terms,
     job_options,
     job_stats_ensure,
     stats_cache_clear,
 )
+from nuggets_app.inference.services.job_semantic import topic_statement
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.learning import relevance_features, relevance_model
+from nuggets_app.learning import family_choice, relevance_features, relevance_model
 from nuggets_app.learning.relevance_features import RelevanceModelError
-from nuggets_app.learning.reliability import reliability_cv
+from nuggets_app.learning.reliability import reliability_bins, reliability_cv
+from nuggets_app.learning.semantic_features import SEMANTIC_FEATURE_NAMES
 from nuggets_app.models import (
     Document,
     JobInference,
@@ -108,14 +114,6 @@ def features_cache_clear() -> None:
     """Forget the per-process statistics and topic evidence."""
     stats_cache_clear()
     _EVIDENCE.clear()
-
-
-def topic_statement(topic: Topic) -> str:
-    """The title, and the description when it says something else."""
-    title, description = topic.title.strip(), topic.description.strip()
-    if not title or description.startswith(title):
-        return description or title
-    return f"{title}\n{description}" if description else title
 
 
 def topic_evidence_load(
@@ -333,6 +331,9 @@ class FitData:
     pool_relevant: float | None
     # qids of the job's topics without any judged document: no p, no inferred line.
     unjudged: list[str]
+    # The model's columns: the lexical features, then the semantic ones when used.
+    feature_names: tuple[str, ...] = relevance_features.FEATURE_NAMES
+    semantic: dict[str, Any] = field(default_factory=dict)  # on, reason
 
     @property
     def rows(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -342,17 +343,35 @@ class FitData:
         }
 
 
-def fit_data(job: MatchJob, sample: Sample | None = None) -> FitData:
+def fit_data(
+    job: MatchJob, sample: Sample | None = None, *, semantic: bool | None = None
+) -> FitData:
     """The job's features and labels of now, with the design of :func:`fit_sample`:
     weights 1/pi of its drawn documents, anchored to its Horvitz-Thompson estimate of
     the relevant pooled documents when every drawn document is judged. Topics
-    without a judged document are left out: nothing was sampled there."""
+    without a judged document are left out: nothing was sampled there.
+
+    ``semantic``: append the semantic features (:mod:`.job_semantic`); None: when
+    the extra is installed and the job's embeddings are stored
+    (:func:`~.job_semantic.semantic_readiness`); True raises when they cannot be."""
     features = job_features(job)
     labels = _labels(job, features)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
     unjudged = sorted(qids[t] for t, y in labels.items() if not np.any(y >= 0))
     features = {t: f for t, f in features.items() if qids[t] not in unjudged}
     labels = {t: labels[t] for t in features}
+    names = relevance_features.FEATURE_NAMES
+    status: dict[str, Any] = {"on": False, "reason": "semantic features: not asked"}
+    if semantic is not False:
+        ready = job_semantic.semantic_readiness(
+            job, (d for ids, _ in features.values() for d in ids.tolist())
+        )
+        if semantic and not ready.on:
+            raise RelevanceModelError(f"job {job.pk}: {ready.reason}")
+        status = ready.as_dict()
+        if ready.on and features:
+            features = job_semantic.with_semantic(job, features)
+            names = names + SEMANTIC_FEATURE_NAMES
     design = fit_sample(job, sample)
     weights = _sample_weights(design, features, qids)
     pool_relevant = (
@@ -362,7 +381,16 @@ def fit_data(job: MatchJob, sample: Sample | None = None) -> FitData:
         if weights is not None and sample_fully_judged(design, features, labels)
         else None
     )
-    return FitData(features, labels, qids, design, weights, pool_relevant, unjudged)
+    return FitData(
+        features, labels, qids, design, weights, pool_relevant, unjudged, names, status
+    )
+
+
+def stored_semantic(model: dict[str, Any] | None) -> bool:
+    """Whether a stored model (its JSON) was fitted with the semantic features, so
+    that what reads it (the cross-fit, unpooled documents) builds the same columns."""
+    names = (model or {}).get("feature_names", ())
+    return any(name in SEMANTIC_FEATURE_NAMES for name in names)
 
 
 def judgments_digest(data: FitData) -> list[list[int]]:
@@ -382,26 +410,39 @@ def job_model_fit(
     sample: Sample | None = None,
     reliability: bool = True,
     ablate: Sequence[str] = (),
+    nugget_choice: bool = True,
+    semantic: bool | None = None,
 ) -> FitSummary:
     """Fit the model on the job's judged documents, with the design of ``sample``
     (:func:`fit_data`), and store it with a probability of relevance for every
     (topic, document) of the job's judged topics. ``reliability``: also estimate the
     reliability diagram by cross-validation on the judged documents. ``ablate``:
-    feature families left out of the fit (:mod:`nuggets_app.learning.ablation`)."""
+    feature families left out of the fit (:mod:`nuggets_app.learning.ablation`);
+    without it and with ``nugget_choice`` the job keeps the nugget family only where
+    its own held-out log-loss says it pays (:mod:`nuggets_app.learning.family_choice`),
+    recorded in ``fit_info["nugget_choice"]``. ``semantic``: as :func:`fit_data`
+    (None: the semantic features whenever the job's embeddings are stored)."""
     if job.status != MatchJob.Status.DONE:
         raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
     started = time.perf_counter()
-    fit = fit_data(job, sample)
+    fit = fit_data(job, sample, semantic=semantic)
     if not fit.features:
         message = "no judged document in any topic of the job"
         _inference_update(job, error=message)
         raise RelevanceModelError(f"job {job.pk}: {message}")
     data, qids, features = fit.rows, fit.qids, fit.features
+    common: dict[str, Any] = {
+        "weights": fit.weights,
+        "pool_relevant": fit.pool_relevant,
+        "feature_names": fit.feature_names,
+    }
     try:
         fit_started = time.perf_counter()
-        model = relevance_model.model_fit(
-            data, weights=fit.weights, pool_relevant=fit.pool_relevant, ablate=ablate
-        )
+        choice = None
+        if nugget_choice and not ablate:
+            choice = family_choice.nugget_choice(data, **common)
+            ablate = choice.ablate
+        model = relevance_model.model_fit(data, ablate=ablate, **common)
         predicted = relevance_model.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
     except RelevanceModelError as exc:
@@ -426,10 +467,14 @@ def job_model_fit(
         "sample": fit.sample.name if fit.sample is not None else None,
         "unjudged_topics": fit.unjudged,
         "judgments": judgments_digest(fit),
+        "semantic": fit.semantic,
+        "nugget_choice": choice.as_dict() if choice is not None else None,
     }
     if reliability:
-        info["reliability"] = reliability_cv(
-            data, weights=fit.weights, pool_relevant=fit.pool_relevant, ablate=ablate
+        info["reliability"] = (
+            reliability_bins(choice.held)
+            if choice is not None
+            else reliability_cv(data, ablate=ablate, **common)
         )
     blob = probabilities_pack(topic_col, doc_col, p_col)
     seconds = time.perf_counter() - started

@@ -5,6 +5,10 @@ A run that did not contribute to the pool retrieves documents the job never scor
 against the job's nuggets, the relevance model's raw features with the job's *stored*
 corpus statistics and its topics' evidence), and keeps one :class:`UnpooledScore` row
 per (job, topic, document), so a second evaluation reads them and matches nothing.
+With the semantic extra the same task stores the documents' embeddings, so that a
+model fitted with the semantic features reads them as it reads the pooled ones
+(:mod:`nuggets_app.inference.services.job_semantic`; the columns are computed when
+read, with the judgments of then).
 
 :func:`unpooled_ensure` scores what is missing: in this process when there are at
 most ``UNPOOLED_INLINE`` documents, else in batches of ``UNPOOLED_BATCH`` documents of
@@ -25,6 +29,7 @@ from django.db import transaction
 from matcher import TopicMatcher
 from nuggets_app.errors import DomainError
 from nuggets_app.inference.selectors import job_nugget_specs
+from nuggets_app.inference.services import embeddings
 from nuggets_app.inference.services.corpus_stats import (
     job_options,
     job_stats_ensure,
@@ -34,7 +39,9 @@ from nuggets_app.inference.services.job_model import (
     chunk_features_pack,
     features_unpack,
     job_features,
+    stored_semantic,
 )
+from nuggets_app.inference.services.job_semantic import with_semantic
 from nuggets_app.learning.relevance_model import RelevanceModel
 from nuggets_app.learning.unpooled import predict_beside_pool
 from nuggets_app.models import Document, JobInference, MatchJob, UnpooledScore
@@ -101,6 +108,8 @@ def unpooled_score(*, job: MatchJob, topic_id: int, document_ids: Sequence[int])
         scored.append((pk, float(match.score), nugget))
     if not scored:
         return 0
+    if embeddings.semantic_on():
+        embeddings.documents_embed_missing(document_ids=[pk for pk, _, _ in scored])
     blob = chunk_features_pack(job=job, topic_id=topic_id, documents=described)
     ids, matrix = features_unpack(blob)
     objects = [
@@ -190,9 +199,17 @@ def unpooled_ensure(
 
 
 def unpooled_features(
-    *, job: MatchJob, wanted: Wanted
+    *, job: MatchJob, wanted: Wanted, semantic: bool = False
 ) -> dict[int, tuple[list[int], np.ndarray]]:
-    """{topic id: (document ids, raw feature matrix)} of the scored wanted pairs."""
+    """{topic id: (document ids, raw feature matrix)} of the scored wanted pairs;
+    ``semantic``: with the semantic columns appended (a model fitted with them)."""
+    found = _stored_features(job, wanted)
+    return with_semantic(job, found) if semantic and found else found
+
+
+def _stored_features(
+    job: MatchJob, wanted: Wanted
+) -> dict[int, tuple[list[int], np.ndarray]]:
     return _features_by_topic(
         itertools.chain.from_iterable(
             UnpooledScore.objects.filter(
@@ -293,6 +310,10 @@ def later_columns(
         return {}
     model = RelevanceModel.from_json(json.dumps(stored.model))
     pool = job_features(job)
+    if stored_semantic(stored.model):
+        # The model reads the semantic columns too: the pool's and these documents'.
+        pool = with_semantic(job, {t: f for t, f in pool.items() if t in found})
+        found = with_semantic(job, found)
     return {
         topic_id: (
             np.array(ids, dtype=np.int64),

@@ -32,9 +32,11 @@ def test_ablate_nuggets_fits_without_the_nugget_features_and_says_so(adi, tmp_pa
     assert {n: coef[n] for n in NUGGET_FEATURES} == dict.fromkeys(NUGGET_FEATURES, 0.0)
     assert any(v != 0.0 for n, v in coef.items() if n not in NUGGET_FEATURES)
 
-    plain = _simulate(qrels, tmp_path / "plain")
+    plain = _simulate(qrels, tmp_path / "plain", "--keep-nuggets")
     assert plain["config"]["ablate"] == []
+    assert plain["config"]["nugget_choice"] is False
     assert "ablate" not in plain["model"]
+    assert "nuggets" in plain["families"]["kept"]
     assert any(plain["model"]["coef"][i] != 0.0 for i in (0, 5, 6))
 
 
