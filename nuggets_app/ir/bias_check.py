@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from nuggets_app.ir.expected import expected_ap
 from nuggets_app.ir.model_assisted import (
     NAN,
+    Beale,
     Probs,
     Runs,
     TopicEstimate,
@@ -65,7 +66,7 @@ def bias_check(
     level: int = 1,
     depth: int | None = None,
     bounded: bool = False,
-    beale: bool | float = False,
+    beale: Beale = False,
     tune: bool = True,
     unsampled: Probs | None = None,
     interval: str = "linearised",

@@ -65,6 +65,10 @@ NAN = float("nan")
 BOUNDED_VAR = 0.25
 # beale=BEALE_CV: Beale only where R̂'s CV <= 1/2 (measured, not reported: explanation).
 BEALE_CV = 0.5
+# beale=BEALE_UNFLOORED: Beale only where R̂ was not raised to its floor (measured, not
+# reported: docs/results/intervals.md).
+BEALE_UNFLOORED = "unfloored"
+Beale = bool | float | str  # True, a CV bound, or BEALE_UNFLOORED
 # The options of the default estimator as the application reports it.
 REPORTED: dict[str, Any] = {"bounded": True, "beale": True, "interval": "sparse"}
 
@@ -158,6 +162,7 @@ class TopicSample:
     design: Mapping[str, float] = field(default_factory=dict)  # π of pooled documents
     n_relevant: int = 0  # sampled documents judged relevant
     expected_relevant: float = 0.0  # Σ_S p, the model's count of relevant in S
+    floored: bool = False  # R̂ was raised to the relevant documents judged
 
 
 def interval95(estimate: float, var: float) -> tuple[float, float]:
@@ -314,8 +319,9 @@ def topic_sample(
     est_r = math.fsum(probs.values()) + math.fsum(
         u.resid * u.weight for u in units.values()
     )
-    if floor:  # R is at least the relevant documents judged
-        est_r = max(est_r, float(n_relevant))
+    floored = floor and est_r < n_relevant
+    if floored:  # R is at least the relevant documents judged
+        est_r = float(n_relevant)
     exp_gain: Mapping[str, float] = probs
     if grades is not None:
         exp_gain = {d: _expected_gain(steps, lv) for d, lv in at_least.items()}
@@ -333,6 +339,7 @@ def topic_sample(
         scale=scale,
         design={**design, **{d: pi for d, pi, *_ in sampled}} if design else {},
         n_relevant=n_relevant,
+        floored=floored,
         expected_relevant=math.fsum(probs.get(d, 0.0) for d, *_ in sampled),
     )
 
@@ -389,7 +396,7 @@ def topic_estimates(
     sample: TopicSample,
     ranking: Sequence[str],
     *,
-    beale: bool | float = False,
+    beale: Beale = False,
     interval: str = "linearised",
 ) -> dict[str, TopicEstimate]:
     """Every measure of one ranked list (best first, cut by the caller). O(|L|).
@@ -440,7 +447,7 @@ def topic_estimates(
             est_r=r, ap=ap, cutoff=k, rp_rank=w.rp_rank,
         )  # fmt: skip
         var_ap, var_rp, var_pk = map(max, (var_ap, var_rp, var_pk), more)
-    if beale_applies(beale, r, sample.var_r):
+    if beale_applies(beale, r, sample.var_r, floored=sample.floored):
         ap = (w.num * r + cov_nr) / (r * r + sample.var_r)
     values = (
         (ap, var_ap),
@@ -459,12 +466,18 @@ def topic_estimates(
     }
 
 
-def beale_applies(beale: bool | float, est_r: float, var_r: float) -> bool:
+def beale_applies(
+    beale: Beale, est_r: float, var_r: float, *, floored: bool = False
+) -> bool:
     """Is AP corrected by Beale's estimator on this topic? ``True``: wherever
     ``R̂ > 0``; a number c: only where R̂'s coefficient of variation
-    ``sqrt(V̂_R)/R̂`` is at most c (the second-order expansion holds there)."""
+    ``sqrt(V̂_R)/R̂`` is at most c (the second-order expansion holds there);
+    :data:`BEALE_UNFLOORED`: only where R̂ was not raised to its floor (a floored
+    denominator is the constant m, not R̂, and has no 1/R̂ expansion)."""
     if beale is False or not est_r > 0:
         return False
+    if beale == BEALE_UNFLOORED:
+        return not floored
     return beale is True or var_r <= (float(beale) * est_r) ** 2
 
 
@@ -540,7 +553,7 @@ def model_assisted_evaluate(
     depth: int | None = None,
     grades: GradeModel | None = None,
     bounded: bool = False,
-    beale: bool | float = False,
+    beale: Beale = False,
     tune: bool = True,
     unsampled: Probs | None = None,
     interval: str = "linearised",

@@ -21,6 +21,7 @@ import pytest
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
     BEALE_CV,
+    BEALE_UNFLOORED,
     REPORTED,
     beale_applies,
     model_assisted_evaluate,
@@ -138,3 +139,37 @@ def test_r_is_floored_at_the_relevant_judged_so_the_bias_check_statmap_is_statap
     (unfloored,) = bias_check(prels, probs, runs, **{**REPORTED, "bounded": False})
     assert unfloored.n_topics == 1
     assert unfloored.statap != pytest.approx(statmap)
+
+
+@pytest.mark.parametrize(("floored", "applies"), [(True, False), (False, True)])
+def test_the_unfloored_rule_skips_beale_where_r_was_raised_to_its_floor(
+    floored, applies
+):
+    assert beale_applies(BEALE_UNFLOORED, 5.0, 400.0, floored=floored) is applies
+    assert beale_applies(True, 5.0, 400.0, floored=floored) is True
+
+
+def test_a_floored_topic_keeps_the_plain_ratio_under_the_unfloored_rule():
+    """Topic 1 of the floor test: R̂ = -7.4 is raised to 1, the one relevant judged
+    document. With ``beale=BEALE_UNFLOORED`` its AP is the plain N̂/1 (the
+    denominator is the constant floor, not R̂), here clipped to 0; Beale's
+    correction, which every topic gets with ``beale=True``, would move it to near
+    Ĉ/V̂_R, set by the sample's (huge) V̂_R. Topic 2 is not floored and gets Beale's
+    correction under both."""
+    prels = _prels([
+        ("1", "a", 1, 1.0), ("1", "b", 0, 0.05),
+        ("2", "x", 1, 0.5), ("2", "y", 0, 0.4),
+    ])  # fmt: skip
+    probs = {"1": {"a": 0.2, "b": 0.9, "c": 0.3}, "2": {"x": 0.7, "y": 0.1, "z": 0.4}}
+    runs = {"run": {"1": {"c": 3.0, "a": 2.0, "b": 1.0}, "2": {"z": 2.0, "x": 1.0}}}
+    assert topic_sample(prels["1"], probs["1"], floor=True).floored
+    assert not topic_sample(prels["2"], probs["2"], floor=True).floored
+
+    def per_topic(beale):
+        found = model_assisted_evaluate(prels, probs, runs, bounded=True, beale=beale)
+        return {t.qid: t.estimate for t in found["run"]["AP"].topics}
+
+    plain, beale, rule = per_topic(False), per_topic(True), per_topic(BEALE_UNFLOORED)
+    assert rule["1"] == plain["1"]
+    assert plain["1"] == 0.0 < beale["1"]
+    assert rule["2"] == beale["2"] != plain["2"]
