@@ -12,10 +12,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from nuggets_app.ir.beale import Beale
 from nuggets_app.ir.expected import expected_ap
 from nuggets_app.ir.model_assisted import (
     NAN,
-    Beale,
     Probs,
     Runs,
     TopicEstimate,

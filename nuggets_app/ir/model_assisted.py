@@ -47,6 +47,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 from nuggets_app.errors import DomainError
+from nuggets_app.ir.beale import Beale, beale_applies
 from nuggets_app.ir.intervals import (
     MODEL_ONLY_VAR,
     anticipated_vars,
@@ -63,12 +64,6 @@ Z_95 = 1.96
 NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
-# beale=BEALE_CV: Beale only where R̂'s CV <= 1/2 (measured, not reported: explanation).
-BEALE_CV = 0.5
-# beale=BEALE_UNFLOORED: Beale only where R̂ was not raised to its floor (measured, not
-# reported: docs/results/intervals.md).
-BEALE_UNFLOORED = "unfloored"
-Beale = bool | float | str  # True, a CV bound, or BEALE_UNFLOORED
 # The options of the default estimator as the application reports it.
 REPORTED: dict[str, Any] = {"bounded": True, "beale": True, "interval": "sparse"}
 
@@ -464,21 +459,6 @@ def topic_estimates(
         )
         for name, (value, var) in zip(measure_names(k), values, strict=True)
     }
-
-
-def beale_applies(
-    beale: Beale, est_r: float, var_r: float, *, floored: bool = False
-) -> bool:
-    """Is AP corrected by Beale's estimator on this topic? ``True``: wherever
-    ``R̂ > 0``; a number c: only where R̂'s coefficient of variation
-    ``sqrt(V̂_R)/R̂`` is at most c (the second-order expansion holds there);
-    :data:`BEALE_UNFLOORED`: only where R̂ was not raised to its floor (a floored
-    denominator is the constant m, not R̂, and has no 1/R̂ expansion)."""
-    if beale is False or not est_r > 0:
-        return False
-    if beale == BEALE_UNFLOORED:
-        return not floored
-    return beale is True or var_r <= (float(beale) * est_r) ** 2
 
 
 def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEstimate]:

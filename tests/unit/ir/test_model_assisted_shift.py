@@ -18,12 +18,10 @@ import statistics
 
 import pytest
 
+from nuggets_app.ir.beale import BEALE_CV, BEALE_UNFLOORED, beale_applies
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import (
-    BEALE_CV,
-    BEALE_UNFLOORED,
     REPORTED,
-    beale_applies,
     model_assisted_evaluate,
     topic_sample,
 )
