@@ -163,7 +163,12 @@ def new_run_estimates(
             continue
         sample, ranking = samples[topic.qid], lists[topic.qid]
         ap = topic_bounded(
-            topic_estimates(sample, ranking, beale=True, interval=REPORTED["interval"])
+            topic_estimates(
+                sample,
+                ranking,
+                beale=REPORTED["beale"],
+                interval=REPORTED["interval"],
+            )
         )["AP"].estimate
         errors[topic.qid], plans[topic.qid] = topic_error(
             sample, ranking, raw=mine, ap=ap, calibration=calibration
