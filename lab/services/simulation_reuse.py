@@ -142,6 +142,20 @@ def _map(qrels: Labels, run: Scores) -> float:
     return run_evaluate(qrels, run, measures=["AP"]).mean.get("AP", math.nan)
 
 
+def _relevant_within(qrels: Labels, docs: Mapping[str, Iterable[str]]) -> Labels:
+    """The qrels with every relevant document outside ``docs`` (per topic) counted as
+    non-relevant: the truth a judge of those documents alone could reach."""
+    out: Labels = {}
+    for qid, labels in qrels.items():
+        inside = set(docs.get(qid, ()))
+        out[qid] = {d: (g if d in inside else 0) for d, g in labels.items()}
+    return out
+
+
+def _top(run: Mapping[str, Mapping[str, float]], depth: int) -> dict[str, list[str]]:
+    return {q: ranking_order(docs)[:depth] for q, docs in run.items()}
+
+
 def _unpooled(
     held: Runs, pooled: Mapping[str, list[str]], depth: int
 ) -> dict[str, list[str]]:
@@ -227,7 +241,13 @@ def reusability_run(
     calibration; ``timings``). Each run row's ``model_assisted`` has the estimate's
     95% interval ``ci``; with ``top_up`` K > 0, ``top_up`` holds the figures after a
     top-up of K draws per topic of its unpooled documents judged from the qrels
-    (:func:`_top_up`), and ``pooled_rel_error`` the kept runs' relative errors."""
+    (:func:`_top_up`), and ``pooled_rel_error`` the kept runs' relative errors.
+
+    Three truths: ``full.map``, MAP under the full qrels; ``full.pool_map``, with
+    only the relevant documents some run retrieved down to the depth (every run
+    pooled: what the product's pooled figures estimate); and each held-out run's
+    ``full.reachable_map``, with only those of its experiment's pool and its own
+    list (the best any estimate from those documents can do)."""
     say = progress or (lambda message: None)
     runs = sorted(runs, key=lambda r: r.name)
     held_groups = held_out_groups([r.name for r in runs], mode, groups)
@@ -240,6 +260,9 @@ def reusability_run(
     per_run: list[dict[str, Any]] = []
     unpooled: dict[str, dict[str, float]] = {}
     full: dict[str, float] = {}
+    full_qrels: Labels = {}
+    pool_truth: dict[str, float] = {}
+    relevant: dict[str, int] = {}
     timings: dict[str, float] = {}
     pooled_errors: list[float] = []
     for group, names in held_groups.items():
@@ -255,6 +278,19 @@ def reusability_run(
         if not full:
             full_qrels = {q: v for q, v in truth.items() if q in topics}
             full = {n: _map(full_qrels, s) for n, s in scored.items()}
+            # Every run pooled at the same depth: the truth the product's pooled
+            # figures estimate, which differs from the full qrels' wherever they hold
+            # relevant documents no run retrieved that deep.
+            everyone: dict[str, set[str]] = {}
+            for s in scored.values():
+                for q, docs in _top(s, config.depth).items():
+                    everyone.setdefault(q, set()).update(docs)
+            in_pool = _relevant_within(full_qrels, everyone)
+            pool_truth = {n: _map(in_pool, s) for n, s in scored.items()}
+            relevant = {
+                "full": sum(sum(v.values()) for v in full_qrels.values()),
+                "in_pool": sum(sum(v.values()) for v in in_pool.values()),
+            }
         grades = _judge(sample, qrels_read(qrels_path), assessor)
         extract = (
             nuggets_extract_human
@@ -318,7 +354,13 @@ def reusability_run(
                     for d in ranking_order(docs)[: config.depth]
                     if d not in set(pooled.get(q, ()))
                 ),
-                "full": {"map": full[name]},
+                "full": {
+                    "map": full[name],
+                    "pool_map": pool_truth[name],
+                    "reachable_map": _reachable_map(
+                        full_qrels, pooled, scored[name], config.depth
+                    ),
+                },
             }
             for estimator in ESTIMATORS:
                 found = held_out(name, full=full, estimated=estimated[estimator])
@@ -360,13 +402,29 @@ def reusability_run(
         "mode": mode,
         "groups": held_groups,
         "default_estimator": DEFAULT_ESTIMATOR,
-        "full": {"map": full},
+        "full": {
+            "map": full,
+            "pool_map": pool_truth,
+            "relevant": relevant,
+            "topics": sorted(full_qrels),
+        },
         "reusability": {e: reusability_summary(rows[e], full) for e in ESTIMATORS},
         "runs": per_run,
         "unpooled": unpooled,
         "pooled_rel_error": pooled_errors,
         "timings": timings,
     }
+
+
+def _reachable_map(
+    qrels: Labels, pooled: Mapping[str, list[str]], run: Scores, depth: int
+) -> float:
+    """The run's MAP had every document of the experiment's pool and of its own list
+    down to ``depth`` been judged, and none other: the ceiling of any estimate that
+    sees only those documents."""
+    mine = _top(run, depth)
+    seen = {q: set(pooled.get(q, ())) | set(mine.get(q, ())) for q in qrels}
+    return _map(_relevant_within(qrels, seen), run)
 
 
 def _top_up(

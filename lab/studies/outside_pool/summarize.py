@@ -29,6 +29,11 @@ def seed_row(report: dict) -> dict:
         r.get("top_up", {}).get("model_assisted", r["model_assisted"]) for r in rows
     ]
     truth = [full[r["run"]] for r in rows]
+    # The pool's truth (every run pooled at the depth) and the ceiling (a judge of
+    # the experiment's pool and the run's own list): reports before these were
+    # recorded give NaN.
+    pool = [r["full"].get("pool_map", math.nan) for r in rows]
+    reach = [r["full"].get("reachable_map", math.nan) for r in rows]
     rel = [abs(b["map"] - t) / t for b, t in zip(before, truth, strict=True) if t > 0]
     rel_after = [
         abs(a["map"] - t) / t for a, t in zip(after, truth, strict=True) if t > 0
@@ -53,6 +58,19 @@ def seed_row(report: dict) -> dict:
             _covered(a["ci"], t) for a, t in zip(after, truth, strict=True)
         )
         / len(rows),
+        "cover_pool": sum(
+            _covered(b["ci"], t) for b, t in zip(before, pool, strict=True)
+        )
+        / len(rows),
+        "cover_pool_top_up": sum(
+            _covered(a["ci"], t) for a, t in zip(after, pool, strict=True)
+        )
+        / len(rows),
+        "ceiling": math.fsum(c - t for c, t in zip(reach, truth, strict=True))
+        / len(rows),
+        "ceiling_pool": math.fsum(c - t for c, t in zip(reach, pool, strict=True))
+        / len(rows),
+        "relevant_in_pool": report["full"].get("relevant", {}),
         "rel": sum(rel) / len(rel),
         "rel_top_up": sum(rel_after) / len(rel_after),
         "rel_pooled": sum(pooled) / len(pooled) if pooled else math.nan,
@@ -89,6 +107,20 @@ def main() -> None:
                 f"{r['top_up_docs']} |"
             )
             print(f"<!-- group ratios: {r['ratios']} -->")
+        print(
+            "\n| seed | relevant (full qrels) | in the pool | coverage of the pool's "
+            "truth | top-up | ceiling - full | ceiling - pool's truth |"
+        )
+        print("|" + "---|" * 7)
+        for path in reports:
+            r = seed_row(json.loads(path.read_text()))
+            seed = path.stem.rsplit("seed", 1)[1]
+            counts = r["relevant_in_pool"]
+            print(
+                f"| {seed} | {counts.get('full', '')} | {counts.get('in_pool', '')} | "
+                f"{r['cover_pool']:.3f} | {r['cover_pool_top_up']:.3f} | "
+                f"{r['ceiling']:+.4f} | {r['ceiling_pool']:+.4f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from lab.services.simulation_reuse import (
     held_out_groups,
     reusability_run,
 )
+from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
+from nuggets_app.ir.prels import ranking_order
 from nuggets_app.ir.reusability import ranks
 from nuggets_app.models import Run
 
@@ -87,6 +89,33 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
         assert 0 <= found["calibrated_relevant"] <= found["documents"]
         assert found["ratio"] > 0
     assert report["pooled_rel_error"]
+    _the_three_truths_hold(report, qrels, depth=20)
+
+
+def _the_three_truths_hold(report, qrels, *, depth):
+    """The pool's truth counts the relevant documents some run retrieved down to the
+    depth, as a count by hand says; each run carries its own figures of it."""
+    labels = qrels_read(str(qrels))
+    scores = runs_scores(Run.objects.all())
+    topics = set(report["full"]["topics"])
+    pooled = {
+        (q, d)
+        for run in scores.values()
+        for q, docs in run.items()
+        if q in topics
+        for d in ranking_order(docs)[:depth]
+    }
+    relevant = {(q, d) for q in topics for d, g in labels[q].items() if g >= 1}
+    assert report["full"]["relevant"] == {
+        "full": len(relevant),
+        "in_pool": len(relevant & pooled),
+    }
+    assert len(relevant & pooled) < len(relevant)  # ADI's runs miss some at depth 20
+    for row in report["runs"]:
+        truths = row["full"]
+        assert truths["pool_map"] == report["full"]["pool_map"][row["run"]]
+        assert 0 <= truths["map"] <= 1
+        assert 0 <= truths["reachable_map"] <= 1
 
 
 def test_groups_default_to_the_shared_prefix_and_a_groups_file_must_list_every_run():
