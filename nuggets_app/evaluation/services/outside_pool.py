@@ -152,8 +152,14 @@ def new_run_estimates(
             **REPORTED,
         )[name]
         figures = RunEstimates(name, {m: again[m] for m in base.measures}, base.check)
+    # The same per-topic samples as the figure's: R̂ floored where REPORTED bounds it.
     samples = topic_samples(
-        judged, probs, level=level, unsampled=calibrated, design=design
+        judged,
+        probs,
+        level=level,
+        unsampled=calibrated,
+        design=design,
+        floor=REPORTED["bounded"],
     )
     errors: dict[str, TopicError] = {}
     plans: dict[str, Plan] = {}
