@@ -179,10 +179,17 @@ def _calibration(
     """The held-out group's unpooled documents: how many, the model's expected count
     of relevant ones (Σ p, 0 where a topic has no fitted fold) and the true count."""
     docs = [(q, d) for q, ds in extra.items() for d in ds]
+    judged = [(q, d) for q, d in docs if d in truth.get(q, {})]
     return {
         "documents": float(len(docs)),
         "expected_relevant": math.fsum(p.get(q, {}).get(d, 0.0) for q, d in docs),
         "true_relevant": float(sum(truth.get(q, {}).get(d, 0) for q, d in docs)),
+        # The qrels judged only some (TREC: a shallower pool): the true count is a
+        # lower bound, and the judged ones compare p with their labels exactly.
+        "judged": float(len(judged)),
+        "expected_relevant_judged": math.fsum(
+            p.get(q, {}).get(d, 0.0) for q, d in judged
+        ),
     }
 
 
@@ -383,10 +390,14 @@ def reusability_run(
         unpooled[group] = _calibration(extra, evaluation.unpooled_p, truth)
         cal = evaluation.calibration
         if cal is not None:
-            unpooled[group]["calibrated_relevant"] = math.fsum(
-                cal.apply(evaluation.unpooled_p.get(q, {}).get(d, 0.0))
+            calibrated = {
+                (q, d): cal.apply(evaluation.unpooled_p.get(q, {}).get(d, 0.0))
                 for q, ds in extra.items()
                 for d in ds
+            }
+            unpooled[group]["calibrated_relevant"] = math.fsum(calibrated.values())
+            unpooled[group]["calibrated_relevant_judged"] = math.fsum(
+                v for (q, d), v in calibrated.items() if d in truth.get(q, {})
             )
             unpooled[group]["ratio"] = cal.ratio
             unpooled[group]["ratio_sd"] = math.sqrt(cal.var)

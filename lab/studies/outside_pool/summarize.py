@@ -24,6 +24,10 @@ def seed_row(report: dict) -> dict:
     raw = math.fsum(g["expected_relevant"] for g in groups)
     cal = math.fsum(g.get("calibrated_relevant", math.nan) for g in groups)
     true = math.fsum(g["true_relevant"] for g in groups)
+    judged = math.fsum(g.get("judged", math.nan) for g in groups)
+    cal_judged = math.fsum(
+        g.get("calibrated_relevant_judged", math.nan) for g in groups
+    )
     before = [r["model_assisted"] for r in rows]
     after = [
         r.get("top_up", {}).get("model_assisted", r["model_assisted"]) for r in rows
@@ -71,6 +75,8 @@ def seed_row(report: dict) -> dict:
         "ceiling_pool": math.fsum(c - t for c, t in zip(reach, pool, strict=True))
         / len(rows),
         "relevant_in_pool": report["full"].get("relevant", {}),
+        "judged": judged,
+        "ratio_q_judged": cal_judged / true if true else math.inf,
         "rel": sum(rel) / len(rel),
         "rel_top_up": sum(rel_after) / len(rel_after),
         "rel_pooled": sum(pooled) / len(pooled) if pooled else math.nan,
@@ -109,9 +115,10 @@ def main() -> None:
             print(f"<!-- group ratios: {r['ratios']} -->")
         print(
             "\n| seed | relevant (full qrels) | in the pool | coverage of the pool's "
-            "truth | top-up | ceiling - full | ceiling - pool's truth |"
+            "truth | top-up | ceiling - full | ceiling - pool's truth "
+            "| unpooled judged | calibrated/relevant, judged ones |"
         )
-        print("|" + "---|" * 7)
+        print("|" + "---|" * 9)
         for path in reports:
             r = seed_row(json.loads(path.read_text()))
             seed = path.stem.rsplit("seed", 1)[1]
@@ -119,7 +126,8 @@ def main() -> None:
             print(
                 f"| {seed} | {counts.get('full', '')} | {counts.get('in_pool', '')} | "
                 f"{r['cover_pool']:.3f} | {r['cover_pool_top_up']:.3f} | "
-                f"{r['ceiling']:+.4f} | {r['ceiling_pool']:+.4f} |"
+                f"{r['ceiling']:+.4f} | {r['ceiling_pool']:+.4f} | "
+                f"{r['judged']:.0f} | {r['ratio_q_judged']:.2f} |"
             )
 
 

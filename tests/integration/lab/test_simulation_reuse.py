@@ -72,7 +72,8 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
     assert sum(r["unpooled_documents"] for r in rows) > 0
     for group, found in report["unpooled"].items():
         assert 0 <= found["expected_relevant"] <= found["documents"], group
-        assert 0 <= found["true_relevant"] <= found["documents"], group
+        assert 0 <= found["true_relevant"] <= found["judged"] <= found["documents"]
+        assert found["expected_relevant_judged"] <= found["expected_relevant"] + 1e-9
     assert sum(g["documents"] for g in report["unpooled"].values()) > 0
     # Each held-out run's figure with its interval, before and after a top-up of at
     # most 5 documents per topic judged from the qrels.
@@ -87,6 +88,9 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
             assert low <= top["model_assisted"]["map"] <= high
     for found in report["unpooled"].values():
         assert 0 <= found["calibrated_relevant"] <= found["documents"]
+        assert (
+            found["calibrated_relevant_judged"] <= found["calibrated_relevant"] + 1e-9
+        )
         assert found["ratio"] > 0
     assert report["pooled_rel_error"]
     _the_three_truths_hold(report, qrels, depth=20)
