@@ -248,7 +248,8 @@ def reusability_run(
     calibration; ``timings``). Each run row's ``model_assisted`` has the estimate's
     95% interval ``ci``; with ``top_up`` K > 0, ``top_up`` holds the figures after a
     top-up of K draws per topic of its unpooled documents judged from the qrels
-    (:func:`_top_up`), and ``pooled_rel_error`` the kept runs' relative errors.
+    (:func:`_top_up`), and ``pooled_rel_error`` the kept runs' relative errors
+    (``pooled_rel_error_pool``: against the pool's truth).
 
     Three truths: ``full.map``, MAP under the full qrels; ``full.pool_map``, with
     only the relevant documents some run retrieved down to the depth (every run
@@ -272,6 +273,7 @@ def reusability_run(
     relevant: dict[str, int] = {}
     timings: dict[str, float] = {}
     pooled_errors: list[float] = []
+    pooled_errors_pool: list[float] = []
     for group, names in held_groups.items():
         started = time.perf_counter()
         kept = [r for r in runs if r.name not in names]
@@ -350,6 +352,11 @@ def reusability_run(
             for n in kept_scores
             if full.get(n, 0) > 0
         ]
+        pooled_errors_pool += [
+            abs(evaluation.estimates[n].ap.estimate - pool_truth[n]) / pool_truth[n]
+            for n in kept_scores
+            if pool_truth.get(n, 0) > 0
+        ]
         for name in names:
             row: dict[str, Any] = {
                 "run": name,
@@ -423,6 +430,7 @@ def reusability_run(
         "runs": per_run,
         "unpooled": unpooled,
         "pooled_rel_error": pooled_errors,
+        "pooled_rel_error_pool": pooled_errors_pool,
         "timings": timings,
     }
 

@@ -17,6 +17,10 @@ def _covered(ci, truth) -> bool:
     return ci[0] <= truth <= ci[1]
 
 
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
 def seed_row(report: dict) -> dict:
     rows = report["runs"]
     full = report["full"]["map"]
@@ -43,6 +47,13 @@ def seed_row(report: dict) -> dict:
         abs(a["map"] - t) / t for a, t in zip(after, truth, strict=True) if t > 0
     ]
     pooled = report.get("pooled_rel_error", [])
+    pooled_pool = report.get("pooled_rel_error_pool", [])
+    rel_pool = [
+        abs(b["map"] - t) / t for b, t in zip(before, pool, strict=True) if t > 0
+    ]
+    rel_pool_after = [
+        abs(a["map"] - t) / t for a, t in zip(after, pool, strict=True) if t > 0
+    ]
     share = [
         r["model_assisted"]["var_model"]
         / (r["model_assisted"]["var_model"] + r["model_assisted"]["var_sampling"])
@@ -76,6 +87,9 @@ def seed_row(report: dict) -> dict:
         / len(rows),
         "relevant_in_pool": report["full"].get("relevant", {}),
         "judged": judged,
+        "rel_pool": _mean(rel_pool),
+        "rel_pool_top_up": _mean(rel_pool_after),
+        "rel_pooled_pool": _mean(pooled_pool),
         "ratio_q_judged": cal_judged / true if true else math.inf,
         "rel": sum(rel) / len(rel),
         "rel_top_up": sum(rel_after) / len(rel_after),
@@ -116,9 +130,10 @@ def main() -> None:
         print(
             "\n| seed | relevant (full qrels) | in the pool | coverage of the pool's "
             "truth | top-up | ceiling - full | ceiling - pool's truth "
-            "| unpooled judged | calibrated/relevant, judged ones |"
+            "| unpooled judged | calibrated/relevant, judged ones "
+            "| mean rel error | top-up | pooled runs |"
         )
-        print("|" + "---|" * 9)
+        print("|" + "---|" * 12)
         for path in reports:
             r = seed_row(json.loads(path.read_text()))
             seed = path.stem.rsplit("seed", 1)[1]
@@ -127,7 +142,9 @@ def main() -> None:
                 f"| {seed} | {counts.get('full', '')} | {counts.get('in_pool', '')} | "
                 f"{r['cover_pool']:.3f} | {r['cover_pool_top_up']:.3f} | "
                 f"{r['ceiling']:+.4f} | {r['ceiling_pool']:+.4f} | "
-                f"{r['judged']:.0f} | {r['ratio_q_judged']:.2f} |"
+                f"{r['judged']:.0f} | {r['ratio_q_judged']:.2f} | "
+                f"{r['rel_pool']:.3f} | {r['rel_pool_top_up']:.3f} | "
+                f"{r['rel_pooled_pool']:.3f} |"
             )
 
 

@@ -93,6 +93,7 @@ def test_leave_one_group_out_evaluates_every_run_once_as_new(adi, tmp_path):
         )
         assert found["ratio"] > 0
     assert report["pooled_rel_error"]
+    assert len(report["pooled_rel_error_pool"]) == len(report["pooled_rel_error"])
     _the_three_truths_hold(report, qrels, depth=20)
 
 
