@@ -292,8 +292,8 @@ def reusability_run(
             # relevant documents no run retrieved that deep.
             everyone: dict[str, set[str]] = {}
             for s in scored.values():
-                for q, docs in _top(s, config.depth).items():
-                    everyone.setdefault(q, set()).update(docs)
+                for q, top in _top(s, config.depth).items():
+                    everyone.setdefault(q, set()).update(top)
             in_pool = _relevant_within(full_qrels, everyone)
             pool_truth = {n: _map(in_pool, s) for n, s in scored.items()}
             relevant = {
