@@ -216,6 +216,8 @@ def test_a_researcher_uploads_a_run_and_sees_it_beside_the_pooled_runs(
         assert f'<th scope="row">{name}</th>' in html
     assert "did not contribute to the pool: its documents outside the pool" in html
     assert "count as non-relevant (p = 0)" in html
+    # What the figures count: the pool's and the run's own relevant documents.
+    assert "documents no run retrieved that deep" in html
 
 
 def test_a_bad_run_file_is_refused_with_its_line(fitted, client, researcher):
