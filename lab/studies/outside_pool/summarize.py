@@ -108,6 +108,10 @@ def main() -> None:
         reports = sorted(folder.glob("leave-one-group-out-seed*.json"))
         if not reports:
             continue
+        seeds = [
+            (path.stem.rsplit("seed", 1)[1], seed_row(json.loads(path.read_text())))
+            for path in reports
+        ]
         print(f"\n{folder.name}")
         print(
             "| seed | held-out runs | unpooled docs | Σ p | Σ calibrated p | relevant "
@@ -115,9 +119,7 @@ def main() -> None:
             "| top-up | pooled runs | mean width | top-up | model share | top-up docs |"
         )
         print("|" + "---|" * 16)
-        for path in reports:
-            r = seed_row(json.loads(path.read_text()))
-            seed = path.stem.rsplit("seed", 1)[1]
+        for seed, r in seeds:
             print(
                 f"| {seed} | {r['runs']} | {r['unpooled']} | {r['sum_p']:.1f} | "
                 f"{r['sum_q']:.1f} | {r['relevant']:.0f} | {r['ratio_q']:.2f} | "
@@ -134,9 +136,7 @@ def main() -> None:
             "| mean rel error | top-up | pooled runs |"
         )
         print("|" + "---|" * 12)
-        for path in reports:
-            r = seed_row(json.loads(path.read_text()))
-            seed = path.stem.rsplit("seed", 1)[1]
+        for seed, r in seeds:
             counts = r["relevant_in_pool"]
             print(
                 f"| {seed} | {counts.get('full', '')} | {counts.get('in_pool', '')} | "
