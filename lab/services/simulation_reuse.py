@@ -153,7 +153,7 @@ def _relevant_within(qrels: Labels, docs: Mapping[str, Iterable[str]]) -> Labels
 
 
 def _top(run: Mapping[str, Mapping[str, float]], depth: int) -> dict[str, list[str]]:
-    return {q: ranking_order(docs)[:depth] for q, docs in run.items()}
+    return {q: ranked(docs, depth) for q, docs in run.items()}
 
 
 def _unpooled(
