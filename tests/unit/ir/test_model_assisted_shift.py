@@ -117,16 +117,24 @@ def _prels(rows):
     return prels_load(records, source="test")
 
 
-def test_r_is_floored_at_the_relevant_judged_so_the_bias_check_statmap_is_statap():
-    """Topic 1: a relevant document drawn for sure and a non-relevant one with
-    p = 0.9 drawn with π = 0.05 put the tuned R̂ at -7.4, below the one relevant
-    document judged. Unfloored, the topic left the bias check (and its statMAP)
-    while statAP kept it; floored at 1, both average the same two topics."""
+def _floor_world():
+    """Two topics: in topic 1 a relevant document drawn for sure and a non-relevant
+    one with p = 0.9 drawn with π = 0.05 put the tuned R̂ below the one relevant
+    document judged; topic 2 is ordinary."""
     prels = _prels([
         ("1", "a", 1, 1.0), ("1", "b", 0, 0.05),
         ("2", "x", 1, 0.5), ("2", "y", 0, 0.4),
     ])  # fmt: skip
     probs = {"1": {"a": 0.2, "b": 0.9, "c": 0.3}, "2": {"x": 0.7, "y": 0.1, "z": 0.4}}
+    return prels, probs
+
+
+def test_r_is_floored_at_the_relevant_judged_so_the_bias_check_statmap_is_statap():
+    """Topic 1: a relevant document drawn for sure and a non-relevant one with
+    p = 0.9 drawn with π = 0.05 put the tuned R̂ at -7.4, below the one relevant
+    document judged. Unfloored, the topic left the bias check (and its statMAP)
+    while statAP kept it; floored at 1, both average the same two topics."""
+    prels, probs = _floor_world()
     runs = {"run": {"1": {"c": 3.0, "a": 2.0, "b": 1.0}, "2": {"x": 2.0, "z": 1.0}}}
     assert topic_sample(prels["1"], probs["1"]).est_r == pytest.approx(-7.4)
     assert topic_sample(prels["1"], probs["1"], floor=True).est_r == 1.0
@@ -154,11 +162,7 @@ def test_a_floored_topic_keeps_the_plain_ratio_under_the_unfloored_rule():
     correction, which every topic gets with ``beale=True``, would move it to near
     Ĉ/V̂_R, set by the sample's (huge) V̂_R. Topic 2 is not floored and gets Beale's
     correction under both."""
-    prels = _prels([
-        ("1", "a", 1, 1.0), ("1", "b", 0, 0.05),
-        ("2", "x", 1, 0.5), ("2", "y", 0, 0.4),
-    ])  # fmt: skip
-    probs = {"1": {"a": 0.2, "b": 0.9, "c": 0.3}, "2": {"x": 0.7, "y": 0.1, "z": 0.4}}
+    prels, probs = _floor_world()
     runs = {"run": {"1": {"c": 3.0, "a": 2.0, "b": 1.0}, "2": {"z": 2.0, "x": 1.0}}}
     assert topic_sample(prels["1"], probs["1"], floor=True).floored
     assert not topic_sample(prels["2"], probs["2"], floor=True).floored
