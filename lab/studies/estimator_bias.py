@@ -9,9 +9,17 @@ estimator options given as ``NAME=key:value,...``:
   the part of the shift that comes from topics whose R̂ was floored;
 * ``redraw N``: the same options on N fresh samples of the same design with the same
   (fixed) p, i.e. the estimator's own bias given the model, without the dependence of
-  p on the sample (the mean over draws of the per-draw mean error over runs).
+  p on the sample (the mean over draws of the per-draw mean error over runs), with the
+  spread of the per-draw shift and the share of draws whose shift is within ±0.02;
+* ``visible``: what a sample can see of R (no options): per band of π, the pooled
+  documents, the relevant ones, how many of them a sample draws in expectation (Σ π)
+  and drew, the model's Σ p, and the band's share of R̂'s variance Σ (1 - π)/π (y - p)².
 
-Usage: python -m lab.studies.estimator_bias observed|redraw[:N] INPUTS... -- OPTIONS...
+Option ``pboot:B`` (with ``world:cal|raw|truth``): the estimate minus the bias
+:mod:`lab.studies.simulated_bias` finds in B simulated worlds (measured, not adopted).
+
+Usage: python -m lab.studies.estimator_bias observed|table|redraw[:N]|visible INPUTS...
+       -- OPTIONS...
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from __future__ import annotations
 import math
 import pickle
 import sys
+from bisect import bisect_right
 from collections.abc import Mapping
+from itertools import pairwise
 
 import numpy as np
 
@@ -55,6 +65,8 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
     opts = dict(opts)
     zero = opts.pop("zero", False)
     lam = opts.pop("lam", "half")
+    pboot = int(opts.pop("pboot", 0))
+    world = opts.pop("world", "cal")
     tuning = ma.power_tuning
     if lam == "full":  # λ̂ itself instead of (1 + λ̂)/2
         ma.power_tuning = lambda *a, **k: 2 * tuning(*a, **k) - 1
@@ -65,6 +77,31 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
         )  # fmt: skip
     finally:
         ma.power_tuning = tuning
+    if pboot:
+        from dataclasses import replace
+
+        from lab.studies.simulated_bias import simulated_bias
+
+        bias = simulated_bias(
+            prels, {} if zero else probs, inputs["design"], inputs["runs"],
+            level=inputs["level"], opts=opts, replicates=pboot, world=world,
+            truth_labels=inputs["truth"],
+        )  # fmt: skip
+        for run, measures in found.items():
+            ap = measures["AP"]
+            topics = tuple(
+                replace(t, estimate=min(max(t.estimate - bias[run][t.qid], 0.0), 1.0))
+                for t in ap.topics
+            )
+            if not topics:
+                continue
+            mean = sum(t.estimate for t in topics) / len(topics)
+            shift = mean - ap.estimate
+            lo, hi = ap.ci95
+            measures["AP"] = replace(
+                ap, estimate=mean, topics=topics,
+                ci95=(max(lo + shift, 0.0), min(hi + shift, 1.0)),
+            )  # fmt: skip
     # The topics whose R̂ was raised to the relevant documents judged: their part of
     # the shift is reported apart (docs/results/intervals.md, "Where the shift is").
     floored = {
@@ -104,6 +141,49 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
         "tau": kendall_tau(tru, est),
         "floored": float(np.mean(from_floored)),
     }
+
+
+PI_BANDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def visibility(inputs: Mapping, bands=PI_BANDS) -> list[dict[str, float]]:
+    """Per band ``[low, high)`` of π (the last one closed): the pooled documents, the
+    relevant ones, Σ π over them (how many a sample draws in expectation), how many
+    the sample drew, the model's Σ p, and the band's share of R̂'s variance."""
+    level, probs = inputs["level"], inputs["crossfit"] or {}
+    rows = [
+        {"low": lo, "high": hi, "docs": 0, "relevant": 0, "expected": 0.0,
+         "drawn": 0, "sum_p": 0.0, "var": 0.0}
+        for lo, hi in pairwise(bands)
+    ]  # fmt: skip
+    for qid, topic in inputs["prels"].items():
+        truth, p_of = inputs["truth"].get(qid, {}), probs.get(qid, {})
+        for docno, pi in inputs["design"].get(qid, {}).items():
+            row = rows[min(bisect_right(bands, pi) - 1, len(rows) - 1)]
+            y, p = float(truth.get(docno, 0) >= level), p_of.get(docno, 0.0)
+            row["docs"] += 1
+            row["sum_p"] += p
+            if pi > 0:
+                row["var"] += (1 - pi) / pi * (y - p) ** 2
+            if y:
+                row["relevant"] += 1
+                row["expected"] += pi
+                row["drawn"] += topic.inclusion_prob.get(docno, 0.0) > 0
+    total = sum(r["var"] for r in rows) or 1.0
+    for row in rows:
+        row["var"] /= total
+    return rows
+
+
+def visibility_print(path: str, rows: list[dict[str, float]]) -> None:
+    print(f"{path}: relevant pooled documents by inclusion probability")
+    print("| π | documents | relevant | drawn in expectation | drawn | model's Σ p "
+          "| share of V(R̂) |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| [{r['low']:.2f}, {r['high']:.2f}) | {r['docs']} | {r['relevant']} | "
+              f"{r['expected']:.1f} | {r['drawn']} | {r['sum_p']:.1f} | "
+              f"{r['var']:.2f} |")  # fmt: skip
 
 
 def draws_infer(design: Mapping[str, float]) -> tuple[int, dict[str, float]]:
@@ -146,12 +226,15 @@ def redraw(inputs, rng) -> dict[str, TopicPrels]:
 
 def main(argv: list[str]) -> None:
     mode, rest = argv[0], argv[1:]
-    cut = rest.index("--")
+    cut = rest.index("--") if "--" in rest else len(rest)
     paths, specs = rest[:cut], [options_parse(s) for s in rest[cut + 1 :]]
     rows: dict[str, list[tuple[str, dict[str, float]]]] = {}
     for path in paths:
         with open(path, "rb") as fh:
             inputs = pickle.load(fh)
+        if mode == "visible":
+            visibility_print(path, visibility(inputs))
+            continue
         per_topic = pooled_truth(inputs)
         probs = inputs["crossfit"] or {}
         if mode in ("observed", "table"):
@@ -170,8 +253,11 @@ def main(argv: list[str]) -> None:
                 acc[name].append(figures(inputs, prels, probs, opts, per_topic))
         for name, draws in acc.items():
             mean = {k: np.mean([r[k] for r in draws]) for k in draws[0]}
-            se = np.std([r["shift"] for r in draws]) / math.sqrt(len(draws))
-            print(path, name, f"draws {n} shift-se {se:.4f}",
+            shifts = np.array([r["shift"] for r in draws])
+            se = shifts.std() / math.sqrt(len(draws))
+            inside = np.mean(np.abs(shifts) <= 0.02)
+            print(path, name, f"draws {n} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
+                  f"within-0.02 {inside:.2f}",
                   " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
 
     if mode == "table":

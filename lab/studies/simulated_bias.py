@@ -1,0 +1,134 @@
+"""The estimator's bias in worlds drawn from the calibrated model (a parametric
+bootstrap; measured in docs/results/intervals.md and not adopted).
+
+Each replicate keeps the labels of the judged documents, draws the label of every
+other pooled document from p' (``world="cal"``: the model recalibrated on the sampled
+documents of every topic, weighted 1/π, by a logistic regression on logit p and log π;
+``"raw"``: p itself; ``"truth"``: the real labels, which makes it ``redraw``), draws a
+fresh sample of the same design, and compares the estimate with the world's pooled AP.
+The mean error per (run, topic) is the bias the caller subtracts. Unlike resampling the
+drawn documents, this sees the pooled documents a sample rarely draws, but only as
+well as p' places relevance among them, which the sample itself cannot check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lab.studies.estimator_bias import draws_infer
+from nuggets_app.ir.model_assisted import model_assisted_evaluate
+from nuggets_app.ir.prels import TopicPrels, ranking_order
+
+
+def _logit(x):
+    x = np.clip(x, 1e-4, 1 - 1e-4)
+    return np.log(x / (1 - x))
+
+
+def calibration_fit(prels, probs, design, level) -> np.ndarray:
+    """Weighted logistic regression of y on (1, logit p, log π) over every sampled
+    document of every topic, weights 1/π (IRLS, a small ridge)."""
+    rows, ys, ws = [], [], []
+    for qid, topic in prels.items():
+        p = probs.get(qid, {})
+        for d, rel in topic.rel.items():
+            pi = topic.inclusion_prob.get(d, 0.0)
+            if pi <= 0:
+                continue
+            rows.append((1.0, _logit(p.get(d, 0.0)), math.log(pi)))
+            ys.append(float(rel >= level))
+            ws.append(1.0 / pi)
+    x, y, w = np.array(rows), np.array(ys), np.array(ws)
+    w = w / w.mean()
+    beta = np.zeros(x.shape[1])
+    beta[1] = 1.0
+    for _ in range(50):
+        eta = x @ beta
+        mu = 1 / (1 + np.exp(-eta))
+        grad = x.T @ (w * (y - mu)) - 1e-3 * beta
+        hess = (x * (w * mu * (1 - mu))[:, None]).T @ x + 1e-3 * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        beta += step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return beta
+
+
+def calibrated(beta, p, pi):
+    """p' of documents with model probability p and inclusion probability π."""
+    eta = beta[0] + beta[1] * _logit(p) + beta[2] * np.log(np.maximum(pi, 1e-12))
+    return 1 / (1 + np.exp(-eta))
+
+
+def simulated_bias(
+    prels,
+    probs,
+    design,
+    runs,
+    *,
+    level,
+    opts,
+    replicates=50,
+    seed=0,
+    world="cal",
+    truth_labels=None,
+) -> dict[str, dict[str, float]]:
+    """run -> qid -> mean (estimate - world truth) of AP over the replicates."""
+    rng = np.random.default_rng(seed)
+    beta = calibration_fit(prels, probs, design, level)
+    topics = {}
+    for qid, topic in prels.items():
+        if topic.label == "UMASS" or qid not in design:
+            continue
+        docs = sorted(design[qid])
+        index = {d: i for i, d in enumerate(docs)}
+        pi = np.array([design[qid][d] for d in docs])
+        p = np.array([probs.get(qid, {}).get(d, 0.0) for d in docs])
+        pw = calibrated(beta, p, pi) if world == "cal" else p
+        known = np.full(len(docs), -1.0)
+        if world == "truth":
+            tl = truth_labels.get(qid, {})
+            known = np.array([float(tl.get(d, 0) >= level) for d in docs])
+        for d, rel in topic.rel.items():
+            if d in index and topic.inclusion_prob.get(d, 0) > 0:
+                known[index[d]] = float(rel >= level)
+        k, q = draws_infer(design[qid])
+        qv = np.array([q[d] for d in docs])
+        lists = {
+            r: np.array([index.get(d, -1) for d in ranking_order(run[qid])], dtype=int)
+            for r, run in runs.items()
+            if qid in run
+        }
+        topics[qid] = (docs, pi, pw, known, k, qv / qv.sum(), lists)
+    acc: dict[str, dict[str, list[float]]] = {}
+    for _ in range(replicates):
+        world_prels: dict[str, TopicPrels] = {}
+        truth: dict[str, dict[str, float]] = {}
+        for qid, (docs, pi, pw, known, k, qv, lists) in topics.items():
+            y = np.where(known >= 0, known, rng.random(len(docs)) < pw).astype(float)
+            picked = np.unique(rng.choice(len(docs), size=k, replace=True, p=qv))
+            sample = TopicPrels(qid)
+            for i in picked:
+                sample.rel[docs[i]] = int(y[i]) * level
+                sample.inclusion_prob[docs[i]] = float(pi[i])
+            sample.neu = sample.n_sampled = len(picked)
+            world_prels[qid] = sample
+            r = y.sum()
+            for run, idx in lists.items():
+                if r == 0 or len(idx) == 0:
+                    truth.setdefault(run, {})[qid] = 0.0
+                    continue
+                yy = np.where(idx >= 0, y[idx], 0.0)
+                prec = np.cumsum(yy) / np.arange(1, len(yy) + 1)
+                truth.setdefault(run, {})[qid] = float((prec * yy).sum() / r)
+        found = model_assisted_evaluate(
+            world_prels, probs, runs, level=level, design=design, **opts
+        )
+        for run, measures in found.items():
+            for t in measures["AP"].topics:
+                acc.setdefault(run, {}).setdefault(t.qid, []).append(
+                    t.estimate - truth[run][t.qid]
+                )
+    return {r: {q: float(np.mean(v)) for q, v in per.items()} for r, per in acc.items()}
