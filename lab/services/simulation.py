@@ -68,7 +68,7 @@ from nuggets_app.models import (
 )
 from nuggets_app.pooling.assessors import simulated_user
 from nuggets_app.pooling.selectors import sample_design, sample_inclusion_by_topic
-from nuggets_app.pooling.services.pools import pool_build
+from nuggets_app.pooling.services.pools import pool_build, qid_sort_key
 from nuggets_app.pooling.services.samples import sample_draw
 
 INFERENCES = ("model", "paper")
@@ -111,6 +111,8 @@ class SimulationData:
     estimates: dict[str, Any] | None = None
     expected_qrels: Scores | None = None
     design: Scores | None = None  # π of every pooled document (pooling.selectors)
+    # Topics the runs answer but the qrels do not hold: never assessed, left out.
+    topics_without_qrels: list[str] = field(default_factory=list)
 
     def inference_scores(self) -> Scores:
         """What the inference ranks the pool by: probabilities, else matcher scores."""
@@ -139,15 +141,42 @@ def _names_digest(runs: Iterable[Run]) -> str:
     return hashlib.sha1(names.encode()).hexdigest()[:8]
 
 
-def _pool_and_sample(
-    collection: Collection, runs: list[Run], config: SimulationConfig
-) -> tuple[Pool, Sample]:
-    pool = pool_build(
+def simulation_pool(
+    collection: Collection, runs: list[Run], config: SimulationConfig, truth: Labels
+) -> Pool:
+    """The depth pool of ``runs`` over the topics the qrels judge.
+
+    A topic the qrels do not hold was never assessed (CACM and CISI list queries
+    without judgments): its truth is unknown, not "no relevant document", so it is
+    neither judged by the simulated assessor, fitted on, nor evaluated (trec_eval and
+    ir_measures leave such topics out too)."""
+    judged = sorted(truth)
+    digest = hashlib.sha1("\n".join(judged).encode()).hexdigest()[:8]
+    return pool_build(
         collection=collection,
         runs=runs,
         depth=config.depth,
-        name=f"sim-depth{config.depth}-{_names_digest(runs)}",
+        name=f"sim-depth{config.depth}-{_names_digest(runs)}-q{digest}",
+        topics=judged,
     )
+
+
+def judged_topics_only(
+    run_scores: dict[str, Scores], truth: Labels
+) -> tuple[dict[str, Scores], list[str]]:
+    """The runs cut to the topics the qrels hold, and the topics cut (in qid order)."""
+    answered = {qid for per_topic in run_scores.values() for qid in per_topic}
+    kept = {
+        name: {qid: docs for qid, docs in per_topic.items() if qid in truth}
+        for name, per_topic in run_scores.items()
+    }
+    return kept, sorted(answered - set(truth), key=qid_sort_key)
+
+
+def _pool_and_sample(
+    collection: Collection, runs: list[Run], config: SimulationConfig, truth: Labels
+) -> tuple[Pool, Sample]:
+    pool = simulation_pool(collection, runs, config, truth)
     size = config.sample_size
     if config.sample_fraction is not None:
         sizes = [len(d) for d in _pool_docnos(pool).values()]
@@ -426,7 +455,7 @@ def simulation_run(
 
     truth = qrels_read(qrels_path)
     simulation_check(collection, config)
-    pool, sample = _pool_and_sample(collection, runs, config)
+    pool, sample = _pool_and_sample(collection, runs, config, truth)
     pooled = _pool_docnos(pool)
     lap("pool and sample")
     assessor = _assessor(config.assessor)
@@ -439,7 +468,7 @@ def simulation_run(
     nuggets, keyword_nuggets = extract(collection, human, assessor, config)
     lap("judging and nugget extraction")
     job = _match(collection, pool, list(pooled), assessor, config)
-    run_scores = runs_scores(runs)
+    run_scores, left_out = judged_topics_only(runs_scores(runs), truth)
     figures: JobFigures | None = None
     if config.inference == "paper":
         rule = decision_rule(config.rule, job=job, config=config)
@@ -470,6 +499,7 @@ def simulation_run(
         timings=timings,
         figures=figures,
         kind=SimulationData,
+        topics_without_qrels=left_out,
     )
     # The one path: the product's own prels, estimates and EAP qrels of the job.
     data.job_id, data.sample_name = job.pk, sample.name

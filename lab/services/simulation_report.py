@@ -433,6 +433,7 @@ def report_build(data: SimulationData) -> dict[str, Any]:
             "min_terms": config.extraction.min_terms,
             "keywords": config.extraction.keywords,
         },
+        "topics_without_qrels": data.topics_without_qrels,
         **{k: effort[k] for k in ("pool_size", "judged", "nuggets")},
         "inferred_relevant": inference["inferred_relevant"],
         "matcher_map": matcher_map,

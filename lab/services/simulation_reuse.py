@@ -277,7 +277,7 @@ def reusability_run(
     for group, names in held_groups.items():
         started = time.perf_counter()
         kept = [r for r in runs if r.name not in names]
-        pool, sample = _pool_and_sample(collection, kept, config)
+        pool, sample = _pool_and_sample(collection, kept, config, truth)
         pooled = _pool_docnos(pool)
         topics = set(pooled)
         scored = {

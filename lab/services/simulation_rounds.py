@@ -29,11 +29,12 @@ from lab.services.simulation import (
     _job_outcome,
     _judge,
     _match,
-    _names_digest,
     _pool_docnos,
+    judged_topics_only,
     model_inferred,
     simulation_check,
     simulation_data,
+    simulation_pool,
 )
 from lab.services.simulation_config import (
     SimulationConfig,
@@ -46,7 +47,6 @@ from lab.services.simulation_nuggets import (
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
 from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
-from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.rounds import (
     sample_round_next,
     sample_rounds_draw,
@@ -94,12 +94,8 @@ def rounds_run(
     clock = time.perf_counter()
     truth = qrels_read(qrels_path)
     simulation_check(collection, config)
-    pool = pool_build(
-        collection=collection,
-        runs=runs,
-        depth=config.depth,
-        name=f"sim-depth{config.depth}-{_names_digest(runs)}",
-    )
+    pool = simulation_pool(collection, runs, config, truth)
+    run_scores, left_out = judged_topics_only(runs_scores(runs), truth)
     pooled = _pool_docnos(pool)
     size = config.sample_size
     if config.sample_fraction is not None:
@@ -144,7 +140,7 @@ def rounds_run(
         config=config,
         collection=collection,
         sample=sample,
-        run_scores=runs_scores(runs),
+        run_scores=run_scores,
         pooled=pooled,
         human=human,
         truth=truth,
@@ -154,6 +150,7 @@ def rounds_run(
         timings=timings,
         figures=prediction,
         kind=RoundsData,
+        topics_without_qrels=left_out,
         var_weight=sample_var_weights(sample),
         rounds={
             "rounds": rounds,

@@ -168,8 +168,8 @@ class Command(BaseCommand):
             extraction=ExtractionOptions(),
         )
         runs = list(Run.objects.filter(collection=collection).exclude(name=HELD_OUT))
-        pool, sample = _pool_and_sample(collection, runs, config)
         truth = qrels_read(data / "qrels.txt")
+        pool, sample = _pool_and_sample(collection, runs, config, truth)
         assessor = _assessor(config.assessor)
         human = _judge(sample, truth, assessor)
         nuggets, _ = nuggets_extract_simulated(collection, human, assessor, config)

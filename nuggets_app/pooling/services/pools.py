@@ -8,6 +8,7 @@ sampling probability ``p(d)`` (``nuggets_app.ir.sampling.pool_distribution``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Collection as Collection_
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -75,8 +76,11 @@ def qid_sort_key(qid: str) -> tuple[int, int, str]:
     return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
-def pool_rankings(*, runs: Iterable[Run], depth: int) -> dict[int, TopicRankings]:
-    """Per topic id, the top ``depth`` docnos of every run, in rank order.
+def pool_rankings(
+    *, runs: Iterable[Run], depth: int, topics: Collection_[str] | None = None
+) -> dict[int, TopicRankings]:
+    """Per topic id, the top ``depth`` docnos of every run, in rank order (only the
+    topics whose qid is in ``topics``, when given).
 
     Ranks come from ``RunEntry.rank`` (already in trec_eval order). Entries stream as
     integer ids; docnos, qids and run names are looked up once each, which is several
@@ -85,6 +89,8 @@ def pool_rankings(*, runs: Iterable[Run], depth: int) -> dict[int, TopicRankings
     runs = list(runs)
     names = {run.pk: run.name for run in runs}
     entries = RunEntry.objects.filter(run__in=runs, rank__lte=depth)
+    if topics is not None:
+        entries = entries.filter(topic__qid__in=list(topics))
     docnos = dict(
         Document.objects.filter(pk__in=entries.values("document_id")).values_list(
             "pk", "docno"
@@ -98,15 +104,15 @@ def pool_rankings(*, runs: Iterable[Run], depth: int) -> dict[int, TopicRankings
         .values_list("topic_id", "run_id", "document_id")
         .iterator(chunk_size=20000)
     )
-    topics: dict[int, TopicRankings] = {}
+    found: dict[int, TopicRankings] = {}
     for topic_id, run_id, document_id in rows:
-        topic = topics.get(topic_id)
+        topic = found.get(topic_id)
         if topic is None:
-            topic = topics[topic_id] = TopicRankings(qids[topic_id], {}, {})
+            topic = found[topic_id] = TopicRankings(qids[topic_id], {}, {})
         docno = docnos[document_id]
         topic.rankings.setdefault(names[run_id], []).append(docno)
         topic.document_ids[docno] = document_id
-    return topics
+    return found
 
 
 POOL_FIELDS = ["pool", "topic", "document", "best_rank", "num_runs", "prior"]
@@ -142,9 +148,15 @@ def _check_request(collection: Collection, runs: Sequence[Run], depth: int) -> N
         )
 
 
-def _same_definition(pool: Pool, runs: Sequence[Run], depth: int) -> bool:
+def _same_definition(
+    pool: Pool, runs: Sequence[Run], depth: int, topic_ids: Iterable[int]
+) -> bool:
+    """Same depth, runs and topics."""
     current = sorted(pool.runs.values_list("pk", flat=True))
-    return pool.depth == depth and current == sorted(run.pk for run in runs)
+    if pool.depth != depth or current != sorted(run.pk for run in runs):
+        return False
+    pooled = set(pool.documents.values_list("topic_id", flat=True).distinct())
+    return pooled == set(topic_ids)
 
 
 def pool_build(
@@ -154,15 +166,24 @@ def pool_build(
     depth: int,
     name: str,
     progress: Progress | None = None,
+    topics: Collection_[str] | None = None,
 ) -> Pool:
-    """Build (or rebuild) the depth-``depth`` pool ``name`` of ``runs``.
+    """Build (or rebuild) the depth-``depth`` pool ``name`` of ``runs``, over every
+    topic the runs answer or only those whose qid is in ``topics``.
 
-    Rebuilding a pool with the same runs and depth changes nothing and returns it. A pool
-    of that name with another definition is rebuilt, unless samples were drawn from it
-    (they would no longer match their pool). All writes happen in one transaction.
+    Rebuilding a pool with the same runs, depth and topics changes nothing and returns
+    it. A pool of that name with another definition is rebuilt, unless samples were
+    drawn from it (they would no longer match their pool). All writes happen in one
+    transaction.
     """
     runs = list(runs)
     _check_request(collection, runs, depth)
+    rankings = pool_rankings(runs=runs, depth=depth, topics=topics)
+    if not rankings:
+        raise PoolError(
+            f"the runs have no entries in collection {collection.name}"
+            + (" for the topics asked" if topics is not None else "; import them first")
+        )
     with transaction.atomic():
         existing = (
             Pool.objects.select_for_update()
@@ -170,12 +191,12 @@ def pool_build(
             .first()
         )
         if existing is not None:
-            if _same_definition(existing, runs, depth):
+            if _same_definition(existing, runs, depth, rankings):
                 return existing
             if existing.samples.exists():
                 raise PoolError(
                     f"pool {name} has samples and another definition "
-                    f"(depth {existing.depth}); choose a new name"
+                    f"(depth {existing.depth}, its runs or topics); choose a new name"
                 )
             existing.documents.all().delete()
             existing.depth = depth
@@ -184,19 +205,14 @@ def pool_build(
             collection=collection, name=name, depth=depth
         )
         pool.runs.set(runs)
-        topics = pool_rankings(runs=runs, depth=depth)
-        if not topics:
-            raise PoolError(
-                f"the runs have no entries in collection {collection.name}; import them first"
-            )
         rows: list[tuple] = []
-        for done, (topic_id, topic) in enumerate(sorted(topics.items()), start=1):
+        for done, (topic_id, topic) in enumerate(sorted(rankings.items()), start=1):
             rows.extend(_pool_rows(pool, topic_id, topic))
             if len(rows) >= _BATCH:
                 insert_rows(PoolDocument, POOL_FIELDS, rows)
                 rows = []
             if progress is not None:
-                progress(done, len(topics))
+                progress(done, len(rankings))
         insert_rows(PoolDocument, POOL_FIELDS, rows)
     return pool
 

@@ -159,3 +159,35 @@ def _gz_lines(path: Path) -> list[str]:
 
     with gzip.open(path, "rt") as lines:
         return list(lines)
+
+
+def test_topics_the_qrels_do_not_hold_are_neither_pooled_judged_nor_evaluated(
+    adi, tmp_path
+):
+    """A query without judgments was never assessed (CACM and CISI list such queries):
+    its truth is unknown, so the simulation leaves it out and says so."""
+    collection, qrels = adi
+    kept = [
+        line
+        for line in qrels.read_text().splitlines()
+        if line.split()[0] not in {"1", "2"}
+    ]
+    partial = tmp_path / "qrels-partial.txt"
+    partial.write_text("\n".join(kept) + "\n")
+    config = SimulationConfig(
+        depth=20, sample_size=SIZE, seed=7, rule="top:1000", inference="paper",
+        extraction=ExtractionOptions(nuggets_per_doc=2, max_terms=8),
+    )  # fmt: skip
+    data = simulation_run(
+        collection=collection, qrels_path=partial, runs=Run.objects.all(), config=config
+    )
+    report = report_build(data)
+    judged = {line.split()[0] for line in kept}
+    assert set(data.pool) == judged
+    assert {q for run in data.runs.values() for q in run} == judged
+    assert report["topics_without_qrels"] == ["1", "2"]
+    left_out = Judgment.objects.filter(
+        assessor__username=SIMULATED_ASSESSOR, topic__qid__in=["1", "2"]
+    )
+    assert not left_out.exists()
+    assert not PoolDocument.objects.filter(topic__qid__in=["1", "2"]).exists()

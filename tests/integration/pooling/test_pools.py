@@ -106,6 +106,24 @@ def test_rebuilding_a_pool_of_the_same_name_is_idempotent():
     assert sorted(docno for _, docno in priors(deeper)) == ["a", "b"]
 
 
+def test_a_pool_of_some_topics_holds_only_them_and_is_rebuilt_for_others():
+    collection, runs = make_runs(
+        {"1": {"r1": list("abcd"), "r2": list("cae")}, "2": {"r1": list("xy")}}
+    )
+    pool = pool_build(collection=collection, runs=runs, depth=5, name="t", topics=["2"])
+    assert sorted(priors(pool)) == [("2", "x"), ("2", "y")]
+    # The topic's priors are those of a pool of every topic: topics are independent.
+    assert priors(pool)["2", "x"].prior == pytest.approx(5 / 8, abs=TOL)
+    every = pool_build(collection=collection, runs=runs, depth=5, name="t")
+    assert every.pk == pool.pk
+    assert {qid for qid, _ in priors(every)} == {"1", "2"}
+    SampleFactory(pool=every)
+    with pytest.raises(PoolError, match="its runs or topics"):
+        pool_build(collection=collection, runs=runs, depth=5, name="t", topics=["1"])
+    with pytest.raises(PoolError, match="for the topics asked"):
+        pool_build(collection=collection, runs=runs, depth=5, name="u", topics=["9"])
+
+
 def test_a_pool_with_samples_is_not_redefined():
     collection, runs = make_runs({"1": {"r1": list("abcd"), "r2": list("cae")}})
     pool = pool_build(collection=collection, runs=runs, depth=10, name="used")
