@@ -15,7 +15,7 @@ estimator options given as ``NAME=key:value,...``:
   documents, the relevant ones, how many of them a sample draws in expectation (Σ π)
   and drew, the model's Σ p, and the band's share of R̂'s variance Σ (1 - π)/π (y - p)².
 
-Option ``pboot:B`` (with ``world:cal|raw|truth``): the estimate minus the bias
+Option ``pboot:B`` (with ``world:cal|topic|raw|truth``): the estimate minus the bias
 :mod:`lab.studies.simulated_bias` finds in B simulated worlds (measured, not adopted).
 
 Usage: python -m lab.studies.estimator_bias observed|table|redraw[:N]|visible INPUTS...

@@ -4,7 +4,8 @@ bootstrap; measured in docs/results/intervals.md and not adopted).
 Each replicate keeps the labels of the judged documents, draws the label of every
 other pooled document from p' (``world="cal"``: the model recalibrated on the sampled
 documents of every topic, weighted 1/π, by a logistic regression on logit p and log π;
-``"raw"``: p itself; ``"truth"``: the real labels, which makes it ``redraw``), draws a
+``"topic"``: that, plus a per-topic offset fitted on the topic's own sample against a
+normal prior; ``"raw"``: p itself; ``"truth"``: the real labels, which makes it ``redraw``), draws a
 fresh sample of the same design, and compares the estimate with the world's pooled AP.
 The mean error per (run, topic) is the bias the caller subtracts. Unlike resampling the
 drawn documents, this sees the pooled documents a sample rarely draws, but only as
@@ -56,6 +57,39 @@ def calibration_fit(prels, probs, design, level) -> np.ndarray:
     return beta
 
 
+def topic_offsets(prels, probs, beta, level, prior_var=1.0) -> dict[str, float]:
+    """Per topic, the offset u_t added to the calibrated logit: the topic's own sampled
+    documents (weights 1/π, normalised to the topic's sample size) against a normal
+    prior of variance ``prior_var`` (Newton on one parameter)."""
+    out = {}
+    for qid, topic in prels.items():
+        p_of = probs.get(qid, {})
+        rows = [
+            (float(rel >= level), pi, p_of.get(d, 0.0))
+            for d, rel in topic.rel.items()
+            if (pi := topic.inclusion_prob.get(d, 0.0)) > 0
+        ]
+        if not rows:
+            out[qid] = 0.0
+            continue
+        y = np.array([r[0] for r in rows])
+        pi = np.array([r[1] for r in rows])
+        base = np.array([
+            beta[0] + beta[1] * _logit(r[2]) + beta[2] * math.log(r[1]) for r in rows
+        ])  # fmt: skip
+        w = (1 / pi) / (1 / pi).mean()
+        u = 0.0
+        for _ in range(30):
+            mu = 1 / (1 + np.exp(-(base + u)))
+            grad = float(np.sum(w * (y - mu))) - u / prior_var
+            hess = float(np.sum(w * mu * (1 - mu))) + 1 / prior_var
+            u += grad / hess
+            if abs(grad / hess) < 1e-9:
+                break
+        out[qid] = u
+    return out
+
+
 def calibrated(beta, p, pi):
     """p' of documents with model probability p and inclusion probability π."""
     eta = beta[0] + beta[1] * _logit(p) + beta[2] * np.log(np.maximum(pi, 1e-12))
@@ -78,6 +112,7 @@ def simulated_bias(
     """run -> qid -> mean (estimate - world truth) of AP over the replicates."""
     rng = np.random.default_rng(seed)
     beta = calibration_fit(prels, probs, design, level)
+    offsets = topic_offsets(prels, probs, beta, level) if world == "topic" else {}
     topics = {}
     for qid, topic in prels.items():
         if topic.label == "UMASS" or qid not in design:
@@ -86,7 +121,9 @@ def simulated_bias(
         index = {d: i for i, d in enumerate(docs)}
         pi = np.array([design[qid][d] for d in docs])
         p = np.array([probs.get(qid, {}).get(d, 0.0) for d in docs])
-        pw = calibrated(beta, p, pi) if world == "cal" else p
+        pw = calibrated(beta, p, pi) if world in ("cal", "topic") else p
+        if world == "topic":
+            pw = 1 / (1 + np.exp(-(_logit(pw) + offsets.get(qid, 0.0))))
         known = np.full(len(docs), -1.0)
         if world == "truth":
             tl = truth_labels.get(qid, {})
