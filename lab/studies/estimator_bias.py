@@ -10,7 +10,8 @@ estimator options given as ``NAME=key:value,...``:
 * ``redraw N``: the same options on N fresh samples of the same design with the same
   (fixed) p, i.e. the estimator's own bias given the model, without the dependence of
   p on the sample (the mean over draws of the per-draw mean error over runs), with the
-  spread of the per-draw shift and the share of draws whose shift is within ±0.02;
+  spread of the per-draw shift, the share of draws whose shift is within ±0.02 and
+  ``sd-ratio`` (the estimated sd over the sd the estimates have over the draws);
 * ``visible``: what a sample can see of R (no options): per band of π, the pooled
   documents, the relevant ones, how many of them a sample draws in expectation (Σ π)
   and drew, the model's Σ p, and the band's share of R̂'s variance Σ (1 - π)/π (y - p)².
@@ -61,7 +62,7 @@ def options_parse(text: str) -> tuple[str, dict]:
     return name, opts
 
 
-def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
+def figures(inputs, prels, probs, opts, per_topic) -> dict:
     opts = dict(opts)
     zero = opts.pop("zero", False)
     lam = opts.pop("lam", "half")
@@ -112,6 +113,7 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
         if sample.floored
     }
     errors, inside, half, est, tru, from_floored = [], [], [], {}, {}, []
+    variances = {}
     for run, measures in found.items():
         ap = measures["AP"]
         qids = [t.qid for t in ap.topics]
@@ -130,7 +132,7 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
         lo, hi = ap.ci95
         inside.append(lo <= truth <= hi)
         half.append((hi - lo) / 2)
-        est[run], tru[run] = ap.estimate, truth
+        est[run], tru[run], variances[run] = ap.estimate, truth, ap.var
     e = np.array(errors)
     return {
         "shift": float(e.mean()),
@@ -140,7 +142,22 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict[str, float]:
         "half": float(np.mean(half)),
         "tau": kendall_tau(tru, est),
         "floored": float(np.mean(from_floored)),
+        # Per run (not averaged over draws): redraw's check of the variance.
+        "_estimates": est,
+        "_variances": variances,
     }
+
+
+def sd_ratio(draws: list[dict]) -> float:
+    """Mean over runs of the estimated sd (root of the mean variance over draws) over
+    the sd the estimates actually have over the draws: 1 for a calibrated variance."""
+    ratios = []
+    for run in draws[0]["_estimates"]:
+        actual = np.std([d["_estimates"][run] for d in draws])
+        if actual > 0:
+            estimated = math.sqrt(np.mean([d["_variances"][run] for d in draws]))
+            ratios.append(estimated / actual)
+    return float(np.mean(ratios)) if ratios else math.nan
 
 
 PI_BANDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -242,7 +259,10 @@ def main(argv: list[str]) -> None:
                 f = figures(inputs, inputs["prels"], probs, opts, per_topic)
                 rows.setdefault(name, []).append((path, f))
                 if mode == "observed":
-                    print(path, name, " ".join(f"{k} {v:+.4f}" for k, v in f.items()))
+                    shown = {k: v for k, v in f.items() if k[0] != "_"}
+                    print(
+                        path, name, " ".join(f"{k} {v:+.4f}" for k, v in shown.items())
+                    )
             continue
         n = int(mode.partition(":")[2] or 50)
         rng = np.random.default_rng(7)
@@ -252,12 +272,12 @@ def main(argv: list[str]) -> None:
             for name, opts in specs:
                 acc[name].append(figures(inputs, prels, probs, opts, per_topic))
         for name, draws in acc.items():
-            mean = {k: np.mean([r[k] for r in draws]) for k in draws[0]}
+            mean = {k: np.mean([r[k] for r in draws]) for k in draws[0] if k[0] != "_"}
             shifts = np.array([r["shift"] for r in draws])
             se = shifts.std() / math.sqrt(len(draws))
             inside = np.mean(np.abs(shifts) <= 0.02)
             print(path, name, f"draws {n} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
-                  f"within-0.02 {inside:.2f}",
+                  f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f}",
                   " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
 
     if mode == "table":

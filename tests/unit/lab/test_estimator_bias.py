@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.studies.estimator_bias import PI_BANDS, visibility
+from lab.studies.estimator_bias import PI_BANDS, sd_ratio, visibility
 from lab.studies.simulated_bias import simulated_bias
 from nuggets_app.ir.prels import TopicPrels
 
@@ -79,3 +80,12 @@ def test_a_model_that_knows_every_label_has_no_bias_in_any_world():
             opts={"beale": False, "tune": False}, world=world, truth_labels=truth,
         )  # fmt: skip
         assert bias["r"] == pytest.approx({"1": 0.0, "2": 0.0}, abs=1e-12)
+
+
+def test_sd_ratio_is_one_when_the_variance_is_the_spread_over_the_draws():
+    values = [0.2, 0.4, 0.3, 0.5]
+    spread = float(np.var(values))
+    draws = [{"_estimates": {"r": v}, "_variances": {"r": spread}} for v in values]
+    assert sd_ratio(draws) == pytest.approx(1.0)
+    doubled = [{**d, "_variances": {"r": 4 * spread}} for d in draws]
+    assert sd_ratio(doubled) == pytest.approx(2.0)
