@@ -44,6 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--depth", type=int, required=True, help="pool depth k")
         parser.add_argument("--name", required=True, help="pool name")
         parser.add_argument(
+            "--topics",
+            nargs="+",
+            metavar="QID",
+            help="pool only these topics (default: every topic the runs answer)",
+        )
+        parser.add_argument(
             "--per-topic", action="store_true", help="also print one line per topic"
         )
 
@@ -60,6 +66,16 @@ class Command(BaseCommand):
                     f"unknown runs in collection {collection.name}: {', '.join(unknown)}"
                 )
             runs = [by_name[name] for name in dict.fromkeys(options["runs"])]
+        topics = options["topics"]
+        if topics:
+            known = set(
+                collection.topics.filter(qid__in=topics).values_list("qid", flat=True)
+            )
+            unknown = [qid for qid in topics if qid not in known]
+            if unknown:
+                raise CommandError(
+                    f"unknown topics in collection {collection.name}: {', '.join(unknown)}"
+                )
         with topic_progress(
             "pooling", verbosity=options["verbosity"], errors=PoolError
         ) as progress:
@@ -69,6 +85,7 @@ class Command(BaseCommand):
                 depth=options["depth"],
                 name=options["name"],
                 progress=progress,
+                topics=topics,
             )
         for line in summary_lines(pool_summary(pool), options["per_topic"]):
             self.stdout.write(line)

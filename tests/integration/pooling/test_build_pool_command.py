@@ -74,3 +74,18 @@ def test_unknown_names_are_errors(collection):
             "--collection", collection.name, "--all-runs", "--depth", "0", "--name", "x"
         )
     assert not Pool.objects.exists()
+
+
+def test_build_pool_of_chosen_topics(collection):
+    output = build_pool(
+        "--collection", collection.name, "--all-runs", "--depth", "10",
+        "--name", "t", "--topics", "2", "--per-topic",
+    )  # fmt: skip
+    assert "pool t: depth 10, 2 runs, 1 topics, 4 documents" in output
+    assert "2\t4\t3" in output
+    with pytest.raises(CommandError, match=r"unknown topics in collection .*: 7"):
+        build_pool(
+            "--collection", collection.name, "--all-runs", "--depth", "10",
+            "--name", "u", "--topics", "2", "7",
+        )  # fmt: skip
+    assert not Pool.objects.filter(name="u").exists()
