@@ -34,6 +34,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from lab.studies.simulated_bias import draws_infer, simulated_bias
 from nuggets_app.ir import model_assisted as ma
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
@@ -80,8 +81,6 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         ma.power_tuning = tuning
     if pboot:
         from dataclasses import replace
-
-        from lab.studies.simulated_bias import simulated_bias
 
         bias = simulated_bias(
             prels, {} if zero else probs, inputs["design"], inputs["runs"],
@@ -201,20 +200,6 @@ def visibility_print(path: str, rows: list[dict[str, float]]) -> None:
         print(f"| [{r['low']:.2f}, {r['high']:.2f}) | {r['docs']} | {r['relevant']} | "
               f"{r['expected']:.1f} | {r['drawn']} | {r['sum_p']:.1f} | "
               f"{r['var']:.2f} |")  # fmt: skip
-
-
-def draws_infer(design: Mapping[str, float]) -> tuple[int, dict[str, float]]:
-    """K and q of the with-replacement design from π (Σ q = 1)."""
-    pis = np.array([min(p, 1 - 1e-12) for p in design.values()])
-    best = (math.inf, 1)
-    for k in range(1, 5000):
-        total = float(np.sum(1 - (1 - pis) ** (1.0 / k)))
-        best = min(best, (abs(total - 1), k))
-        if total < 1:
-            break
-    k = best[1]
-    q = {d: 1 - (1 - min(p, 1 - 1e-12)) ** (1.0 / k) for d, p in design.items()}
-    return k, q
 
 
 def redraw(inputs, rng) -> dict[str, TopicPrels]:

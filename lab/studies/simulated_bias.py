@@ -15,10 +15,10 @@ well as p' places relevance among them, which the sample itself cannot check.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
-from lab.studies.estimator_bias import draws_infer
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 
@@ -26,6 +26,20 @@ from nuggets_app.ir.prels import TopicPrels, ranking_order
 def _logit(x):
     x = np.clip(x, 1e-4, 1 - 1e-4)
     return np.log(x / (1 - x))
+
+
+def draws_infer(design: Mapping[str, float]) -> tuple[int, dict[str, float]]:
+    """K and q of the with-replacement design from π (Σ q = 1)."""
+    pis = np.array([min(p, 1 - 1e-12) for p in design.values()])
+    best = (math.inf, 1)
+    for k in range(1, 5000):
+        total = float(np.sum(1 - (1 - pis) ** (1.0 / k)))
+        best = min(best, (abs(total - 1), k))
+        if total < 1:
+            break
+    k = best[1]
+    q = {d: 1 - (1 - min(p, 1 - 1e-12)) ** (1.0 / k) for d, p in design.items()}
+    return k, q
 
 
 def calibration_fit(prels, probs, design, level) -> np.ndarray:
