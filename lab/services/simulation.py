@@ -136,9 +136,9 @@ class SimulationData:
 D = TypeVar("D", bound=SimulationData)
 
 
-def _names_digest(runs: Iterable[Run]) -> str:
-    names = "\n".join(sorted(run.name for run in runs))
-    return hashlib.sha1(names.encode()).hexdigest()[:8]
+def _names_digest(names: Iterable[str]) -> str:
+    """A short digest of a set of names (run names, qids) for a pool's name."""
+    return hashlib.sha1("\n".join(sorted(names)).encode()).hexdigest()[:8]
 
 
 def simulation_pool(
@@ -150,14 +150,13 @@ def simulation_pool(
     without judgments): its truth is unknown, not "no relevant document", so it is
     neither judged by the simulated assessor, fitted on, nor evaluated (trec_eval and
     ir_measures leave such topics out too)."""
-    judged = sorted(truth)
-    digest = hashlib.sha1("\n".join(judged).encode()).hexdigest()[:8]
+    runs_digest = _names_digest(run.name for run in runs)
     return pool_build(
         collection=collection,
         runs=runs,
         depth=config.depth,
-        name=f"sim-depth{config.depth}-{_names_digest(runs)}-q{digest}",
-        topics=judged,
+        name=f"sim-depth{config.depth}-{runs_digest}-q{_names_digest(truth)}",
+        topics=sorted(truth),
     )
 
 
