@@ -76,6 +76,14 @@ def qid_sort_key(qid: str) -> tuple[int, int, str]:
     return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
+def _entries(runs: Sequence[Run], depth: int, topics: Collection_[str] | None):
+    """The run entries a pool of ``runs`` at ``depth`` takes (of ``topics``, if given)."""
+    entries = RunEntry.objects.filter(run__in=runs, rank__lte=depth)
+    if topics is not None:
+        entries = entries.filter(topic__qid__in=list(topics))
+    return entries
+
+
 def pool_rankings(
     *, runs: Iterable[Run], depth: int, topics: Collection_[str] | None = None
 ) -> dict[int, TopicRankings]:
@@ -88,9 +96,7 @@ def pool_rankings(
     """
     runs = list(runs)
     names = {run.pk: run.name for run in runs}
-    entries = RunEntry.objects.filter(run__in=runs, rank__lte=depth)
-    if topics is not None:
-        entries = entries.filter(topic__qid__in=list(topics))
+    entries = _entries(runs, depth, topics)
     docnos = dict(
         Document.objects.filter(pk__in=entries.values("document_id")).values_list(
             "pk", "docno"
@@ -178,8 +184,10 @@ def pool_build(
     """
     runs = list(runs)
     _check_request(collection, runs, depth)
-    rankings = pool_rankings(runs=runs, depth=depth, topics=topics)
-    if not rankings:
+    topic_ids = set(
+        _entries(runs, depth, topics).values_list("topic_id", flat=True).distinct()
+    )
+    if not topic_ids:
         raise PoolError(
             f"the runs have no entries in collection {collection.name}"
             + (" for the topics asked" if topics is not None else "; import them first")
@@ -191,7 +199,7 @@ def pool_build(
             .first()
         )
         if existing is not None:
-            if _same_definition(existing, runs, depth, rankings):
+            if _same_definition(existing, runs, depth, topic_ids):
                 return existing
             if existing.samples.exists():
                 raise PoolError(
@@ -205,6 +213,7 @@ def pool_build(
             collection=collection, name=name, depth=depth
         )
         pool.runs.set(runs)
+        rankings = pool_rankings(runs=runs, depth=depth, topics=topics)
         rows: list[tuple] = []
         for done, (topic_id, topic) in enumerate(sorted(rankings.items()), start=1):
             rows.extend(_pool_rows(pool, topic_id, topic))
