@@ -5,8 +5,8 @@ Each replicate keeps the labels of the judged documents, draws the label of ever
 other pooled document from p' (``world="cal"``: the model recalibrated on the sampled
 documents of every topic, weighted 1/π, by a logistic regression on logit p and log π;
 ``"topic"``: that, plus a per-topic offset fitted on the topic's own sample against a
-normal prior; ``"raw"``: p itself; ``"truth"``: the real labels, which makes it ``redraw``), draws a
-fresh sample of the same design, and compares the estimate with the world's pooled AP.
+normal prior; ``"raw"``: p itself; ``"truth"``: the real labels, which makes it
+``redraw``), draws a fresh sample of the same design, and compares the estimate with the world's pooled AP.
 The mean error per (run, topic) is the bias the caller subtracts. Unlike resampling the
 drawn documents, this sees the pooled documents a sample rarely draws, but only as
 well as p' places relevance among them, which the sample itself cannot check.
@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 
@@ -42,7 +43,7 @@ def draws_infer(design: Mapping[str, float]) -> tuple[int, dict[str, float]]:
     return k, q
 
 
-def calibration_fit(prels, probs, design, level) -> np.ndarray:
+def calibration_fit(prels, probs, level) -> np.ndarray:
     """Weighted logistic regression of y on (1, logit p, log π) over every sampled
     document of every topic, weights 1/π (IRLS, a small ridge)."""
     rows, ys, ws = [], [], []
@@ -125,7 +126,7 @@ def simulated_bias(
 ) -> dict[str, dict[str, float]]:
     """run -> qid -> mean (estimate - world truth) of AP over the replicates."""
     rng = np.random.default_rng(seed)
-    beta = calibration_fit(prels, probs, design, level)
+    beta = calibration_fit(prels, probs, level)
     offsets = topic_offsets(prels, probs, beta, level) if world == "topic" else {}
     topics = {}
     for qid, topic in prels.items():
@@ -147,11 +148,7 @@ def simulated_bias(
                 known[index[d]] = float(rel >= level)
         k, q = draws_infer(design[qid])
         qv = np.array([q[d] for d in docs])
-        lists = {
-            r: np.array([index.get(d, -1) for d in ranking_order(run[qid])], dtype=int)
-            for r, run in runs.items()
-            if qid in run
-        }
+        lists = {r: ranking_order(run[qid]) for r, run in runs.items() if qid in run}
         topics[qid] = (docs, pi, pw, known, k, qv / qv.sum(), lists)
     acc: dict[str, dict[str, list[float]]] = {}
     for _ in range(replicates):
@@ -166,14 +163,9 @@ def simulated_bias(
                 sample.inclusion_prob[docs[i]] = float(pi[i])
             sample.neu = sample.n_sampled = len(picked)
             world_prels[qid] = sample
-            r = y.sum()
-            for run, idx in lists.items():
-                if r == 0 or len(idx) == 0:
-                    truth.setdefault(run, {})[qid] = 0.0
-                    continue
-                yy = np.where(idx >= 0, y[idx], 0.0)
-                prec = np.cumsum(yy) / np.arange(1, len(yy) + 1)
-                truth.setdefault(run, {})[qid] = float((prec * yy).sum() / r)
+            relevant = {docs[i] for i in np.flatnonzero(y)}
+            for run, ranking in lists.items():
+                truth.setdefault(run, {})[qid] = average_precision(ranking, relevant)
         found = model_assisted_evaluate(
             world_prels, probs, runs, level=level, design=design, **opts
         )
