@@ -16,6 +16,7 @@ from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
 from nuggets_app.models import Collection, Run, Sample
 from nuggets_app.pooling.assessors import assessor_choices
+from nuggets_app.pooling.services.pools import unknown_topics
 from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
 
 
@@ -173,12 +174,27 @@ class PoolForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="untick 'All runs of the collection' to pool a subset",
     )
+    topics = forms.CharField(
+        required=False,
+        help_text="qids separated by spaces; empty: every topic the runs answer",
+    )
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
+        self.collection = collection
         cast(forms.ModelChoiceField, self.fields["runs"]).queryset = Run.objects.filter(
             collection=collection
         )
+
+    def clean_topics(self) -> list[str] | None:
+        """The qids asked, in order (None: every topic); unknown ones are an error."""
+        qids = list(dict.fromkeys(self.cleaned_data["topics"].split()))
+        unknown = unknown_topics(self.collection, qids)
+        if unknown:
+            raise forms.ValidationError(
+                f"unknown topics in {self.collection.name}: {', '.join(unknown)}"
+            )
+        return qids or None
 
     def clean(self):
         super().clean()

@@ -108,6 +108,7 @@ def pool_new(request: HttpRequest, name: str) -> HttpResponse:
             depth=data["depth"],
             name=data["name"],
             user=request.user,
+            topics=data["topics"],
         )
         return redirect("staff-task", pk=task.pk)
     return render(

@@ -119,18 +119,22 @@ def pool_task_start(
     depth: int,
     name: str,
     user: Any,
+    topics: Sequence[str] | None = None,
 ) -> TaskRecord:
-    """Queue ``pool_build`` of ``runs`` (None: every run of the collection)."""
+    """Queue ``pool_build`` of ``runs`` (None: every run of the collection) over
+    ``topics`` (qids; None: every topic the runs answer)."""
     params = {
         "runs": "all" if runs is None else [run.pk for run in runs],
         "depth": depth,
         "name": name,
+        "topics": None if topics is None else list(topics),
     }
     which = "all runs" if runs is None else f"{len(runs)} runs"
+    over = "" if topics is None else f", {len(topics)} topics"
     task = task_record_create(
         kind=Kind.POOL,
         user=user,
-        label=f"Pool {name} of {collection.name}: {which}, depth {depth}",
+        label=f"Pool {name} of {collection.name}: {which}, depth {depth}{over}",
         collection=collection,
         params=params,
     )
@@ -240,6 +244,7 @@ def _pool(task: TaskRecord) -> dict:
         depth=params["depth"],
         name=params["name"],
         progress=reporter.set,
+        topics=params.get("topics"),
     )
     summary = pool_summary(pool)
     return {

@@ -66,16 +66,6 @@ class Command(BaseCommand):
                     f"unknown runs in collection {collection.name}: {', '.join(unknown)}"
                 )
             runs = [by_name[name] for name in dict.fromkeys(options["runs"])]
-        topics = options["topics"]
-        if topics:
-            known = set(
-                collection.topics.filter(qid__in=topics).values_list("qid", flat=True)
-            )
-            unknown = [qid for qid in topics if qid not in known]
-            if unknown:
-                raise CommandError(
-                    f"unknown topics in collection {collection.name}: {', '.join(unknown)}"
-                )
         with topic_progress(
             "pooling", verbosity=options["verbosity"], errors=PoolError
         ) as progress:
@@ -85,7 +75,7 @@ class Command(BaseCommand):
                 depth=options["depth"],
                 name=options["name"],
                 progress=progress,
-                topics=topics,
+                topics=options["topics"] or None,
             )
         for line in summary_lines(pool_summary(pool), options["per_topic"]):
             self.stdout.write(line)

@@ -142,7 +142,19 @@ def _pool_rows(pool: Pool, topic_id: int, topic: TopicRankings) -> list[tuple]:
     ]
 
 
-def _check_request(collection: Collection, runs: Sequence[Run], depth: int) -> None:
+def unknown_topics(collection: Collection, qids: Iterable[str]) -> list[str]:
+    """The qids of ``qids`` that are not topics of ``collection``, in the order given."""
+    qids = list(dict.fromkeys(qids))
+    known = set(collection.topics.filter(qid__in=qids).values_list("qid", flat=True))
+    return [qid for qid in qids if qid not in known]
+
+
+def _check_request(
+    collection: Collection,
+    runs: Sequence[Run],
+    depth: int,
+    topics: Collection_[str] | None,
+) -> None:
     if depth < 1:
         raise PoolError(f"depth must be at least 1, got {depth}")
     if not runs:
@@ -151,6 +163,11 @@ def _check_request(collection: Collection, runs: Sequence[Run], depth: int) -> N
     if foreign:
         raise PoolError(
             f"runs not in collection {collection.name}: {', '.join(foreign)}"
+        )
+    unknown = unknown_topics(collection, topics or ())
+    if unknown:
+        raise PoolError(
+            f"unknown topics in collection {collection.name}: {', '.join(unknown)}"
         )
 
 
@@ -183,7 +200,7 @@ def pool_build(
     transaction.
     """
     runs = list(runs)
-    _check_request(collection, runs, depth)
+    _check_request(collection, runs, depth, topics)
     topic_ids = set(
         _entries(runs, depth, topics).values_list("topic_id", flat=True).distinct()
     )

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from nuggets_app.models import Collection, Document, PoolDocument, Run, RunEntry, Topic
+from nuggets_app.models import (
+    Collection,
+    Document,
+    Pool,
+    PoolDocument,
+    Run,
+    RunEntry,
+    Topic,
+)
 from nuggets_app.pooling.services.pools import PoolError, pool_build, pool_summary
 from tests.factories import (
     CollectionFactory,
@@ -120,8 +128,14 @@ def test_a_pool_of_some_topics_holds_only_them_and_is_rebuilt_for_others():
     SampleFactory(pool=every)
     with pytest.raises(PoolError, match="its runs or topics"):
         pool_build(collection=collection, runs=runs, depth=5, name="t", topics=["1"])
+    Topic.objects.create(collection=collection, qid="3", title="unanswered")
     with pytest.raises(PoolError, match="for the topics asked"):
-        pool_build(collection=collection, runs=runs, depth=5, name="u", topics=["9"])
+        pool_build(collection=collection, runs=runs, depth=5, name="u", topics=["3"])
+    with pytest.raises(PoolError, match=r"unknown topics in collection .*: 9, 8$"):
+        pool_build(
+            collection=collection, runs=runs, depth=5, name="u", topics=["2", "9", "8"]
+        )
+    assert not Pool.objects.filter(name="u").exists()
 
 
 def test_a_pool_with_samples_is_not_redefined():

@@ -257,6 +257,35 @@ def test_pool_and_sample_forms_start_tasks_with_the_command_services(
     assert sample.size == size + 2
 
 
+def test_the_pool_form_pools_the_topics_asked_and_names_unknown_ones(
+    world, staff_client
+):
+    collection = world["collection"]
+    url = reverse("staff-pool-new", args=[collection.name])
+    page = staff_client.post(
+        url, {"name": "some", "depth": 5, "all_runs": "on", "topics": "2 zz 1 yy"}
+    )
+    assert page.status_code == 200
+    assert "unknown topics in cranfield: zz, yy" in page.content.decode()
+    assert not TaskRecord.objects.filter(kind="pool", params__name="some")
+
+    staff_client.post(
+        url, {"name": "some", "depth": 5, "all_runs": "on", "topics": "2 1 2"}
+    )
+    task = TaskRecord.objects.get(kind="pool", params__name="some")
+    assert task.params["topics"] == ["2", "1"]
+    assert "2 topics" in task.label
+    staff_tasks.staff_task_run(task_id=task.pk, phase="run")
+    pool = Pool.objects.get(name="some")
+    pooled = set(pool.documents.values_list("topic__qid", flat=True))
+    assert pooled == {"1", "2"}
+    # The same documents as the whole pool holds for those topics.
+    whole = world["pool"].documents.filter(topic__qid__in=["1", "2"])
+    assert sorted(pool.documents.values_list("document_id", "prior")) == sorted(
+        whole.values_list("document_id", "prior")
+    )
+
+
 def test_assign_with_overlap_then_reassign_unfinished_work(world, staff_client):
     sample = world["sample"]
     alice = f.UserFactory(username="alice")
