@@ -18,6 +18,10 @@ estimator options given as ``NAME=key:value,...``:
 
 Option ``pboot:B`` (with ``world:cal|topic|raw|truth``): the estimate minus the bias
 :mod:`lab.studies.simulated_bias` finds in B simulated worlds (measured, not adopted).
+Option ``allow:toward|both``: the interval stretched by how far Beale's correction moved
+each run's estimate, towards the uncorrected ratio or both ways (measured, not adopted).
+Option ``synthetic:T``: the documents with π < T predicted by the model calibrated on
+the other topics' samples (:mod:`lab.studies.synthetic_band`; measured, not adopted).
 
 Usage: python -m lab.studies.estimator_bias observed|table|redraw[:N]|visible INPUTS...
        -- OPTIONS...
@@ -30,11 +34,13 @@ import pickle
 import sys
 from bisect import bisect_right
 from collections.abc import Mapping
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
 
 from lab.studies.simulated_bias import draws_infer, simulated_bias
+from lab.studies.synthetic_band import common_variance, synthetic_band
 from nuggets_app.ir import model_assisted as ma
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
@@ -69,19 +75,47 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
     lam = opts.pop("lam", "half")
     pboot = int(opts.pop("pboot", 0))
     world = opts.pop("world", "cal")
+    synthetic = float(opts.pop("synthetic", 0))
+    allow = opts.pop("allow", None)
+    design, unsampled = inputs["design"], None
+    if synthetic:
+        band = synthetic_band(
+            prels, {} if zero else probs, design, level=inputs["level"],
+            threshold=synthetic,
+        )  # fmt: skip
+        prels, probs, design = band.prels, band.probs, band.design
+        unsampled = band.unsampled
     tuning = ma.power_tuning
     if lam == "full":  # λ̂ itself instead of (1 + λ̂)/2
         ma.power_tuning = lambda *a, **k: 2 * tuning(*a, **k) - 1
     try:
         found = model_assisted_evaluate(
             prels, {} if zero else probs, inputs["runs"], level=inputs["level"],
-            design=inputs["design"], **opts,
+            design=design, unsampled=unsampled, **opts,
+        )  # fmt: skip
+        uncorrected = allow and model_assisted_evaluate(
+            prels, {} if zero else probs, inputs["runs"], level=inputs["level"],
+            design=design, unsampled=unsampled, **dict(opts, beale=False),
         )  # fmt: skip
     finally:
         ma.power_tuning = tuning
+    if allow:  # the interval reaches as far as Beale's correction moved the estimate
+        for run, measures in found.items():
+            ap = measures["AP"]
+            moved = uncorrected[run]["AP"].estimate - ap.estimate
+            lo, hi = ap.ci95
+            below, above = (abs(moved), abs(moved)) if allow == "both" else (
+                max(-moved, 0.0), max(moved, 0.0))  # fmt: skip
+            measures["AP"] = replace(
+                ap, ci95=(max(lo - below, 0.0), min(hi + above, 1.0))
+            )
+    if synthetic:  # the band's common calibration error joins every run's variance
+        for measures in found.values():
+            ap = measures["AP"]
+            var = ap.var + common_variance(band, ap.topics)
+            low, high = ma.interval95(ap.estimate, var)
+            measures["AP"] = replace(ap, var=var, ci95=(max(low, 0.0), min(high, 1.0)))
     if pboot:
-        from dataclasses import replace
-
         bias = simulated_bias(
             prels, {} if zero else probs, inputs["design"], inputs["runs"],
             level=inputs["level"], opts=opts, replicates=pboot, world=world,
@@ -262,6 +296,7 @@ def main(argv: list[str]) -> None:
             se = shifts.std() / math.sqrt(len(draws))
             inside = np.mean(np.abs(shifts) <= 0.02)
             print(path, name, f"draws {n} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
+                  f"shift-median {np.median(shifts):+.4f} "
                   f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f}",
                   " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
 

@@ -10,8 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.studies.estimator_bias import PI_BANDS, sd_ratio, visibility
+from lab.studies.estimator_bias import (
+    PI_BANDS,
+    figures,
+    pooled_truth,
+    sd_ratio,
+    visibility,
+)
 from lab.studies.simulated_bias import simulated_bias
+from lab.studies.synthetic_band import synthetic_band
+from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels
 
 DOCS = [f"d{i}" for i in range(10)]
@@ -89,3 +97,89 @@ def test_sd_ratio_is_one_when_the_variance_is_the_spread_over_the_draws():
     assert sd_ratio(draws) == pytest.approx(1.0)
     doubled = [{**d, "_variances": {"r": 4 * spread}} for d in draws]
     assert sd_ratio(doubled) == pytest.approx(2.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(), st.floats(0.01, 1.0))
+def test_the_synthetic_band_predicts_its_undrawn_documents_from_the_other_topic(
+    inputs, threshold
+):
+    prels, probs, design = inputs["prels"], inputs["crossfit"], inputs["design"]
+    for topic in prels.values():  # the drawn documents' labels, as prels hold them
+        for d in topic.rel:
+            topic.rel[d] = inputs["truth"][topic.qid][d]
+    band = synthetic_band(prels, probs, design, level=1, threshold=threshold)
+    for qid, other in (("1", "2"), ("2", "1")):
+        low = {d for d, pi in design[other].items() if pi < threshold}
+        count = sum(
+            float(prels[other].rel[d] >= 1) / design[other][d]
+            for d in low & set(prels[other].rel)
+        )
+        mass = sum(probs[other][d] for d in low)
+        c = count / mass if mass > 0 else 1.0
+        for d, pi in design[qid].items():
+            drawn = d in prels[qid].rel
+            if pi >= threshold:
+                assert band.design[qid][d] == pi
+                assert band.probs[qid][d] == probs[qid][d]
+                if drawn:
+                    assert band.prels[qid].inclusion_prob[d] == pi
+            elif drawn:  # known: its label, with no weight
+                assert band.prels[qid].inclusion_prob[d] == 1.0
+                assert band.design[qid][d] == 1.0
+                assert band.probs[qid][d] == probs[qid][d]
+            else:  # predicted: off the design, with the other topic's calibration
+                assert d not in band.design[qid]
+                assert d not in band.probs[qid]
+                assert band.unsampled[qid][d] == pytest.approx(
+                    min(1.0, c * probs[qid][d])
+                )
+        assert prels[qid].inclusion_prob == {
+            d: design[qid][d] for d in prels[qid].rel
+        }  # the caller's prels are left as they were
+
+
+def test_the_allowance_stretches_the_interval_by_what_beale_moved():
+    """``allow``: ``both`` widens each side by |uncorrected - corrected|, ``toward``
+    only the side of the uncorrected ratio; within [0, 1]."""
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in range(12)]
+    inputs = {"level": 1, "prels": {}, "crossfit": {}, "design": {}, "truth": {},
+              "pool": {}, "runs": {"a": {}, "b": {}}}  # fmt: skip
+    for qid in ("1", "2", "3"):
+        pis = {d: float(rng.uniform(0.05, 0.9)) for d in docs}
+        truth = {d: int(rng.random() < 0.4) for d in docs}
+        topic = TopicPrels(qid)
+        for d in docs[::3]:
+            topic.rel[d], topic.inclusion_prob[d] = truth[d], pis[d]
+            topic.neu += 1
+            topic.n_sampled += 1
+        inputs["prels"][qid], inputs["design"][qid] = topic, pis
+        inputs["truth"][qid], inputs["pool"][qid] = truth, set(docs)
+        inputs["crossfit"][qid] = {d: float(rng.uniform(0.1, 0.7)) for d in docs}
+        for run in ("a", "b"):
+            inputs["runs"][run][qid] = {d: float(rng.random()) for d in docs}
+    found = {
+        beale: model_assisted_evaluate(
+            inputs["prels"], inputs["crossfit"], inputs["runs"], level=1,
+            design=inputs["design"], **dict(REPORTED, beale=beale),
+        )
+        for beale in (True, False)
+    }  # fmt: skip
+    per_topic = pooled_truth(inputs)
+    args = (inputs, inputs["prels"], inputs["crossfit"])
+    moved_any = False
+    for allow in ("both", "toward"):
+        halves = []
+        for run in ("a", "b"):
+            ap = found[True][run]["AP"]
+            moved = found[False][run]["AP"].estimate - ap.estimate
+            moved_any |= moved != 0
+            below, above = (abs(moved),) * 2 if allow == "both" else (
+                max(-moved, 0.0), max(moved, 0.0))  # fmt: skip
+            lo, hi = ap.ci95
+            halves.append((min(hi + above, 1.0) - max(lo - below, 0.0)) / 2)
+        stretched = figures(*args, dict(REPORTED, allow=allow), per_topic)
+        assert stretched["half"] == pytest.approx(np.mean(halves))
+        assert stretched["half"] > figures(*args, REPORTED, per_topic)["half"]
+    assert moved_any
