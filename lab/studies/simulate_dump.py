@@ -9,6 +9,10 @@ so that estimator variants can be compared on the very samples of the product's 
 
 Usage (DATA_DIR the collection's database, LAB=1):
   python -m lab.studies.simulate_dump COLLECTION QRELS OUT SIZE% SEED LEVEL [RUNS_DIR]
+    [--semantic]
+
+``--semantic``: the job's fit with the semantic features (``simulate --semantic``; the
+semantic extra installed).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ def main(argv: list[str]) -> None:
     from lab.services.simulation_config import SimulationConfig
     from nuggets_app.models import Collection
 
+    semantic = "--semantic" in argv
+    argv = [a for a in argv if a != "--semantic"]
     name, qrels, out, size, seed, level = argv[:6]
     from lab.services import simulation_job
 
@@ -39,7 +45,7 @@ def main(argv: list[str]) -> None:
     count, fraction = sample_size(size)
     config = SimulationConfig(
         depth=100, sample_size=count, sample_fraction=fraction, seed=int(seed),
-        relevance_level=int(level), replace=True,
+        relevance_level=int(level), replace=True, semantic=semantic,
     )  # fmt: skip
     runs = Command()._runs(collection, argv[6] if len(argv) > 6 else None)
     data = simulation.simulation_run(
