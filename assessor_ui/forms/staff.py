@@ -192,7 +192,8 @@ class PoolForm(forms.Form):
         unknown = unknown_topics(self.collection, qids)
         if unknown:
             raise forms.ValidationError(
-                f"unknown topics in {self.collection.name}: {', '.join(unknown)}"
+                f"unknown topics in collection {self.collection.name}: "
+                + ", ".join(unknown)
             )
         return qids or None
 

@@ -266,7 +266,7 @@ def test_the_pool_form_pools_the_topics_asked_and_names_unknown_ones(
         url, {"name": "some", "depth": 5, "all_runs": "on", "topics": "2 zz 1 yy"}
     )
     assert page.status_code == 200
-    assert "unknown topics in cranfield: zz, yy" in page.content.decode()
+    assert "unknown topics in collection cranfield: zz, yy" in page.content.decode()
     assert not TaskRecord.objects.filter(kind="pool", params__name="some")
 
     staff_client.post(
