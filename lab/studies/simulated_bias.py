@@ -6,10 +6,11 @@ other pooled document from p' (``world="cal"``: the model recalibrated on the sa
 documents of every topic, weighted 1/π, by a logistic regression on logit p and log π;
 ``"topic"``: that, plus a per-topic offset fitted on the topic's own sample against a
 normal prior; ``"raw"``: p itself; ``"truth"``: the real labels, which makes it
-``redraw``), draws a fresh sample of the same design, and compares the estimate with the world's pooled AP.
-The mean error per (run, topic) is the bias the caller subtracts. Unlike resampling the
-drawn documents, this sees the pooled documents a sample rarely draws, but only as
-well as p' places relevance among them, which the sample itself cannot check.
+``redraw``), draws a fresh sample of the same design, and compares the estimate with
+the world's pooled AP. The mean error per (run, topic) is the bias the caller
+subtracts. Unlike resampling the drawn documents, this sees the pooled documents a
+sample rarely draws, but only as well as p' places relevance among them, which the
+sample itself cannot check.
 """
 
 from __future__ import annotations
