@@ -7,8 +7,8 @@ estimator options given as ``NAME=key:value,...``:
 * ``observed``: per option set, on the simulation's own sample, the mean over runs of
   (MAP estimate - pooled truth), its sd, the RMSE, coverage, mean half-width, tau and
   the part of the shift that comes from topics whose R̂ was floored;
-* ``redraw N``: the same options on N fresh samples of the same design with the same
-  (fixed) p, i.e. the estimator's own bias given the model, without the dependence of
+* ``redraw:N[:F]``: the same options on N fresh samples of the same design with the
+  same (fixed) p (with F: F times as many draws per topic, π recomputed), i.e. the estimator's own bias given the model, without the dependence of
   p on the sample (the mean over draws of the per-draw mean error over runs), with the
   spread of the per-draw shift, the share of draws whose shift is within ±0.02 and
   ``sd-ratio`` (the estimated sd over the sd the estimates have over the draws);
@@ -20,10 +20,12 @@ Option ``pboot:B`` (with ``world:cal|topic|raw|truth``): the estimate minus the 
 :mod:`lab.studies.simulated_bias` finds in B simulated worlds (measured, not adopted).
 Option ``allow:toward|both``: the interval stretched by how far Beale's correction moved
 each run's estimate, towards the uncorrected ratio or both ways (measured, not adopted).
+Option ``thin:F`` (with ``thins:M``): each topic's AP extrapolated from M thinnings
+of the sample (:mod:`lab.studies.thinned_jackknife`; measured, not adopted).
 Option ``synthetic:T``: the documents with π < T predicted by the model calibrated on
 the other topics' samples (:mod:`lab.studies.synthetic_band`; measured, not adopted).
 
-Usage: python -m lab.studies.estimator_bias observed|table|redraw[:N]|visible INPUTS...
+Usage: python -m lab.studies.estimator_bias observed|table|redraw[:N[:F]]|visible INPUTS...
        -- OPTIONS...
 """
 
@@ -41,6 +43,7 @@ import numpy as np
 
 from lab.studies.simulated_bias import draws_infer, simulated_bias
 from lab.studies.synthetic_band import common_variance, synthetic_band
+from lab.studies.thinned_jackknife import extrapolated, thinned
 from nuggets_app.ir import model_assisted as ma
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
@@ -77,6 +80,8 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
     world = opts.pop("world", "cal")
     synthetic = float(opts.pop("synthetic", 0))
     allow = opts.pop("allow", None)
+    rho = float(opts.pop("thin", 0))
+    thins = int(opts.pop("thins", 20))
     design, unsampled = inputs["design"], None
     if synthetic:
         band = synthetic_band(
@@ -115,6 +120,17 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             var = ap.var + common_variance(band, ap.topics)
             low, high = ma.interval95(ap.estimate, var)
             measures["AP"] = replace(ap, var=var, ci95=(max(low, 0.0), min(high, 1.0)))
+    if rho:
+        found = jackknifed(
+            inputs,
+            prels,
+            {} if zero else probs,
+            design,
+            opts,
+            found,
+            rho=rho,
+            thins=thins,
+        )
     if pboot:
         bias = simulated_bias(
             prels, {} if zero else probs, inputs["design"], inputs["runs"],
@@ -181,6 +197,44 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
     }
 
 
+def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict:
+    """Each run's per-topic AP extrapolated from ``thins`` thinnings of the sample at
+    ``rho`` (:mod:`lab.studies.thinned_jackknife`); the interval moves with the mean."""
+    rng = np.random.default_rng(11)
+    sums: dict = {}
+    for _ in range(thins):
+        part = model_assisted_evaluate(
+            thinned(prels, rho, rng), probs, inputs["runs"], level=inputs["level"],
+            design={q: {d: rho * pi for d, pi in ds.items()} for q, ds in design.items()},
+            **opts,
+        )  # fmt: skip
+        for run, measures in part.items():
+            for t in measures["AP"].topics:
+                acc = sums.setdefault((run, t.qid), [0.0, 0])
+                acc[0] += t.estimate
+                acc[1] += 1
+    out = {}
+    for run, measures in found.items():
+        ap = measures["AP"]
+        topics = []
+        for t in ap.topics:
+            total, n = sums.get((run, t.qid), (0.0, 0))
+            value = extrapolated(t.estimate, total / n, rho) if n else t.estimate
+            topics.append(replace(t, estimate=min(max(value, 0.0), 1.0)))
+        if topics:
+            mean = sum(t.estimate for t in topics) / len(topics)
+            lo, hi = ap.ci95
+            shift = mean - ap.estimate
+            ap = replace(
+                ap,
+                estimate=mean,
+                topics=tuple(topics),
+                ci95=(max(lo + shift, 0.0), min(hi + shift, 1.0)),
+            )
+        out[run] = dict(measures, AP=ap)
+    return out
+
+
 def sd_ratio(draws: list[dict]) -> float:
     """Mean over runs of the estimated sd (root of the mean variance over draws) over
     the sd the estimates actually have over the draws: 1 for a calibrated variance."""
@@ -236,28 +290,37 @@ def visibility_print(path: str, rows: list[dict[str, float]]) -> None:
               f"{r['var']:.2f} |")  # fmt: skip
 
 
-def redraw(inputs, rng) -> dict[str, TopicPrels]:
-    out = {}
+def redraw(inputs, rng, factor: float = 1.0) -> tuple[dict[str, TopicPrels], dict]:
+    """A fresh sample of the design, and that design: with ``factor`` ≠ 1, of the
+    same per-draw probabilities q but ``round(factor K)`` draws per topic, every π
+    recomputed as ``1 - (1 - q)^K'`` (how the bias moves with the sample's size)."""
+    out, design = {}, {}
     level = inputs["level"]
-    for qid, design in inputs["design"].items():
+    for qid in inputs["design"]:
         if qid not in inputs["prels"]:
             continue
         k, q = inputs.setdefault("_kq", {}).get(qid) or inputs["_kq"].setdefault(
-            qid, draws_infer(design)
+            qid, draws_infer(inputs["design"][qid])
         )
         docs = list(q)
         probs = np.array([q[d] for d in docs])
-        picked = set(rng.choice(len(docs), size=k, replace=True, p=probs / probs.sum()))
+        probs = probs / probs.sum()
+        draws = max(1, round(factor * k))
+        design[qid] = (
+            inputs["design"][qid] if factor == 1 else
+            {d: 1.0 - (1.0 - probs[i]) ** draws for i, d in enumerate(docs)}
+        )  # fmt: skip
+        picked = set(rng.choice(len(docs), size=draws, replace=True, p=probs))
         topic = TopicPrels(qid)
         truth = inputs["truth"].get(qid, {})
         for i in picked:
             d = docs[i]
             topic.rel[d] = int(truth.get(d, 0) >= level) * level
-            topic.inclusion_prob[d] = design[d]
+            topic.inclusion_prob[d] = design[qid][d]
             topic.neu += 1
             topic.n_sampled += 1
         out[qid] = topic
-    return out
+    return out, design
 
 
 def main(argv: list[str]) -> None:
@@ -283,19 +346,21 @@ def main(argv: list[str]) -> None:
                         path, name, " ".join(f"{k} {v:+.4f}" for k, v in shown.items())
                     )
             continue
-        n = int(mode.partition(":")[2] or 50)
+        _, count, times = mode.split(":") + [""] * (2 - mode.count(":"))
+        n, factor = int(count or 50), float(times or 1)
         rng = np.random.default_rng(7)
         acc: dict[str, list[dict]] = {name: [] for name, _ in specs}
         for _ in range(n):
-            prels = redraw(inputs, rng)
+            prels, design = redraw(inputs, rng, factor)
+            drawn = dict(inputs, design=design)
             for name, opts in specs:
-                acc[name].append(figures(inputs, prels, probs, opts, per_topic))
+                acc[name].append(figures(drawn, prels, probs, opts, per_topic))
         for name, draws in acc.items():
             mean = {k: np.mean([r[k] for r in draws]) for k in draws[0] if k[0] != "_"}
             shifts = np.array([r["shift"] for r in draws])
             se = shifts.std() / math.sqrt(len(draws))
             inside = np.mean(np.abs(shifts) <= 0.02)
-            print(path, name, f"draws {n} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
+            print(path, name, f"draws {n} x{factor:g} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
                   f"shift-median {np.median(shifts):+.4f} "
                   f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f}",
                   " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip

@@ -14,11 +14,13 @@ from lab.studies.estimator_bias import (
     PI_BANDS,
     figures,
     pooled_truth,
+    redraw,
     sd_ratio,
     visibility,
 )
 from lab.studies.simulated_bias import simulated_bias
 from lab.studies.synthetic_band import synthetic_band
+from lab.studies.thinned_jackknife import extrapolated, thinned
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels
 
@@ -183,3 +185,55 @@ def test_the_allowance_stretches_the_interval_by_what_beale_moved():
         assert stretched["half"] == pytest.approx(np.mean(halves))
         assert stretched["half"] > figures(*args, REPORTED, per_topic)["half"]
     assert moved_any
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(), st.floats(0.05, 0.95), st.integers(0, 2**32 - 1))
+def test_a_thinned_sample_is_a_sample_of_the_design_rho_pi(inputs, rho, seed):
+    kept = thinned(inputs["prels"], rho, np.random.default_rng(seed))
+    for qid, topic in inputs["prels"].items():
+        part = kept[qid]
+        assert set(part.rel) <= set(topic.rel)
+        for d in part.rel:
+            assert part.rel[d] == topic.rel[d]
+            assert part.inclusion_prob[d] == pytest.approx(
+                rho * topic.inclusion_prob[d]
+            )
+        assert part.n_sampled == len(part.rel)
+
+
+def test_thinning_keeps_each_drawn_document_with_probability_rho():
+    topic = TopicPrels("1")
+    for i in range(400):
+        topic.rel[f"d{i}"], topic.inclusion_prob[f"d{i}"] = i % 2, 0.5
+    topic.neu = topic.n_sampled = 400
+    rng = np.random.default_rng(3)
+    sizes = [len(thinned({"1": topic}, 0.3, rng)["1"].rel) for _ in range(200)]
+    # 200 x 400 Bernoulli(0.3) draws: the mean is within 4 standard errors of 120.
+    assert abs(np.mean(sizes) - 120) < 4 * math.sqrt(400 * 0.3 * 0.7 / 200)
+
+
+@given(st.floats(0, 1), st.floats(-1, 1), st.floats(0.05, 0.95))
+def test_the_extrapolation_removes_a_bias_proportional_to_one_over_n(theta, b, rho):
+    # An estimate at n has expectation θ + b/n; thinned to rho n, θ + b/(rho n) (n = 1 here).
+    assert extrapolated(theta + b, theta + b / rho, rho) == pytest.approx(
+        theta, abs=1e-9
+    )
+
+
+def test_a_redraw_with_twice_the_draws_recomputes_every_pi():
+    q = {f"d{i}": w for i, w in enumerate((0.5, 0.3, 0.15, 0.05))}
+    k = 3
+    design = {d: 1 - (1 - w) ** k for d, w in q.items()}
+    topic = TopicPrels("1")
+    topic.rel["d0"], topic.inclusion_prob["d0"] = 1, design["d0"]
+    inputs = {"level": 1, "prels": {"1": topic}, "design": {"1": design},
+              "truth": {"1": {"d0": 1, "d3": 1}}}  # fmt: skip
+    prels, drawn = redraw(inputs, np.random.default_rng(1), 2.0)
+    assert drawn["1"] == pytest.approx(
+        {d: 1 - (1 - w) ** (2 * k) for d, w in q.items()}
+    )
+    assert 1 <= len(prels["1"].rel) <= 2 * k
+    for d, grade in prels["1"].rel.items():
+        assert grade == inputs["truth"]["1"].get(d, 0)
+        assert prels["1"].inclusion_prob[d] == drawn["1"][d]
