@@ -38,6 +38,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import replace
 from itertools import pairwise
+from statistics import NormalDist
 
 import numpy as np
 
@@ -46,7 +47,7 @@ from lab.studies.synthetic_band import common_variance, synthetic_band
 from lab.studies.thinned_jackknife import extrapolated, thinned
 from nuggets_app.ir import model_assisted as ma
 from nuggets_app.ir.measures import average_precision
-from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
+from nuggets_app.ir.model_assisted import REPORTED, Z_95, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau
 
@@ -369,6 +370,26 @@ def main(argv: list[str]) -> None:
         table_print(rows)
 
 
+def shared_error(shifts: list[float], sds: list[float], seeds: int = 20) -> dict:
+    """What a per-seed coverage floor of 0.75 asks, from the samples' shifts (the error
+    every run shares, its sd over samples) and their sd over runs (each run's own
+    error): for an unbiased Gaussian estimate with an exactly calibrated 95% interval,
+    the chance that a sample covers under 75% of its runs, the chance that some of
+    ``seeds`` samples does, and the width factor over the calibrated interval for none
+    of ``seeds`` to do so nine times in ten. A sample's coverage given its shared error
+    c is about Φ((1.96 s - |c|)/own), where s² = shared² + own²."""
+    normal = NormalDist()
+    shared = float(np.std(shifts, ddof=1))
+    own = math.sqrt(float(np.mean(np.square(sds))))
+    s = math.hypot(shared, own)
+    q75 = normal.inv_cdf(0.75)
+    below = 2 * (1 - normal.cdf((Z_95 * s - q75 * own) / shared))
+    wanted = 1 - 0.9 ** (1 / seeds)  # per sample, for 0.9 over ``seeds`` samples
+    factor = (normal.inv_cdf(1 - wanted / 2) * shared + q75 * own) / (Z_95 * s)
+    return {"shared": shared, "own": own, "below": below,
+            "any": 1 - (1 - below) ** seeds, "factor": factor}  # fmt: skip
+
+
 def table_print(rows: dict[str, list[tuple[str, dict[str, float]]]]) -> None:
     """Per option set: one markdown row per sample, then the summary over them: mean
     and extreme shift, the RMSE over every run of every sample, the width it calls
@@ -401,6 +422,18 @@ def table_print(rows: dict[str, list[tuple[str, dict[str, float]]]]) -> None:
               f"({min(f['coverage'] for f in fs):.3f}) | "
               f"{np.mean([f['tau'] for f in fs]):.3f} | "
               f"{np.mean([f['floored'] for f in fs]):+.4f} |")  # fmt: skip
+    print()
+    print(
+        "| options | sd of the shift over samples | sd over runs within a sample | "
+        "calibrated 95%: a sample under 0.75 | some of 20 | width for none of 20 |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")  # fmt: skip
+    for name, found in rows.items():
+        if len(found) < 2:
+            continue
+        e = shared_error([f["shift"] for _, f in found], [f["sd"] for _, f in found])
+        print(f"| {name} | {e['shared']:.4f} | {e['own']:.4f} | {e['below']:.3f} | "
+              f"{e['any']:.2f} | {e['factor']:.2f} x |")  # fmt: skip
 
 
 if __name__ == "__main__":

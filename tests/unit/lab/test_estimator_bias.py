@@ -16,6 +16,7 @@ from lab.studies.estimator_bias import (
     pooled_truth,
     redraw,
     sd_ratio,
+    shared_error,
     visibility,
 )
 from lab.studies.simulated_bias import simulated_bias
@@ -237,3 +238,25 @@ def test_a_redraw_with_twice_the_draws_recomputes_every_pi():
     for d, grade in prels["1"].rel.items():
         assert grade == inputs["truth"]["1"].get(d, 0)
         assert prels["1"].inclusion_prob[d] == drawn["1"][d]
+
+
+@pytest.mark.parametrize(("shared", "own"), [(0.017, 0.013), (0.034, 0.014)])
+def test_the_shared_error_predicts_how_often_a_sample_covers_under_three_quarters(
+    shared, own
+):
+    # Brute force: samples whose runs share an error c and add their own, each run's
+    # interval the calibrated 95% one (times the factor for the second check).
+    rng = np.random.default_rng(5)
+    c = rng.normal(0, shared, 20000)
+    e = rng.normal(0, own, (20000, 1000))
+    found = shared_error(list(c), list(e.std(axis=1)))
+    s = math.hypot(shared, own)
+    for width, expected in (
+        (1.0, found["below"]),
+        (found["factor"], 1 - 0.9 ** (1 / 20)),
+    ):
+        covered = (np.abs(c[:, None] + e) <= width * 1.96 * s).mean(axis=1)
+        observed = float(np.mean(covered < 0.75))
+        assert observed == pytest.approx(
+            expected, abs=4 * math.sqrt(expected / 20000) + 0.002
+        )
