@@ -8,9 +8,10 @@ estimator options given as ``NAME=key:value,...``:
   (MAP estimate - pooled truth), its sd, the RMSE, coverage, mean half-width, tau and
   the part of the shift that comes from topics whose R̂ was floored;
 * ``redraw:N[:F]``: the same options on N fresh samples of the same design with the
-  same (fixed) p (with F: F times as many draws per topic, π recomputed), i.e. the estimator's own bias given the model, without the dependence of
-  p on the sample (the mean over draws of the per-draw mean error over runs), with the
-  spread of the per-draw shift, the share of draws whose shift is within ±0.02 and
+  same (fixed) p (with F: F times as many draws per topic, π recomputed), i.e. the
+  estimator's own bias given the model, without the dependence of p on the sample
+  (the mean over draws of the per-draw mean error over runs), with the spread of the
+  per-draw shift, the share of draws whose shift is within ±0.02 and
   ``sd-ratio`` (the estimated sd over the sd the estimates have over the draws);
 * ``visible``: what a sample can see of R (no options): per band of π, the pooled
   documents, the relevant ones, how many of them a sample draws in expectation (Σ π)
@@ -138,21 +139,11 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             level=inputs["level"], opts=opts, replicates=pboot, world=world,
             truth_labels=inputs["truth"],
         )  # fmt: skip
-        for run, measures in found.items():
+        for measures in found.values():
             ap = measures["AP"]
-            topics = tuple(
-                replace(t, estimate=min(max(t.estimate - bias[run][t.qid], 0.0), 1.0))
-                for t in ap.topics
+            measures["AP"] = recentred(
+                ap, [t.estimate - bias[ap.name][t.qid] for t in ap.topics]
             )
-            if not topics:
-                continue
-            mean = sum(t.estimate for t in topics) / len(topics)
-            shift = mean - ap.estimate
-            lo, hi = ap.ci95
-            measures["AP"] = replace(
-                ap, estimate=mean, topics=topics,
-                ci95=(max(lo + shift, 0.0), min(hi + shift, 1.0)),
-            )  # fmt: skip
     # The topics whose R̂ was raised to the relevant documents judged: their part of
     # the shift is reported apart (docs/results/intervals.md, "Where the shift is").
     floored = {
@@ -199,8 +190,8 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
 
 
 def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict:
-    """Each run's per-topic AP extrapolated from ``thins`` thinnings of the sample at
-    ``rho`` (:mod:`lab.studies.thinned_jackknife`); the interval moves with the mean."""
+    """``found`` with each run's per-topic AP extrapolated from ``thins`` thinnings of
+    the sample at ``rho`` (:mod:`lab.studies.thinned_jackknife`)."""
     rng = np.random.default_rng(11)
     sums: dict = {}
     for _ in range(thins):
@@ -214,26 +205,32 @@ def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict
                 acc = sums.setdefault((run, t.qid), [0.0, 0])
                 acc[0] += t.estimate
                 acc[1] += 1
-    out = {}
     for run, measures in found.items():
         ap = measures["AP"]
-        topics = []
+        values = []
         for t in ap.topics:
             total, n = sums.get((run, t.qid), (0.0, 0))
-            value = extrapolated(t.estimate, total / n, rho) if n else t.estimate
-            topics.append(replace(t, estimate=min(max(value, 0.0), 1.0)))
-        if topics:
-            mean = sum(t.estimate for t in topics) / len(topics)
-            lo, hi = ap.ci95
-            shift = mean - ap.estimate
-            ap = replace(
-                ap,
-                estimate=mean,
-                topics=tuple(topics),
-                ci95=(max(lo + shift, 0.0), min(hi + shift, 1.0)),
-            )
-        out[run] = dict(measures, AP=ap)
-    return out
+            values.append(extrapolated(t.estimate, total / n, rho) if n else t.estimate)
+        measures["AP"] = recentred(ap, values)
+    return found
+
+
+def recentred(ap, values: list[float]):
+    """The run's AP with each topic's estimate replaced by ``values`` (clipped to
+    [0, 1]), its mean the new estimate and its interval moved with it."""
+    if not values:
+        return ap
+    topics = tuple(
+        replace(t, estimate=min(max(v, 0.0), 1.0))
+        for t, v in zip(ap.topics, values, strict=True)
+    )
+    mean = sum(t.estimate for t in topics) / len(topics)
+    lo, hi = ap.ci95
+    shift = mean - ap.estimate
+    return replace(
+        ap, estimate=mean, topics=topics,
+        ci95=(max(lo + shift, 0.0), min(hi + shift, 1.0)),
+    )  # fmt: skip
 
 
 def sd_ratio(draws: list[dict]) -> float:
