@@ -194,11 +194,11 @@ def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict
     the sample at ``rho`` (:mod:`lab.studies.thinned_jackknife`)."""
     rng = np.random.default_rng(11)
     sums: dict = {}
+    smaller = {q: {d: rho * pi for d, pi in ds.items()} for q, ds in design.items()}
     for _ in range(thins):
         part = model_assisted_evaluate(
             thinned(prels, rho, rng), probs, inputs["runs"], level=inputs["level"],
-            design={q: {d: rho * pi for d, pi in ds.items()} for q, ds in design.items()},
-            **opts,
+            design=smaller, **opts,
         )  # fmt: skip
         for run, measures in part.items():
             for t in measures["AP"].topics:

@@ -34,7 +34,8 @@ def thinned(
     prels: Mapping[str, TopicPrels], rho: float, rng: np.random.Generator
 ) -> dict[str, TopicPrels]:
     """Every topic's sample thinned: each drawn document (π > 0) kept with probability
-    ``rho`` and given π' = Fπ; judged documents outside the design (π = 0) stay."""
+    ``rho`` and given π' = ``rho`` π; judged documents outside the design (π = 0)
+    stay."""
     out = {}
     for qid, topic in prels.items():
         rel, pis, kept = {}, {}, 0
