@@ -28,7 +28,8 @@ Beale's ratio estimator of AP (``beale``): ``(N̂ R̂ + Ĉ)/(R̂² + V̂_R)`` re
 second-order ratio bias ``(AP V(R̂) - C(N̂, R̂))/R²`` of N̂/R̂ (Cochran 1977, §6.8),
 with the linearised ``Ĉ = Σ_S v (y - p)² ∂N/∂y_d`` and ``V̂_R``. The expansion of 1/R̂
 converges only for ``|R̂ - R| < R``; ``beale=c`` (e.g. ``BEALE_CV``) corrects a topic
-only where ``sqrt(V̂_R)/R̂ <= c``; the application corrects every topic.
+only where ``sqrt(V̂_R)/R̂ <= c``; the application (``BEALE_SPAN``) corrects every
+topic, and where R̂ was floored its interval also spans the uncorrected ratio N̂/m.
 
 ``bounded=True`` (what the application reports; :func:`topic_bounded`): a topic's
 AP, R-prec, P@k and nDCG@k are clipped to [0, 1], their variance capped at 1/4
@@ -47,7 +48,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 from nuggets_app.errors import DomainError
-from nuggets_app.ir.beale import Beale, beale_applies
+from nuggets_app.ir.beale import BEALE_SPAN, Beale, beale_applies, spans_uncorrected
 from nuggets_app.ir.intervals import (
     MODEL_ONLY_VAR,
     anticipated_vars,
@@ -65,7 +66,7 @@ NAN = float("nan")
 # The largest variance of a [0, 1]-valued estimate (bounded=True).
 BOUNDED_VAR = 0.25
 # The options of the default estimator as the application reports it.
-REPORTED: dict[str, Any] = {"bounded": True, "beale": True, "interval": "sparse"}
+REPORTED: dict[str, Any] = {"bounded": True, "beale": BEALE_SPAN, "interval": "sparse"}
 
 Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
@@ -97,18 +98,20 @@ class GradeModel:
 @dataclass(frozen=True)
 class TopicEstimate:
     """One measure of one run on one topic, with its variance (``model_only``: the
-    topic's sample holds no relevant judged document)."""
+    topic's sample holds no relevant judged document; ``other``: a second estimate
+    the interval spans as well, AP's uncorrected ratio under ``BEALE_SPAN``)."""
 
     qid: str
     estimate: float
     var: float
     est_r: float
     model_only: bool = False
+    other: float | None = None
 
     @property
     def ci95(self) -> tuple[float, float]:
-        """``estimate ± 1.96 sqrt(var)``."""
-        return interval95(self.estimate, self.var)
+        """``estimate ± 1.96 sqrt(var)``, widened to ``other ± 1.96 sqrt(var)``."""
+        return spanned(self.estimate, self.other, self.var)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,16 @@ def interval95(estimate: float, var: float) -> tuple[float, float]:
         return (NAN, NAN)
     half = Z_95 * math.sqrt(var)
     return (estimate - half, estimate + half)
+
+
+def spanned(estimate: float, other: float | None, var: float) -> tuple[float, float]:
+    """The 95% interval of ``estimate``, widened to cover that of ``other`` (None:
+    the plain interval)."""
+    low, high = interval95(estimate, var)
+    if other is None or math.isnan(other):
+        return (low, high)
+    other_low, other_high = interval95(other, var)
+    return (min(low, other_low), max(high, other_high))
 
 
 @lru_cache(maxsize=64)
@@ -442,7 +455,10 @@ def topic_estimates(
             est_r=r, ap=ap, cutoff=k, rp_rank=w.rp_rank,
         )  # fmt: skip
         var_ap, var_rp, var_pk = map(max, (var_ap, var_rp, var_pk), more)
+    uncorrected = None
     if beale_applies(beale, r, sample.var_r, floored=sample.floored):
+        if spans_uncorrected(beale, floored=sample.floored):
+            uncorrected = ap
         ap = (w.num * r + cov_nr) / (r * r + sample.var_r)
     values = (
         (ap, var_ap),
@@ -455,7 +471,12 @@ def topic_estimates(
     bound = MODEL_ONLY_VAR if alone and uses_model_only_bound(interval) else 0.0
     return {
         name: TopicEstimate(
-            sample.qid, value, var if name == "R" else max(var, bound), est_r, alone
+            sample.qid,
+            value,
+            var if name == "R" else max(var, bound),
+            est_r,
+            alone,
+            uncorrected if name == "AP" else None,
         )
         for name, (value, var) in zip(measure_names(k), values, strict=True)
     }
@@ -467,9 +488,18 @@ def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEsti
     out = dict(estimates)
     for name, t in estimates.items():
         if name != "R" and not math.isnan(t.estimate):
-            value = min(max(t.estimate, 0.0), 1.0)
-            out[name] = replace(t, estimate=value, var=min(t.var, BOUNDED_VAR))
+            value, other = _clip(t.estimate), t.other
+            out[name] = replace(
+                t,
+                estimate=value,
+                var=min(t.var, BOUNDED_VAR),
+                other=None if other is None else _clip(other),
+            )
     return out
+
+
+def _clip(value: float) -> float:
+    return min(max(value, 0.0), 1.0)
 
 
 def topic_samples(
@@ -512,15 +542,25 @@ def ranked(scores: Mapping[str, float], depth: int | None) -> list[str]:
 def run_estimate(
     name: str, measure: str, topics: Sequence[TopicEstimate]
 ) -> RunEstimate:
-    """Mean over the given (valid) topics; ``var = Σ var_t / n²``; NaN when empty."""
+    """Mean over the given (valid) topics; ``var = Σ var_t / n²``; NaN when empty.
+    The interval also spans the mean with each topic's ``other`` estimate in place of
+    its own, where a topic has one (:func:`run_other`)."""
     n = len(topics)
     if n == 0:
         return RunEstimate(name, measure, NAN, NAN, (NAN, NAN), (), 0)
     mean = math.fsum(t.estimate for t in topics) / n
     var = math.fsum(t.var for t in topics) / (n * n)
-    return RunEstimate(
-        name, measure, mean, var, interval95(mean, var), tuple(topics), n
-    )
+    ci = spanned(mean, run_other(topics), var)
+    return RunEstimate(name, measure, mean, var, ci, tuple(topics), n)
+
+
+def run_other(topics: Sequence[TopicEstimate]) -> float | None:
+    """The run's mean with every topic's ``other`` estimate where it has one (None
+    when no topic has)."""
+    if all(t.other is None for t in topics):
+        return None
+    values = [t.estimate if t.other is None else t.other for t in topics]
+    return math.fsum(values) / len(values)
 
 
 def model_assisted_evaluate(

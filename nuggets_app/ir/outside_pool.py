@@ -49,6 +49,8 @@ from nuggets_app.ir.model_assisted import (
     Z_95,
     RunEstimate,
     TopicSample,
+    run_other,
+    spanned,
 )
 from nuggets_app.ir.prels import TopicPrels
 from nuggets_app.ir.sampling import StatapDraw, ap_prior_weights, draw_statap
@@ -260,6 +262,7 @@ class RunInterval:
     n_topics: int
     documents: int  # unpooled documents counted with q alone
     expected_relevant: float  # Σ q over them
+    other: float | None = None  # the estimate's other value (model_assisted.run_other)
 
     @property
     def var(self) -> float:
@@ -273,8 +276,8 @@ class RunInterval:
     def ci95(self) -> tuple[float, float]:
         if not self.var >= 0 or math.isnan(self.estimate):
             return (NAN, NAN)
-        half = Z_95 * math.sqrt(self.var)
-        return (max(self.estimate - half, 0.0), min(self.estimate + half, 1.0))
+        low, high = spanned(self.estimate, self.other, self.var)
+        return (max(low, 0.0), min(high, 1.0))
 
     @property
     def model_share(self) -> float:
@@ -312,7 +315,14 @@ def run_interval(
     var_docs = docs / (n * n)
     var_cal = min((slope / n) ** 2 * calibration.var, BOUNDED_VAR)
     return RunInterval(
-        estimate.estimate, estimate.var, var_docs, var_cal, n, count, expected
+        estimate.estimate,
+        estimate.var,
+        var_docs,
+        var_cal,
+        n,
+        count,
+        expected,
+        run_other(estimate.topics),
     )
 
 
