@@ -280,6 +280,14 @@ class RunInterval:
         return (max(low, 0.0), min(high, 1.0))
 
     @property
+    def span(self) -> float:
+        """How far the interval reaches past ``estimate ± 1.96 sqrt(V)`` on one side,
+        to span the estimate without the ratio correction on floored topics."""
+        if self.other is None or math.isnan(self.other):
+            return 0.0
+        return abs(self.other - self.estimate)
+
+    @property
     def model_share(self) -> float:
         """The model's share of the interval's variance (0 without unpooled ones)."""
         return self.var_model / self.var if self.var > 0 else 0.0

@@ -60,7 +60,9 @@ INTERVAL_NOTE = (
     "The 95% interval covers the uncertainty of which documents were sampled for "
     "judging, given the model: over repeated samples of the same pools about 95% of "
     "such intervals contain the value full judgments of the pooled documents would "
-    "give (unpooled documents count as non-relevant); it does not cover assessor "
+    "give (unpooled documents count as non-relevant); where a topic's sample put its "
+    "estimated number of relevant documents below those it judged, the interval also "
+    "spans MAP without the ratio correction on that topic. It does not cover assessor "
     "disagreement or the choice of topics."
 )
 FLAG_NOTE = (

@@ -10,11 +10,18 @@ import random
 import pytest
 
 from nuggets_app.ir.model_assisted import (
+    NAN,
+    RunEstimate,
+    TopicEstimate,
+    interval95,
     model_assisted_evaluate,
+    run_estimate,
     topic_estimates,
     topic_sample,
 )
 from nuggets_app.ir.outside_pool import (
+    Calibration,
+    Evidence,
     OutsidePoolError,
     calibration_estimate,
     contributors,
@@ -210,3 +217,27 @@ def test_a_top_up_joins_the_topics_sample_as_a_second_stratum():
         {"1": judged}, {"1": probs}, run, unsampled={"1": right}, tune=False
     )
     assert a["run"]["AP"].estimate == pytest.approx(b["run"]["AP"].estimate)
+
+
+def test_a_new_runs_interval_spans_the_uncorrected_estimate_of_its_floored_topics():
+    """A floored topic's other estimate (the ratio without Beale's correction) moves
+    the run's mean by (other - estimate)/n; the new run's interval reaches that far
+    past its own half-width on that side, and :attr:`RunInterval.span` says how far.
+    Without such a topic the interval is the plain one."""
+    topics = (
+        TopicEstimate("1", 0.30, 0.004, 6.0, other=0.42),
+        TopicEstimate("2", 0.50, 0.002, 9.0),
+    )
+    estimate = run_estimate("new", "AP", topics)
+    none = Evidence(0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0)
+    cal = Calibration(ratio=1.0, var=0.0, prior=1.0, evidence=none, by_contributor={})
+    parts = run_interval(estimate, {}, cal)
+    assert parts.span == pytest.approx(0.06)
+    low, high = interval95(0.40, estimate.var)
+    assert parts.ci95 == pytest.approx((low, high + 0.06))
+    assert estimate.ci95 == pytest.approx(parts.ci95)
+    plain = run_interval(run_estimate("new", "AP", topics[1:]), {}, cal)
+    assert plain.span == 0.0
+    assert plain.ci95 == pytest.approx(interval95(0.50, 0.002))
+    empty = run_interval(RunEstimate("new", "AP", NAN, NAN, (NAN, NAN), (), 0), {}, cal)
+    assert math.isnan(empty.ci95[0])
