@@ -50,6 +50,20 @@ def _world(rng: random.Random, topics: int = 6):
     return runs, pools, truth, probs
 
 
+def _sample(pools, truth, rng: random.Random) -> dict[str, TopicPrels]:
+    """A statAP sample of 15 draws per topic, judged by the truth."""
+    prels = {}
+    for qid, dist in pools.items():
+        draw = draw_statap(dist, 15, rng, stop="draws")
+        prels[qid] = TopicPrels(
+            qid,
+            rel={d: truth[qid][d] for d in draw.order},
+            inclusion_prob={d: draw.inclusion[d] for d in draw.order},
+            neu=1,
+        )
+    return prels
+
+
 def _true_map(run, truth):
     aps = []
     for qid, scores in run.items():
@@ -71,15 +85,7 @@ def test_beale_within_its_convergence_region_keeps_no_shift_where_everywhere_had
     true_map = {name: _true_map(run, truth) for name, run in runs.items()}
     shifts: dict[object, list[float]] = {True: [], BEALE_CV: []}
     for _ in range(150):
-        prels = {}
-        for qid, dist in pools.items():
-            draw = draw_statap(dist, 15, rng, stop="draws")
-            prels[qid] = TopicPrels(
-                qid,
-                rel={d: truth[qid][d] for d in draw.order},
-                inclusion_prob={d: draw.inclusion[d] for d in draw.order},
-                neu=1,
-            )
+        prels = _sample(pools, truth, rng)
         for beale, found in shifts.items():
             options = {**REPORTED, "beale": beale}
             got = model_assisted_evaluate(prels, probs, runs, **options)
@@ -122,15 +128,7 @@ def test_the_reported_interval_spans_the_uncorrected_ratio_where_r_is_floored():
     runs, pools, truth, probs = _world(rng)
     spanned_runs = 0
     for _ in range(60):
-        prels = {}
-        for qid, dist in pools.items():
-            draw = draw_statap(dist, 15, rng, stop="draws")
-            prels[qid] = TopicPrels(
-                qid,
-                rel={d: truth[qid][d] for d in draw.order},
-                inclusion_prob={d: draw.inclusion[d] for d in draw.order},
-                neu=1,
-            )
+        prels = _sample(pools, truth, rng)
         found = {
             beale: model_assisted_evaluate(
                 prels, probs, runs, **{**REPORTED, "beale": beale}
