@@ -50,11 +50,11 @@ from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     REPORTED,
-    Z_95,
     model_assisted_evaluate,
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
+from nuggets_app.ir.run_intervals import Z_95
 from nuggets_app.ir.statap import statap_evaluate
 
 # A mean half-width above this many times 1.96 x RMSE is wider than the errors need.

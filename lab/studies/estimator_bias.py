@@ -49,9 +49,10 @@ from lab.studies.thinned_jackknife import extrapolated, thinned
 from nuggets_app.ir import model_assisted as ma
 from nuggets_app.ir.beale import BEALE_UNFLOORED
 from nuggets_app.ir.measures import average_precision
-from nuggets_app.ir.model_assisted import REPORTED, Z_95, model_assisted_evaluate
+from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau
+from nuggets_app.ir.run_intervals import Z_95, interval95
 
 
 def pooled_truth(inputs: Mapping) -> dict[str, dict[str, float]]:
@@ -122,7 +123,7 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         for measures in found.values():
             ap = measures["AP"]
             var = ap.var + common_variance(band, ap.topics)
-            low, high = ma.interval95(ap.estimate, var)
+            low, high = interval95(ap.estimate, var)
             measures["AP"] = replace(ap, var=var, ci95=(max(low, 0.0), min(high, 1.0)))
     if rho:
         found = jackknifed(

@@ -15,18 +15,20 @@ from dataclasses import dataclass
 from nuggets_app.ir.beale import Beale
 from nuggets_app.ir.expected import expected_ap
 from nuggets_app.ir.model_assisted import (
-    NAN,
     Probs,
     Runs,
-    TopicEstimate,
-    interval95,
     ranked,
-    run_estimate,
-    topic_bounded,
     topic_estimates,
     topic_samples,
 )
 from nuggets_app.ir.prels import TopicPrels
+from nuggets_app.ir.run_intervals import (
+    NAN,
+    TopicEstimate,
+    interval95,
+    run_estimate,
+    topic_bounded,
+)
 
 
 @dataclass(frozen=True)

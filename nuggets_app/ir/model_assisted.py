@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -57,14 +57,18 @@ from nuggets_app.ir.intervals import (
     uses_model_only_bound,
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order, topic_key
+from nuggets_app.ir.run_intervals import (
+    NAN,
+    RunEstimate,
+    TopicEstimate,
+    bounded_ci,
+    run_estimate,
+    topic_bounded,
+)
 
 DEFAULT_ESTIMATOR = "model_assisted"
 ESTIMATORS = ("sample_only", "statap", "eap", "model_assisted")
 CUTOFF = 30  # statAP's P@30 and nDCG@30
-Z_95 = 1.96
-NAN = float("nan")
-# The largest variance of a [0, 1]-valued estimate (bounded=True).
-BOUNDED_VAR = 0.25
 # The options of the default estimator as the application reports it.
 REPORTED: dict[str, Any] = {"bounded": True, "beale": BEALE_SPAN, "interval": "sparse"}
 
@@ -93,43 +97,6 @@ class GradeModel:
 
     at_least: Mapping[str, Mapping[str, Sequence[float]]]
     gains: Sequence[float]
-
-
-@dataclass(frozen=True)
-class TopicEstimate:
-    """One measure of one run on one topic, with its variance (``model_only``: the
-    topic's sample holds no relevant judged document; ``other``: a second estimate
-    the interval spans as well, AP's uncorrected ratio under ``BEALE_SPAN``)."""
-
-    qid: str
-    estimate: float
-    var: float
-    est_r: float
-    model_only: bool = False
-    other: float | None = None
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        """``estimate ± 1.96 sqrt(var)``, widened to ``other ± 1.96 sqrt(var)``."""
-        return spanned(self.estimate, self.other, self.var)
-
-
-@dataclass(frozen=True)
-class RunEstimate:
-    """One measure of one run: mean over valid topics, ``var = Σ var_t / n²``."""
-
-    name: str
-    measure: str
-    estimate: float
-    var: float
-    ci95: tuple[float, float]
-    topics: tuple[TopicEstimate, ...]
-    n_topics: int
-
-    @property
-    def n_model_only(self) -> int:
-        """Topics whose sample holds no relevant judged document."""
-        return sum(t.model_only for t in self.topics)
 
 
 class _Unit(NamedTuple):
@@ -161,23 +128,6 @@ class TopicSample:
     n_relevant: int = 0  # sampled documents judged relevant
     expected_relevant: float = 0.0  # Σ_S p, the model's count of relevant in S
     floored: bool = False  # R̂ was raised to the relevant documents judged
-
-
-def interval95(estimate: float, var: float) -> tuple[float, float]:
-    if not var >= 0:
-        return (NAN, NAN)
-    half = Z_95 * math.sqrt(var)
-    return (estimate - half, estimate + half)
-
-
-def spanned(estimate: float, other: float | None, var: float) -> tuple[float, float]:
-    """The 95% interval of ``estimate``, widened to cover that of ``other`` (None:
-    the plain interval)."""
-    low, high = interval95(estimate, var)
-    if other is None or math.isnan(other):
-        return (low, high)
-    other_low, other_high = interval95(other, var)
-    return (min(low, other_low), max(high, other_high))
 
 
 @lru_cache(maxsize=64)
@@ -482,26 +432,6 @@ def topic_estimates(
     }
 
 
-def topic_bounded(estimates: Mapping[str, TopicEstimate]) -> dict[str, TopicEstimate]:
-    """Every measure but ``R`` clipped to [0, 1], its variance capped at
-    :data:`BOUNDED_VAR` (NaN stays NaN)."""
-    out = dict(estimates)
-    for name, t in estimates.items():
-        if name != "R" and not math.isnan(t.estimate):
-            value, other = _clip(t.estimate), t.other
-            out[name] = replace(
-                t,
-                estimate=value,
-                var=min(t.var, BOUNDED_VAR),
-                other=None if other is None else _clip(other),
-            )
-    return out
-
-
-def _clip(value: float) -> float:
-    return min(max(value, 0.0), 1.0)
-
-
 def topic_samples(
     judged: Mapping[str, TopicPrels],
     probs: Probs,
@@ -537,30 +467,6 @@ def topic_samples(
 def ranked(scores: Mapping[str, float], depth: int | None) -> list[str]:
     ranking = ranking_order(scores)
     return ranking if depth is None else ranking[:depth]
-
-
-def run_estimate(
-    name: str, measure: str, topics: Sequence[TopicEstimate]
-) -> RunEstimate:
-    """Mean over the given (valid) topics; ``var = Σ var_t / n²``; NaN when empty.
-    The interval also spans the mean with each topic's ``other`` estimate in place of
-    its own, where a topic has one (:func:`run_other`)."""
-    n = len(topics)
-    if n == 0:
-        return RunEstimate(name, measure, NAN, NAN, (NAN, NAN), (), 0)
-    mean = math.fsum(t.estimate for t in topics) / n
-    var = math.fsum(t.var for t in topics) / (n * n)
-    ci = spanned(mean, run_other(topics), var)
-    return RunEstimate(name, measure, mean, var, ci, tuple(topics), n)
-
-
-def run_other(topics: Sequence[TopicEstimate]) -> float | None:
-    """The run's mean with every topic's ``other`` estimate where it has one (None
-    when no topic has)."""
-    if all(t.other is None for t in topics):
-        return None
-    values = [t.estimate if t.other is None else t.other for t in topics]
-    return math.fsum(values) / len(values)
 
 
 def model_assisted_evaluate(
@@ -620,14 +526,5 @@ def model_assisted_evaluate(
                     per[m].append(estimate)
         out[run] = {m: run_estimate(run, m, per[m]) for m in names}
         if bounded:
-            out[run] = {m: _bounded_ci(e) for m, e in out[run].items()}
+            out[run] = {m: bounded_ci(e) for m, e in out[run].items()}
     return out
-
-
-def _bounded_ci(estimate: RunEstimate) -> RunEstimate:
-    """The interval of a bounded measure intersected with [0, 1] (the truth is
-    inside; ``R`` is left alone)."""
-    if estimate.measure == "R":
-        return estimate
-    low, high = estimate.ci95
-    return replace(estimate, ci95=(max(low, 0.0), min(high, 1.0)))

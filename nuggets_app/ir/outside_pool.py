@@ -43,16 +43,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from nuggets_app.errors import DomainError
-from nuggets_app.ir.model_assisted import (
+from nuggets_app.ir.model_assisted import TopicSample
+from nuggets_app.ir.prels import TopicPrels
+from nuggets_app.ir.run_intervals import (
     BOUNDED_VAR,
     NAN,
     Z_95,
     RunEstimate,
-    TopicSample,
     run_other,
     spanned,
 )
-from nuggets_app.ir.prels import TopicPrels
 from nuggets_app.ir.sampling import StatapDraw, ap_prior_weights, draw_statap
 
 # The Gamma(k, k) prior of θ: worth k expected relevant documents at calibration.
@@ -262,7 +262,7 @@ class RunInterval:
     n_topics: int
     documents: int  # unpooled documents counted with q alone
     expected_relevant: float  # Σ q over them
-    other: float | None = None  # the estimate's other value (model_assisted.run_other)
+    other: float | None = None  # the estimate's other value (run_intervals.run_other)
 
     @property
     def var(self) -> float:

@@ -13,12 +13,9 @@ import sys
 
 from lab.services.simulation_config import SimulationConfig
 from lab.services.simulation_rounds import rounds_run
-from nuggets_app.ir.model_assisted import (
-    topic_bounded,
-    topic_estimates,
-    topic_samples,
-)
+from nuggets_app.ir.model_assisted import topic_estimates, topic_samples
 from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
+from nuggets_app.ir.run_intervals import topic_bounded
 from nuggets_app.models import Collection, Run
 
 

@@ -36,13 +36,9 @@ from nuggets_app.inference.services.job_model import (
 )
 from nuggets_app.ir.bias_check import BiasCheck, bias_check, bias_shift
 from nuggets_app.ir.intervals import judgments_to_narrow
-from nuggets_app.ir.model_assisted import (
-    CUTOFF,
-    REPORTED,
-    RunEstimate,
-    model_assisted_evaluate,
-)
+from nuggets_app.ir.model_assisted import CUTOFF, REPORTED, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, topic_key
+from nuggets_app.ir.run_intervals import RunEstimate
 from nuggets_app.learning.crossfit import (
     CrossFit,
     crossfit_by_docno,

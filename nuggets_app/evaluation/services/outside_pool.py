@@ -24,10 +24,8 @@ from nuggets_app.evaluation.services.estimates import (
 )
 from nuggets_app.ir.model_assisted import (
     REPORTED,
-    Z_95,
     model_assisted_evaluate,
     ranked,
-    topic_bounded,
     topic_estimates,
     topic_samples,
 )
@@ -46,6 +44,7 @@ from nuggets_app.ir.outside_pool import (
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.reusability import run_groups
+from nuggets_app.ir.run_intervals import Z_95, topic_bounded
 
 Scores = Mapping[str, Mapping[str, float]]
 # {qid: {docno: (relevance, π)}} of one run's judged top-up sample.

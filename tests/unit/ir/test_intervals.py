@@ -26,12 +26,11 @@ from nuggets_app.ir.intervals import (
 from nuggets_app.ir.model_assisted import (
     REPORTED,
     model_assisted_evaluate,
-    run_estimate,
-    topic_bounded,
     topic_estimates,
     topic_sample,
 )
 from nuggets_app.ir.prels import TopicPrels
+from nuggets_app.ir.run_intervals import run_estimate, topic_bounded
 from nuggets_app.ir.sampling import (
     draw_statap,
     inclusion_probabilities,

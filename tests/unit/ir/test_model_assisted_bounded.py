@@ -8,12 +8,8 @@ import math
 import pytest
 
 from nuggets_app.ir.bias_check import bias_check
-from nuggets_app.ir.model_assisted import (
-    BOUNDED_VAR,
-    TopicEstimate,
-    model_assisted_evaluate,
-    topic_bounded,
-)
+from nuggets_app.ir.model_assisted import model_assisted_evaluate
+from nuggets_app.ir.run_intervals import BOUNDED_VAR, TopicEstimate, topic_bounded
 from tests.unit.ir.test_model_assisted import tiny_inputs
 
 

@@ -10,12 +10,7 @@ import random
 import pytest
 
 from nuggets_app.ir.model_assisted import (
-    NAN,
-    RunEstimate,
-    TopicEstimate,
-    interval95,
     model_assisted_evaluate,
-    run_estimate,
     topic_estimates,
     topic_sample,
 )
@@ -34,6 +29,13 @@ from nuggets_app.ir.outside_pool import (
     unique_documents,
 )
 from nuggets_app.ir.prels import TopicPrels
+from nuggets_app.ir.run_intervals import (
+    NAN,
+    RunEstimate,
+    TopicEstimate,
+    interval95,
+    run_estimate,
+)
 from nuggets_app.ir.sampling import ap_prior_weights
 
 
