@@ -12,7 +12,9 @@ estimator options given as ``NAME=key:value,...``:
   estimator's own bias given the model, without the dependence of p on the sample
   (the mean over draws of the per-draw mean error over runs), with the spread of the
   per-draw shift, the share of draws whose shift is within ±0.02 and
-  ``sd-ratio`` (the estimated sd over the sd the estimates have over the draws);
+  ``sd-ratio`` (the estimated sd over the sd the estimates have over the draws) and
+  ``topic-var-ratio`` (the same per topic, as variances summed over runs and topics,
+  and over the thin topics alone: :func:`topic_var_ratio`);
 * ``visible``: what a sample can see of R (no options): per band of π, the pooled
   documents, the relevant ones, how many of them a sample draws in expectation (Σ π)
   and drew, the model's Σ p, and the band's share of R̂'s variance Σ (1 - π)/π (y - p)².
@@ -48,6 +50,7 @@ from lab.studies.synthetic_band import common_variance, synthetic_band
 from lab.studies.thinned_jackknife import extrapolated, thinned
 from nuggets_app.ir import model_assisted as ma
 from nuggets_app.ir.beale import BEALE_UNFLOORED
+from nuggets_app.ir.intervals import THIN_BELOW
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
@@ -149,13 +152,10 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             )
     # The topics whose R̂ was raised to the relevant documents judged: their part of
     # the shift is reported apart (docs/results/intervals.md, "Where the shift is").
-    floored = {
-        q
-        for q, sample in ma.topic_samples(
-            prels, {} if zero else probs, level=inputs["level"], floor=True
-        ).items()
-        if sample.floored
-    }
+    samples = ma.topic_samples(
+        prels, {} if zero else probs, level=inputs["level"], floor=True
+    )
+    floored = {q for q, sample in samples.items() if sample.floored}
     errors, inside, half, est, tru, from_floored = [], [], [], {}, {}, []
     variances = {}
     for run, measures in found.items():
@@ -186,9 +186,16 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         "half": float(np.mean(half)),
         "tau": kendall_tau(tru, est),
         "floored": float(np.mean(from_floored)),
-        # Per run (not averaged over draws): redraw's check of the variance.
+        # Per run and per (run, topic), not averaged over draws: redraw's check of
+        # the variance, with each topic's relevant judged documents.
         "_estimates": est,
         "_variances": variances,
+        "_topics": {
+            (run, t.qid): (t.estimate, t.var)
+            for run, measures in found.items()
+            for t in measures["AP"].topics
+        },
+        "_relevant": {q: sample.n_relevant for q, sample in samples.items()},
     }
 
 
@@ -236,6 +243,24 @@ def recentred(ap, values: list[float]):
     )  # fmt: skip
 
 
+def topic_var_ratio(draws: list[dict], thin_below: int = THIN_BELOW) -> tuple:
+    """Summed over runs and topics, the mean estimated variance of a topic's AP over
+    the draws against the variance its estimate has over them: over every topic, and
+    over the thin ones (fewer than ``thin_below`` relevant judged on average)."""
+    sums = {"all": [0.0, 0.0], "thin": [0.0, 0.0]}
+    for key in draws[0]["_topics"]:
+        found = [d["_topics"][key] for d in draws if key in d["_topics"]]
+        if len(found) < len(draws):
+            continue
+        estimated = float(np.mean([v for _, v in found]))
+        actual = float(np.var([e for e, _ in found]))
+        relevant = np.mean([d["_relevant"].get(key[1], 0) for d in draws])
+        for part in ("all", "thin") if relevant < thin_below else ("all",):
+            sums[part][0] += estimated
+            sums[part][1] += actual
+    return tuple(a / b if b > 0 else math.nan for a, b in sums.values())
+
+
 def sd_ratio(draws: list[dict]) -> float:
     """Mean over runs of the estimated sd (root of the mean variance over draws) over
     the sd the estimates actually have over the draws: 1 for a calibrated variance."""
@@ -254,11 +279,13 @@ PI_BANDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 def visibility(inputs: Mapping, bands=PI_BANDS) -> list[dict[str, float]]:
     """Per band ``[low, high)`` of π (the last one closed): the pooled documents, the
     relevant ones, Σ π over them (how many a sample draws in expectation), how many
-    the sample drew, the model's Σ p, and the band's share of R̂'s variance."""
+    the sample drew, the model's Σ p, the band's share of R̂'s variance, and that
+    variance as the model anticipates it, Σ (1 - π)/π p (1 - p), over its value under
+    the true labels (``anticipated``; the same figure in every row, over all bands)."""
     level, probs = inputs["level"], inputs["crossfit"] or {}
     rows = [
         {"low": lo, "high": hi, "docs": 0, "relevant": 0, "expected": 0.0,
-         "drawn": 0, "sum_p": 0.0, "var": 0.0}
+         "drawn": 0, "sum_p": 0.0, "var": 0.0, "anticipated": 0.0}
         for lo, hi in pairwise(bands)
     ]  # fmt: skip
     for qid, topic in inputs["prels"].items():
@@ -270,13 +297,16 @@ def visibility(inputs: Mapping, bands=PI_BANDS) -> list[dict[str, float]]:
             row["sum_p"] += p
             if pi > 0:
                 row["var"] += (1 - pi) / pi * (y - p) ** 2
+                row["anticipated"] += (1 - pi) / pi * p * (1 - p)
             if y:
                 row["relevant"] += 1
                 row["expected"] += pi
                 row["drawn"] += topic.inclusion_prob.get(docno, 0.0) > 0
     total = sum(r["var"] for r in rows) or 1.0
+    anticipated = sum(r["anticipated"] for r in rows) / total
     for row in rows:
         row["var"] /= total
+        row["anticipated"] = anticipated
     return rows
 
 
@@ -289,6 +319,9 @@ def visibility_print(path: str, rows: list[dict[str, float]]) -> None:
         print(f"| [{r['low']:.2f}, {r['high']:.2f}) | {r['docs']} | {r['relevant']} | "
               f"{r['expected']:.1f} | {r['drawn']} | {r['sum_p']:.1f} | "
               f"{r['var']:.2f} |")  # fmt: skip
+    if rows:
+        print(f"V(R̂) the model anticipates over V(R̂) under the true labels: "
+              f"{rows[0]['anticipated']:.2f}")  # fmt: skip
 
 
 def redraw(inputs, rng, factor: float = 1.0) -> tuple[dict[str, TopicPrels], dict]:
@@ -361,9 +394,11 @@ def main(argv: list[str]) -> None:
             shifts = np.array([r["shift"] for r in draws])
             se = shifts.std() / math.sqrt(len(draws))
             inside = np.mean(np.abs(shifts) <= 0.02)
+            topics_all, topics_thin = topic_var_ratio(draws)
             print(path, name, f"draws {n} x{factor:g} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
                   f"shift-median {np.median(shifts):+.4f} "
-                  f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f}",
+                  f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f} "
+                  f"topic-var-ratio {topics_all:.2f} thin {topics_thin:.2f}",
                   " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
 
     if mode == "table":

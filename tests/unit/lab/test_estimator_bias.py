@@ -17,6 +17,7 @@ from lab.studies.estimator_bias import (
     redraw,
     sd_ratio,
     shared_error,
+    topic_var_ratio,
     visibility,
 )
 from lab.studies.simulated_bias import simulated_bias
@@ -70,6 +71,15 @@ def test_visibility_counts_every_pooled_document_once_in_its_band(inputs):
     shares = [row["var"] for row in rows]
     assert all(s >= 0 for s in shares)
     assert math.fsum(shares) == pytest.approx(1.0) or math.fsum(shares) == 0
+    # The model's anticipated V(R̂) over V(R̂) under the labels, over every document.
+    terms = [
+        ((1 - pi) / pi, inputs["crossfit"][q][d], float(inputs["truth"][q][d] >= 1))
+        for q, design in inputs["design"].items()
+        for d, pi in design.items()
+    ]
+    actual = math.fsum(w * (y - p) ** 2 for w, p, y in terms) or 1.0
+    anticipated = math.fsum(w * p * (1 - p) for w, p, _ in terms) / actual
+    assert all(row["anticipated"] == pytest.approx(anticipated) for row in rows)
 
 
 def test_a_model_that_knows_every_label_has_no_bias_in_any_world():
@@ -100,6 +110,29 @@ def test_sd_ratio_is_one_when_the_variance_is_the_spread_over_the_draws():
     assert sd_ratio(draws) == pytest.approx(1.0)
     doubled = [{**d, "_variances": {"r": 4 * spread}} for d in draws]
     assert sd_ratio(doubled) == pytest.approx(2.0)
+
+
+def test_topic_var_ratio_sums_over_runs_and_topics_and_the_thin_ones_apart():
+    """Two runs on topic "a" (thin: 2 relevant judged) and "b" (not: 6), over four
+    draws: the estimated variances sum to twice the spread on "a" and equal it on
+    "b", so the thin ratio is 2 and the overall one is the ratio of the sums; a topic
+    missing from a draw is left out."""
+    a, b = [0.2, 0.4, 0.3, 0.5], [0.6, 0.7, 0.9, 0.8]
+    va, vb = float(np.var(a)), float(np.var(b))
+    draws = [
+        {
+            "_topics": {
+                ("r1", "a"): (x, 2 * va), ("r2", "a"): (x, 2 * va),
+                ("r1", "b"): (y, vb), ("r2", "b"): (y, vb),
+            },
+            "_relevant": {"a": 2, "b": 6},
+        }
+        for x, y in zip(a, b, strict=True)
+    ]  # fmt: skip
+    draws[0]["_topics"][("r1", "c")] = (0.5, 1.0)
+    every, thin = topic_var_ratio(draws)
+    assert thin == pytest.approx(2.0)
+    assert every == pytest.approx((4 * va + 2 * vb) / (2 * va + 2 * vb))
 
 
 @settings(max_examples=60, deadline=None)
