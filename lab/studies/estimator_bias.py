@@ -49,7 +49,6 @@ from lab.studies.simulated_bias import draws_infer, simulated_bias
 from lab.studies.synthetic_band import common_variance, synthetic_band
 from lab.studies.thinned_jackknife import extrapolated, thinned
 from nuggets_app.ir import model_assisted as ma
-from nuggets_app.ir.beale import BEALE_UNFLOORED
 from nuggets_app.ir.intervals import THIN_BELOW
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
@@ -107,8 +106,7 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         )  # fmt: skip
         uncorrected = allow and model_assisted_evaluate(
             prels, {} if zero else probs, inputs["runs"], level=inputs["level"],
-            design=design, unsampled=unsampled,
-            **dict(opts, beale=BEALE_UNFLOORED if allow == "floored" else False),
+            design=design, unsampled=unsampled, **dict(opts, beale=False),
         )  # fmt: skip
     finally:
         ma.power_tuning = tuning
