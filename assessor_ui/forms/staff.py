@@ -57,7 +57,7 @@ class RelevanceLevelForm(forms.Form):
     def __init__(self, *args, collection: Collection, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.collection = collection
-        self.fields["level"].initial = collection.relevant_threshold
+        self.fields["level"].initial = collection.relevance_level
 
     def clean_level(self) -> int | None:
         level = self.cleaned_data["level"]

@@ -88,7 +88,7 @@ def adjudication_queue(request: HttpRequest, name: str) -> HttpResponse:
         "links": [_item_url(collection, i, filters) for i in items],
         "filter_form": QueueFilterForm(request.GET or None),
         "aggregation": aggregation_of(collection),
-        "level": collection.relevant_threshold,
+        "level": collection.relevance_level,
     }
     return render(request, "assessor_ui/quality/adjudication_queue.html", context)
 

@@ -305,7 +305,7 @@ def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> lis
 def _judged(job: MatchJob, topic, grades: dict[int, int]) -> list[dict]:
     """The topic's judged documents with the person's grade, which every page and
     export uses for them (p = 1 or 0): relevant first, then by docno."""
-    level = job.relevant_threshold
+    level = job.relevance_level
     results = {
         r.document_id: r
         for r in MatchResult.objects.filter(

@@ -66,7 +66,7 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         )
         messages.success(
             request,
-            f"Relevant at grade >= {collection.relevant_threshold} for jobs launched "
+            f"Relevant at grade >= {collection.relevance_level} for jobs launched "
             "from now on (finished jobs keep their own level).",
         )
         return redirect("staff-collection", name=collection.name)

@@ -112,7 +112,7 @@ def ltr_export(
         for rec, row in zip(recs, matrix, strict=True):
             source = "person" if rec["source"] == "person" else "inferred"
             counts[source] += 1
-            counts["relevant"] += rec["rel"] >= collection.relevant_threshold
+            counts["relevant"] += rec["rel"] >= collection.relevance_level
             line = ltr_ir.svmlight_line(
                 rec["rel"],
                 numbers[qid],
@@ -128,7 +128,7 @@ def ltr_export(
         "job": job.pk,
         "rule": rule.as_dict(),
         "labels": "merged qrels: human grade where judged, else the rule's decision "
-        f"(grade {collection.relevant_threshold} or 0)",
+        f"(grade {collection.relevance_level} or 0)",
         "undecided_topics": merged.provenance.get("undecided_topics", [])
         if merged.provenance
         else [],

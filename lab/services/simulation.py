@@ -328,7 +328,7 @@ def decision_rule(
             scope="global" if kind == "fit" else "per-topic",
             beta=value,
             assessors=[assessor.pk],
-            relevant_threshold=config.relevance_level,
+            relevance_level=config.relevance_level,
         )
     return DecisionRule(kind="threshold", threshold=value)
 

@@ -315,7 +315,7 @@ def collection_version(collection: Collection) -> list:
         "collection",
         collection.pk,
         str(collection.created_at),
-        collection.relevant_threshold,
+        collection.relevance_level,
         sorted((collection.aggregation or {}).items()),
     ]
 

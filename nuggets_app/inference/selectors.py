@@ -24,7 +24,7 @@ from nuggets_app.models import (
 def topic_scores(job: MatchJob, topic: Topic) -> dict[str, list[tuple[int, float]]]:
     """The topic's (document id, score) pairs split into relevant, nonrelevant and
     unjudged, each by score descending then document id."""
-    threshold = job.relevant_threshold
+    level = job.relevance_level
     grades = human_grades([topic.pk])
     groups: dict[str, list[tuple[int, float]]] = {
         "relevant": [],
@@ -39,7 +39,7 @@ def topic_scores(job: MatchJob, topic: Topic) -> dict[str, list[tuple[int, float
         if grade is None:
             key = "unjudged"
         else:
-            key = "relevant" if grade >= threshold else "nonrelevant"
+            key = "relevant" if grade >= level else "nonrelevant"
         groups[key].append((doc_id, score))
     for values in groups.values():
         values.sort(key=lambda p: (-p[1], p[0]))

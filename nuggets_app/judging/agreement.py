@@ -107,7 +107,7 @@ def topic_agreement() -> list[PairAgreement]:
         qids[topic_id], names[assessor_id] = qid, name
         thresholds[topic_id] = collection_id
     found = Collection.objects.filter(pk__in=set(thresholds.values()))
-    collections = {c.pk: c.relevant_threshold for c in found}
+    collections = {c.pk: c.relevance_level for c in found}
     collection_names = {c.pk: c.name for c in found}
     spans: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
     for topic_id, assessor_id, doc_id, start, end in Nugget.objects.filter(

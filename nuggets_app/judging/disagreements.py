@@ -67,7 +67,7 @@ def disagreements(
     """The collection's disagreements in topic then docno order, filtered by topics,
     by an assessor among those who judged, by a spread of more than one grade, and
     to those not adjudicated yet (``open_only``). Three queries."""
-    level = collection.relevant_threshold
+    level = collection.relevance_level
     topics = Topic.objects.filter(collection=collection)
     if qids:
         topics = topics.filter(qid__in=qids)

@@ -43,7 +43,7 @@ def assessor_quality(*, collection: Collection, level: float) -> list[AssessorQu
     agreement with the known answers at the relevance level is below ``level``
     (a share in [0, 1]): "below" when the point estimate is, "clearly below" when the
     whole interval is. Three queries."""
-    cut = collection.relevant_threshold
+    cut = collection.relevance_level
     rows = Judgment.objects.filter(
         topic__collection=collection, relevance__isnull=False
     ).values_list(

@@ -360,7 +360,7 @@ def nugget_preview(
 ) -> dict[str, int]:
     """How many of the assignment's judged sample documents a draft nugget would
     match (score >= ``settings.NUGGET_PREVIEW_THRESHOLD``), split by relevance."""
-    threshold = assignment.topic.collection.relevant_threshold
+    level = assignment.topic.collection.relevance_level
     judged = dict(
         Judgment.objects.filter(
             topic_id=assignment.topic_id,
@@ -381,7 +381,7 @@ def nugget_preview(
     for doc_id, doc_text in Document.objects.filter(pk__in=judged).values_list(
         "pk", "text"
     ):
-        kind = "relevant" if judged[doc_id] >= threshold else "nonrelevant"
+        kind = "relevant" if judged[doc_id] >= level else "nonrelevant"
         counts[f"judged_{kind}"] += 1
         if (
             matcher

@@ -18,9 +18,12 @@ class Collection(models.Model):
     description = models.TextField(blank=True)
     # Relevance scale shown to assessors: [{"value": int, "label": str, "key": str}].
     grades = models.JSONField(default=default_grades)
-    # "Relevant at grade >= k" for binary decisions (inference, estimates, exports);
-    # None: the smallest positive grade of ``grades``. TREC DL uses 2.
-    relevance_level = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The relevance level as set: "relevant at grade >= k" for binary decisions
+    # (inference, estimates, exports); None: the smallest positive grade of
+    # ``grades``. TREC DL uses 2. Read the level in force as ``relevance_level``.
+    relevance_level_setting = models.PositiveSmallIntegerField(
+        "relevance level", null=True, blank=True
+    )
     # How several assessors' grades become one human label (nuggets_app.judging.
     # aggregation): {"rule", "primary", "ties", "fallback"}; {} is "highest".
     aggregation = models.JSONField(default=dict, blank=True)
@@ -33,10 +36,11 @@ class Collection(models.Model):
         return self.name
 
     @property
-    def relevant_threshold(self) -> int:
-        """Smallest grade counted as relevant for binary decisions."""
-        if self.relevance_level is not None:
-            return self.relevance_level
+    def relevance_level(self) -> int:
+        """The relevance level in force: the smallest grade counted as relevant for
+        binary decisions (the setting, else the smallest positive grade)."""
+        if self.relevance_level_setting is not None:
+            return self.relevance_level_setting
         positive = [g["value"] for g in self.grades if g["value"] > 0]
         return min(positive) if positive else 1
 

@@ -39,9 +39,12 @@ class MatchJob(models.Model):
     # Which nuggets count: {"assessors": [user ids], "grades": [int], "aspects": [str]};
     # an absent or empty list means no restriction.
     nugget_filter = models.JSONField(default=dict, blank=True)
-    # "Relevant at grade >= k" for this job's model, rules and estimates, fixed at
-    # launch from the collection's level (None: a job from before; the collection's).
-    relevance_level = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The relevance level as set: "relevant at grade >= k" for this job's model, rules
+    # and estimates, fixed at launch from the collection's level (None: a job from
+    # before; the collection's). Read the level in force as ``relevance_level``.
+    relevance_level_setting = models.PositiveSmallIntegerField(
+        "relevance level", null=True, blank=True
+    )
     k = models.PositiveSmallIntegerField(default=3)
     lam = models.FloatField(default=0.5)
     # Each re-scoring, oldest first: {"lam", "previous_lam", "at" (ISO UTC), "changed"}.
@@ -86,15 +89,16 @@ class MatchJob(models.Model):
         return f"Job {self.pk}{name} ({self.collection.name}, {what})"
 
     @property
-    def relevant_threshold(self) -> int:
-        """Smallest grade this job counts as relevant."""
-        if self.relevance_level is not None:
-            return self.relevance_level
-        return self.collection.relevant_threshold
+    def relevance_level(self) -> int:
+        """The relevance level in force: the smallest grade this job counts as
+        relevant (its setting, else its collection's level)."""
+        if self.relevance_level_setting is not None:
+            return self.relevance_level_setting
+        return self.collection.relevance_level
 
     def relevance_text(self) -> str:
         """ "relevant at grade >= 2": the job's binary relevance, in words."""
-        return f"relevant at grade >= {self.relevant_threshold}"
+        return f"relevant at grade >= {self.relevance_level}"
 
     @property
     def scoring(self) -> int:

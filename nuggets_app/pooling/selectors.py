@@ -113,7 +113,7 @@ def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
         nugget_counts[(topic_id, assessor_id)] += 1
     for key, progress in by_key.items():
         a = progress.assignment
-        threshold = a.topic.collection.relevant_threshold
+        level = a.topic.collection.relevance_level
         mine = judgments[(a.topic_id, a.assessor_id)]
         progress.nuggets = nugget_counts[(a.topic_id, a.assessor_id)]
         for order, doc_id in sorted(queue[key]):
@@ -125,5 +125,5 @@ def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
                     progress.resume_position = order
                 continue
             progress.judged += 1
-            progress.relevant += rel >= threshold
+            progress.relevant += rel >= level
     return rows

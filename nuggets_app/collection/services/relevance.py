@@ -61,6 +61,6 @@ def relevance_level_set(*, collection: Collection, level: int | None) -> Collect
     """Set ``collection``'s level (None: the smallest positive grade of its scale)."""
     if level is not None:
         relevance_level_check(collection=collection, level=level)
-    collection.relevance_level = level
-    collection.save(update_fields=["relevance_level"])
+    collection.relevance_level_setting = level
+    collection.save(update_fields=["relevance_level_setting"])
     return collection

@@ -401,13 +401,13 @@ def _check_qrels(task, reporter, problems) -> dict:
     except _FILE_ERRORS as exc:
         problems.take(sink, exc)
     name = task.params.get("name", "")
-    threshold = task.collection.relevant_threshold
+    level = task.collection.relevance_level
     summary.update(
         {
             "kind": kind,
             "judgments": len(lines),
             "topics": len({line.qid for line in lines}),
-            "relevant": sum(1 for line in lines if line.rel >= threshold),
+            "relevant": sum(1 for line in lines if line.rel >= level),
             "replaces": "yes"
             if Qrels.objects.filter(collection=task.collection, name=name).exists()
             else "no",

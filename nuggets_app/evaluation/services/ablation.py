@@ -97,7 +97,7 @@ def nugget_contribution(*, job_id: int, progress: Progress) -> dict[str, Any]:
                 prels=prels,
                 probs=job_crossfit(job=job, sample=sample, ablate=ablate),
                 runs=runs,
-                level=job.relevant_threshold,
+                level=job.relevance_level,
                 design=sample_design(sample=sample),
             )
             widths = [

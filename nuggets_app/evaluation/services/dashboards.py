@@ -290,7 +290,7 @@ def run_histograms(
     collection = _collection(collection_id)
     stored = Run.objects.get(collection=collection, name=run)
     resolved = selectors_eval.qrels_resolve(collection=collection, key=qrels)
-    labels = diagnostics.binary_labels(resolved, level=collection.relevant_threshold)
+    labels = diagnostics.binary_labels(resolved, level=collection.relevance_level)
     analysis = diagnostics.histogram_analysis(
         scores=selectors_eval.run_scores(stored), labels=labels, bins=bins
     )

@@ -430,7 +430,7 @@ def trust_report(
     """
     if job.collection_id != collection.pk:
         raise selectors_eval.SourceError(f"job {job.pk} is not a job of {collection}")
-    level = collection.relevant_threshold
+    level = collection.relevance_level
     human = selectors_eval.qrels_resolve(collection=collection, key=human_key)
     inferred = selectors_eval.qrels_resolve(
         collection=collection, key=f"inferred:{job.pk}", rule=rule

@@ -356,7 +356,7 @@ def pooled_estimates(
         prels=prels,
         probs=probs,
         runs=job_pool_runs(job) if pooled is None else pooled,
-        level=job.relevant_threshold,
+        level=job.relevance_level,
         design=design,
     )
 
@@ -388,7 +388,7 @@ def job_sample_estimates(
                 prels=prels,
                 probs=probs,
                 runs=rest,
-                level=job.relevant_threshold,
+                level=job.relevance_level,
                 shift=bias_shift([e.check for e in reference.values()])
                 if reference
                 else None,
@@ -407,7 +407,7 @@ def job_model_only_topics(
     """:func:`model_only_topics` of the sample, with the job's cross-fitted p
     (``probs`` when the caller has it)."""
     prels = sample_prels(sample)
-    level = job.relevant_threshold
+    level = job.relevance_level
     if not topics_without_relevant(prels, level):
         return []
     return model_only_topics(

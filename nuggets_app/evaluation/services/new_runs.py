@@ -289,7 +289,7 @@ def _estimates(
     P (calibrated p, or corrected by its judged top-up sample) and its bias check
     against the pooled runs' shift: the same figure alone or beside other new runs.
     Fills ``result``'s calibration and interval parts."""
-    level = job.relevant_threshold
+    level = job.relevance_level
     pool_runs = job_pool_runs(job)
     reference = pooled_estimates(
         job=job, prels=prels, probs=probs, design=design, pooled=pool_runs

@@ -264,7 +264,7 @@ def job_calibration_shown(*, job) -> Calibration | None:
         probs=probs,
         pooled=pooled,
         depth=pool.depth,
-        level=job.relevant_threshold,
+        level=job.relevance_level,
     )
 
 

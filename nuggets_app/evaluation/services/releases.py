@@ -301,7 +301,7 @@ def release_files(
         },
         "job": probabilistic.provenance["job"] if probabilistic.provenance else None,
         "rule": {"spec": rule.as_dict(), "text": rule.describe()},
-        "relevance_level": job.relevant_threshold,
+        "relevance_level": job.relevance_level,
         "sample": _sample_info(sample),
         "estimates": {
             "runs": sorted(estimates),

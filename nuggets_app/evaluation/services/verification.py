@@ -19,7 +19,7 @@ drawn document keeps its p, and the report says how calibrated p was on the judg
 drawn documents (mean p, observed rate of relevance, Brier score), per stratum label.
 
 Report: agreement = share of judged drawn documents whose human label (under the
-collection's aggregation rule, relevant if ``>= collection.relevant_threshold``) equals the inferred one. Per stratum
+collection's aggregation rule, relevant if ``>= collection.relevance_level``) equals the inferred one. Per stratum
 ``p_h = a_h / m_h`` (``m_h`` judged, ``a_h`` agreeing). A group of strata (a label over
 all topics, or everything) is estimated stratum-weighted over its strata with at least
 one judged document::
@@ -479,7 +479,7 @@ def verification_report(*, sample: Sample) -> VerificationReport:
     """Agreement of inferred and human labels on a verification sample."""
     if sample.method != Sample.Method.VERIFICATION:
         raise VerificationError(f"sample {sample.name} is not a verification sample")
-    level = sample.pool.collection.relevant_threshold
+    level = sample.pool.collection.relevance_level
     topics = dict(
         Topic.objects.filter(collection=sample.pool.collection_id).values_list(
             "qid", "pk"

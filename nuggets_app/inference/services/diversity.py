@@ -45,7 +45,7 @@ def subtopics_export(
     )
     aspect_of = {pk: aspect for pk, _, _, aspect in nuggets}
     grades = human_grades(qids)
-    relevant = collection.relevant_threshold
+    relevant = collection.relevance_level
     records: dict[tuple[int, str, int], dict[str, Any]] = {}
     for pk, topic_id, doc_id, aspect in nuggets:
         grade = grades.get((topic_id, doc_id)) if doc_id is not None else None

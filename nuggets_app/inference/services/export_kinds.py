@@ -192,7 +192,7 @@ def provenance_header(
     """What every export says about itself, whatever its kind: kind, collection,
     job, sample, rule, relevance level and counts of lines and topics. A kind's own
     sidecar keys, where it has them, are more detailed and take precedence."""
-    level = job.relevant_threshold if job is not None else collection.relevant_threshold
+    level = job.relevance_level if job is not None else collection.relevance_level
     qids = {line.split()[0] for line in export.lines}
     return {
         "kind": kind,
@@ -201,7 +201,7 @@ def provenance_header(
         "sample": _sample_name(job, sample),
         "rule": rule.as_dict() if rule is not None else None,
         "rule_text": rule.describe() if rule is not None else None,
-        "relevant_threshold": level,
+        "relevance_level": level,
         "relevance": f"relevant at grade >= {level}",
         "counts": {"lines": len(export.lines), "topics": len(qids)},
         "topics": sorted(qids, key=qid_key),

@@ -187,7 +187,7 @@ def qrels_export(
         "columns": "qid iter docno rel",
         "kind": kind,
         "collection": collection.name,
-        "relevant_threshold": level,
+        "relevance_level": level,
         "relevance": f"relevant at grade >= {level}",
         "aggregation": rule_used.as_dict(),
         "job": _job_info(job) if kind != "human" else None,
@@ -211,7 +211,7 @@ def qrels_export(
 
 def _level(collection: Collection, job: MatchJob | None) -> int:
     """The relevance level of an export: the job's, else the collection's."""
-    return job.relevant_threshold if job is not None else collection.relevant_threshold
+    return job.relevance_level if job is not None else collection.relevance_level
 
 
 def _undecided_warnings(reasons: dict[str, str]) -> list[str]:
@@ -312,7 +312,7 @@ def _inferred_records(
                 ((topic_id, d), v)
                 for d, v in zip(docs.tolist(), p.tolist(), strict=True)
             )
-    grade = job.relevant_threshold
+    grade = job.relevance_level
     out = {}
     for topic_id, decided in decisions.items():
         for doc_id, relevant in decided.items():
@@ -389,7 +389,7 @@ def probabilistic_export(
             np.concatenate([pooled_docs, docs]),
             np.concatenate([pooled_p, p]),
         )
-    threshold = job.relevant_threshold
+    level = job.relevance_level
     rule_used = aggregation_of(job.collection)
     grades = human_grades(qids, aggregation=rule_used)
     inclusion: dict[tuple[int, int], float] = {}
@@ -414,7 +414,7 @@ def probabilistic_export(
                 later_doc = (topic_id, doc_id) in later_keys
                 rel, value, source = -1, model_p, "later" if later_doc else "model"
             else:
-                rel, value, source = grade, float(grade >= threshold), "human"
+                rel, value, source = grade, float(grade >= level), "human"
             pi = inclusion.get((topic_id, doc_id), -1)
             rows.append((qids[topic_id], docnos[doc_id], rel, value, pi, source))
     rows.sort(key=_line_key)
@@ -429,7 +429,7 @@ def probabilistic_export(
         "format": "probabilistic-qrels",
         "columns": PROBABILISTIC_COLUMNS,
         "collection": job.collection.name,
-        "relevant_threshold": threshold,
+        "relevance_level": level,
         "aggregation": rule_used.as_dict(),
         "job": _job_info(job),
         "model": _model_info(job),
@@ -470,7 +470,7 @@ def _job_info(job: MatchJob | None) -> dict[str, Any] | None:
         "stem": job.stem,
         "stopwords": job.stopwords,
         "nugget_filter": job.nugget_filter,
-        "relevance_level": job.relevant_threshold,
+        "relevance_level": job.relevance_level,
         "relevance": job.relevance_text(),
         "fit_sample": _fit_sample_name(job),
     }
@@ -482,14 +482,14 @@ def _fit_sample_name(job: MatchJob) -> str | None:
     return info.fit_sample.name if info and info.fit_sample else None
 
 
-def _counts(rows: list[tuple], threshold: int) -> dict[str, Any]:
+def _counts(rows: list[tuple], level: int) -> dict[str, Any]:
     by_source: dict[str, int] = {}
     for _, _, rec in rows:
         by_source[rec["source"]] = by_source.get(rec["source"], 0) + 1
     return {
         "lines": len(rows),
         "topics": len({q for q, _, _ in rows}),
-        "relevant": sum(rec["rel"] >= threshold for _, _, rec in rows),
+        "relevant": sum(rec["rel"] >= level for _, _, rec in rows),
         "person": by_source.get("person", 0),
         "matcher": by_source.get("matcher", 0),
         **({"model": by_source["model"]} if "model" in by_source else {}),

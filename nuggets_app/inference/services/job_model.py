@@ -137,14 +137,14 @@ def topic_evidence_load(
             "pk", "text", "document__docno"
         )
     ]
-    threshold = job.relevant_threshold
+    level = job.relevance_level
     grades = human_grades([topic_id])
     docs = dict(
         Document.objects.filter(pk__in=[d for _, d in grades]).values_list(
             "pk", "docno"
         )
     )
-    judged = {docs[d]: grade >= threshold for (_, d), grade in grades.items()}
+    judged = {docs[d]: grade >= level for (_, d), grade in grades.items()}
     terms = {
         docno: document_terms(title, text, options)
         for docno, title, text in Document.objects.filter(
@@ -228,10 +228,10 @@ def _labels(
 ) -> dict[int, np.ndarray]:
     """{topic id: 1 judged relevant, 0 judged non-relevant, -1 unjudged}, relevant at
     the job's level."""
-    threshold = job.relevant_threshold
+    level = job.relevance_level
     by_topic: dict[int, dict[int, int]] = {}
     for (topic_id, doc_id), grade in human_grades(features).items():
-        by_topic.setdefault(topic_id, {})[doc_id] = int(grade >= threshold)
+        by_topic.setdefault(topic_id, {})[doc_id] = int(grade >= level)
     out = {}
     for topic_id, (ids, _) in features.items():
         labels = np.full(len(ids), -1, dtype=np.int64)
@@ -459,7 +459,7 @@ def job_model_fit(
         "documents": len(doc_col),
         "judged": int((all_labels >= 0).sum()),
         "relevant": int((all_labels == 1).sum()),
-        "relevance_level": job.relevant_threshold,
+        "relevance_level": job.relevance_level,
         "sum_p": {qids[t]: float(np.sum(predicted[qids[t]])) for t in order},
         # The sample's Horvitz-Thompson estimate the model was anchored to (None:
         # not anchored, without a sample or with one not fully judged).
@@ -508,8 +508,8 @@ def judgments_changed(job: MatchJob) -> list[dict[str, str]]:
         return []
     before = {(t, d): y for t, d, y in seen}
     topics = list(job.topics.values_list("pk", flat=True))
-    threshold = job.relevant_threshold
-    now = {k: int(g >= threshold) for k, g in human_grades(topics).items()}
+    level = job.relevance_level
+    now = {k: int(g >= level) for k, g in human_grades(topics).items()}
     words = {1: "relevant", 0: "non-relevant"}
     changes: list[tuple[tuple[int, int], str]] = []
     for key in sorted(set(before) | set(now)):
@@ -571,11 +571,11 @@ def job_probabilities(
         docs, p = doc_col[mask], p_col[mask].copy()
         out[int(topic_id)] = (docs, p)
     if override and out:
-        threshold = job.relevant_threshold
+        level = job.relevance_level
         grades = human_grades(out)
         for topic_id, (docs, p) in out.items():
             for i, doc_id in enumerate(docs.tolist()):
                 grade = grades.get((topic_id, doc_id))
                 if grade is not None:
-                    p[i] = 1.0 if grade >= threshold else 0.0
+                    p[i] = 1.0 if grade >= level else 0.0
     return out

@@ -119,10 +119,10 @@ def semantic_columns(job: MatchJob, features: Features) -> dict[int, np.ndarray]
     ``features`` ({topic id: (document ids, ...)}), with the job's nuggets and the
     judgments of now at the job's relevance level."""
     topic_ids = list(features)
-    threshold = job.relevant_threshold
+    level = job.relevance_level
     relevant: dict[int, set[int]] = {}
     for (topic_id, doc_id), grade in human_grades(topic_ids).items():
-        if grade >= threshold:
+        if grade >= level:
             relevant.setdefault(topic_id, set()).add(doc_id)
     doc_ids = {int(d) for ids, _ in features.values() for d in np.asarray(ids).tolist()}
     doc_ids |= {d for docs in relevant.values() for d in docs}

@@ -5,7 +5,7 @@ Judged = ``Judgment`` rows with a grade for the topic and document; when several
 assessors judged a document its human label is the collection's aggregation rule's
 (:mod:`nuggets_app.judging.aggregation`; by default the highest grade: one assessor
 finding it relevant makes it relevant); relevant means grade >=
-``collection.relevant_threshold``.
+``collection.relevance_level``.
 Rules on the model's probabilities read them from :mod:`job_model
 <nuggets_app.inference.services.job_model>`; held-out scores are re-computed from the
 packed evidence (:mod:`nuggets_app.inference.services.evidence`).
@@ -471,7 +471,7 @@ def rule_estimate(
     """Per qid and overall (key ``"all"``): precision and recall of the rule measured
     on the judged documents among the job's results."""
     decisions = rule_apply(job=job, rule=rule, topics=topics)
-    threshold = job.relevant_threshold
+    level = job.relevance_level
     grades = human_grades(decisions)
     qids = dict(Topic.objects.filter(pk__in=list(decisions)).values_list("pk", "qid"))
     out: dict[str, RuleEstimate] = {"all": RuleEstimate()}
@@ -483,7 +483,7 @@ def rule_estimate(
             grade = grades.get((topic_id, doc_id))
             if grade is None:
                 continue
-            relevant = grade >= threshold
+            relevant = grade >= level
             attr = (
                 ("tp" if inferred else "fn")
                 if relevant
@@ -503,14 +503,14 @@ def rule_fit(
     min_relevant: int = 2,
     sources: str = "leave-out",
     assessors: Iterable[int] | None = None,
-    relevant_threshold: int | None = None,
+    relevance_level: int | None = None,
 ) -> DecisionRule:
     """The threshold rule with the best F-beta on the job's held-out judged documents.
 
     ``objective`` is ``"f1"`` (beta = 1) or ``"fbeta"`` (uses ``beta``). Judged =
     Judgment rows (of ``assessors`` only, when given; the human label, as
     :func:`human_grades`) for the job's results; relevant when the grade is >=
-    ``relevant_threshold`` (default: the collection's). A nugget's own document matches
+    ``relevance_level`` (default: the collection's). A nugget's own document matches
     it almost perfectly, so a judged document that is the source of some of the
     topic's nuggets is held out: ``sources="leave-out"`` (default) scores it against
     the topic's *other* nuggets (from the packed evidence, exactly as the matcher
@@ -524,9 +524,9 @@ def rule_fit(
         raise FitError(f"objective f1 means beta = 1, got beta {beta}")
     if sources not in ("leave-out", "exclude"):
         raise FitError(f"sources must be leave-out or exclude, got {sources!r}")
-    if relevant_threshold is None:
-        relevant_threshold = job.relevant_threshold
-    judged = _held_out(job, assessors, relevant_threshold, sources == "leave-out")
+    if relevance_level is None:
+        relevance_level = job.relevance_level
+    judged = _held_out(job, assessors, relevance_level, sources == "leave-out")
     fit = rule_fit_thresholds(judged, beta=beta, scope=scope, min_relevant=min_relevant)
     return DecisionRule(
         kind="threshold", threshold=fit.overall.threshold, per_topic=fit.thresholds()
@@ -534,7 +534,7 @@ def rule_fit(
 
 
 def _held_out(
-    job: MatchJob, assessors: Iterable[int] | None, threshold: int, leave_out: bool
+    job: MatchJob, assessors: Iterable[int] | None, level: int, leave_out: bool
 ) -> dict[str, list[tuple[float, bool]]]:
     """{qid: [(score, relevant?)]} of the judged results, nugget sources held out."""
     # Imported here: the matching package imports this module for evidence packing.
@@ -556,9 +556,7 @@ def _held_out(
         grade = grades.get(key)
         if grade is None or (key in own and key not in rescored):
             continue
-        held_out[topics[topic_id]].append(
-            (rescored.get(key, score), grade >= threshold)
-        )
+        held_out[topics[topic_id]].append((rescored.get(key, score), grade >= level))
     return held_out
 
 

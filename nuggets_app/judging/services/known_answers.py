@@ -70,7 +70,7 @@ def known_answers_add(
             .values_list("topic_id", "document_id", "relevance")
         )
         label = f"qrels:{qrels.name}"
-        rows = _balanced(rows, per_topic, seed, collection.relevant_threshold)
+        rows = _balanced(rows, per_topic, seed, collection.relevance_level)
     elif source == "adjudicated":
         rows = list(
             Adjudication.objects.filter(topic__in=topics)

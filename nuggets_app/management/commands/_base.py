@@ -140,7 +140,7 @@ def relevance_level_apply(name: str, level: int | None) -> str | None:
         relevance_level_set(collection=collection, level=level)
     except RelevanceLevelError as error:
         raise CommandError(f"--relevance-level: {error}") from None
-    return f"{collection.name}: relevant at grade >= {collection.relevant_threshold}"
+    return f"{collection.name}: relevant at grade >= {collection.relevance_level}"
 
 
 # --- the import commands ------------------------------------------------------------

@@ -30,14 +30,14 @@ def _import(*extra: str) -> str:
 def test_import_sets_the_level_and_a_job_keeps_the_one_it_was_launched_with():
     assert "adi: relevant at grade >= 2" in _import("--relevance-level", "2")
     collection = Collection.objects.get(name="adi")
-    assert collection.relevant_threshold == 2
+    assert collection.relevance_level == 2
     job = MatchJob.objects.create(
-        collection=collection, relevance_level=collection.relevant_threshold
+        collection=collection, relevance_level_setting=collection.relevance_level
     )
-    collection.relevance_level = 1
+    collection.relevance_level_setting = 1
     collection.save()
     job.refresh_from_db()
-    assert job.relevant_threshold == 2
+    assert job.relevance_level == 2
     assert job.relevance_text() == "relevant at grade >= 2"
 
 
@@ -50,7 +50,7 @@ def test_a_level_below_one_is_refused_before_anything_is_imported():
 def test_staff_set_the_level_on_the_collection_page(staff_client):
     _import()
     collection = Collection.objects.get(name="adi")
-    assert collection.relevant_threshold == 1  # the smallest positive grade
+    assert collection.relevance_level == 1  # the smallest positive grade
     url = reverse("staff-collection", args=[collection.name])
     page = staff_client.get(url)
     assert "relevant at grade &ge; 1" in page.content.decode()
@@ -62,7 +62,7 @@ def test_staff_set_the_level_on_the_collection_page(staff_client):
     assert collection.relevance_level == 2
     staff_client.post(url, {"level": ""})
     collection.refresh_from_db()
-    assert collection.relevance_level is None
+    assert collection.relevance_level_setting is None
 
 
 SEVEN = "no grade of adi reaches 7: its grades go up to 2"
@@ -74,7 +74,7 @@ def test_a_level_no_grade_reaches_is_refused_by_the_command_and_the_form(
     with pytest.raises(CommandError, match=SEVEN):
         _import("--relevance-level", "7")
     collection = Collection.objects.get(name="adi")
-    assert collection.relevance_level is None
+    assert collection.relevance_level_setting is None
     url = reverse("staff-collection", args=[collection.name])
     # The form shows the level in force.
     page = staff_client.get(url).content.decode()
@@ -83,7 +83,7 @@ def test_a_level_no_grade_reaches_is_refused_by_the_command_and_the_form(
     assert answer.status_code == 200
     assert SEVEN in answer.content.decode()
     collection.refresh_from_db()
-    assert collection.relevance_level is None
+    assert collection.relevance_level_setting is None
     # A job launched at such a level is refused with the same sentence.
     with pytest.raises(MatchJobError, match=SEVEN):
         match_job_launch(

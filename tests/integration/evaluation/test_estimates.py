@@ -269,7 +269,7 @@ def test_topics_whose_sample_holds_no_relevant_document_are_named(
     world = fitted
     name = sorted(world.file_runs)[0]
     path = _write_run(tmp_path / "r.run", name, world.file_runs[name])
-    level = world.collection.relevant_threshold
+    level = world.collection.relevance_level
     url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
     query = {"sample": world.sample.pk, "expected": world.job.pk, "qrels": "human"}
     client.force_login(researcher)

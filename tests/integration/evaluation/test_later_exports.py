@@ -89,7 +89,7 @@ def test_inferred_qrels_decide_the_later_documents_by_the_rule(fitted, kind):
     )
     assert set(plain.lines) <= set(both.lines)
     assert both.provenance["counts"]["later"] == len(later)
-    grade = collection.relevant_threshold
+    grade = collection.relevance_level
     kept = {}
     for line in plain.provenance["lines"]:
         # The rule's own decisions (a judged document's line is the person's).

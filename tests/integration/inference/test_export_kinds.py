@@ -97,7 +97,7 @@ def test_every_kind_names_its_kind_rule_level_job_sample_and_counts(fitted):
         side = export.provenance
         assert side["kind"] == kind
         assert side["collection"] == "demo"
-        assert side["relevant_threshold"] == 1
+        assert side["relevance_level"] == 1
         assert side["counts"]["lines"] == len(export.lines)
         if kind != "human":  # every judgment, whichever sample it came from
             assert side["sample"] == fitted.sample.name

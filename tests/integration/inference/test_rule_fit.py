@@ -153,7 +153,7 @@ def test_the_highest_grade_counts_unless_assessors_are_named(
     assert rule_fit(job=hand_job).threshold == 0.2
     assert rule_fit(job=hand_job, assessors=[assessor.pk]).threshold == 0.4
     # With grade 2 as the relevance level only the 0.7 document is relevant: F1 1.
-    assert rule_fit(job=hand_job, relevant_threshold=2).threshold == 0.7
+    assert rule_fit(job=hand_job, relevance_level=2).threshold == 0.7
 
 
 def test_a_beta_weights_recall_or_precision(hand_job):

@@ -50,7 +50,7 @@ def test_simulation_report_equals_evaluate_and_export(adi, tmp_path):
     )  # fmt: skip
     report = json.loads((out / "report.json").read_text())
     job, sample = report["job"]["id"], report["job"]["sample"]
-    assert MatchJob.objects.get(pk=job).relevant_threshold == 1
+    assert MatchJob.objects.get(pk=job).relevance_level == 1
     runs = sorted(Run.objects.values_list("name", flat=True))
     printed = _evaluate(job, sample, runs)
     estimator = report["estimators"]["model_assisted"]

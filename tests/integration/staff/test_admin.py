@@ -303,7 +303,7 @@ def test_a_finished_jobs_parameters_are_shown_only(fitted, staff_client):
     page = staff_client.get(_url(m.MatchJob, "change", job.pk))
     assert "Save" not in page.text
     staff_client.post(
-        _url(m.MatchJob, "change", job.pk), {"k": 7, "relevance_level": 1}
+        _url(m.MatchJob, "change", job.pk), {"k": 7, "relevance_level_setting": 1}
     )
     job.refresh_from_db()
     assert (job.k, job.relevance_level) == (fitted.job.k, fitted.job.relevance_level)
@@ -311,7 +311,7 @@ def test_a_finished_jobs_parameters_are_shown_only(fitted, staff_client):
 
 def test_a_row_no_result_uses_stays_editable(staff_client):
     collection = f.CollectionFactory(name="fresh", description="")
-    data = {"name": "fresh-two", "description": "new", "relevance_level": ""}
+    data = {"name": "fresh-two", "description": "new", "relevance_level_setting": ""}
     data["grades"] = json.dumps(collection.grades)
     page = staff_client.post(
         _url(m.Collection, "change", collection.pk), data, follow=True

@@ -91,8 +91,8 @@ def match_job_launch(
             stem=stem,
             stopwords=stopwords,
             created_by=created_by,
-            relevance_level=(
-                collection.relevant_threshold
+            relevance_level_setting=(
+                collection.relevance_level
                 if relevance_level is None
                 else relevance_level
             ),

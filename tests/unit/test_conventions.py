@@ -1,0 +1,30 @@
+"""Conventions a reviewer would otherwise check by eye: one name per concept, errors in
+the domain's words, a Makefile whose targets exist, functions of a readable length."""
+
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _tracked(*patterns: str) -> list[Path]:
+    """The repository's tracked files matching ``patterns`` (git pathspecs)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--", *patterns],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [REPO / name for name in listed]
+
+
+def test_the_relevance_level_has_one_name():
+    # Spelled in pieces so this test does not match itself.
+    old = "relevant" + "_threshold"
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in _tracked("*.py", "*.html", "*.md", "*.js")
+        if path.exists() and old in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
