@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import DomainError
-
 STEMMERS = ("porter", "none")
 STOPWORD_LISTS = ("default", "none")
 
 
-class MatcherError(DomainError):
-    """Bad matcher input; the message names the file, field or line at fault."""
+class MatcherError(Exception):
+    """Bad matcher input; the message names the file, field or line at fault.
+
+    The matcher's only error, and no error of the product: the product raises its
+    sentence again as a domain error where it calls the matcher."""
 
 
 @dataclass(frozen=True)

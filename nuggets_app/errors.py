@@ -1,9 +1,39 @@
-"""The domain error base for the whole product (see :mod:`matcher.errors`).
+"""The base of every domain error of the product.
 
-Every domain error class derives from :class:`DomainError`; views and commands catch it
-and nothing wider. It is defined in the matcher, which every package may import.
+A domain error is bad input or a state the user can fix (a malformed file, an unknown
+topic, a job in the wrong state); its message is one sentence naming what is at fault.
+Views and commands catch :class:`DomainError` and nothing wider, so that a genuine bug
+(a ``ValueError`` from numpy, a typo) fails loudly instead of becoming a polite message.
+
+The matcher stands alone and has its own error, :class:`matcher.MatcherError`, which
+is no domain error: where the product hands the matcher something a user gave,
+:func:`matcher_input` raises the matcher's sentence again as a domain error.
 """
 
-from matcher.errors import DomainError
+from __future__ import annotations
 
-__all__ = ["DomainError"]
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from matcher import MatcherError
+
+__all__ = ["DomainError", "MatcherInputError", "matcher_input"]
+
+
+class DomainError(Exception):
+    """Bad input or state that the user can fix; the message says what and where."""
+
+
+class MatcherInputError(DomainError):
+    """The matcher refused what it was given (a nugget, an option); the message is the
+    matcher's."""
+
+
+@contextmanager
+def matcher_input(error: type[DomainError] = MatcherInputError) -> Iterator[None]:
+    """Run calls into the matcher, a :class:`MatcherError` raised again as ``error``
+    (a domain error of the calling service) with the same sentence."""
+    try:
+        yield
+    except MatcherError as exc:
+        raise error(str(exc)) from exc

@@ -183,8 +183,9 @@ def calibration_estimate(
 
 
 @dataclass(frozen=True)
-class TopicError:
-    """The model's error on one topic's unpooled documents of a run (AP)."""
+class TopicUncertainty:
+    """The model's error on one topic's unpooled documents of a run (AP), as the
+    figures that widen the run's interval: a result record, not an exception."""
 
     qid: str
     var_documents: float  # Σ a² q (1 - q)
@@ -231,7 +232,7 @@ def topic_error(
     raw: Mapping[str, float],
     ap: float,
     calibration: Calibration,
-) -> tuple[TopicError, Plan]:
+) -> tuple[TopicUncertainty, Plan]:
     """The model's error on the documents of ``raw`` (unpooled, not judged: docno ->
     uncalibrated p) in one topic's list (``sample`` holds their calibrated q), and
     the topic's top-up plan."""
@@ -247,7 +248,7 @@ def topic_error(
         if calibration.ratio * raw[docno] < 1.0:
             slope += a * raw[docno]
     plan = ([slopes[d] for d in dist], [sample.probs.get(d, 0.0) for d in dist], dist)
-    return TopicError(sample.qid, var, slope, count, expected), plan
+    return TopicUncertainty(sample.qid, var, slope, count, expected), plan
 
 
 @dataclass(frozen=True)
@@ -302,7 +303,9 @@ class RunInterval:
 
 
 def run_interval(
-    estimate: RunEstimate, errors: Mapping[str, TopicError], calibration: Calibration
+    estimate: RunEstimate,
+    errors: Mapping[str, TopicUncertainty],
+    calibration: Calibration,
 ) -> RunInterval:
     """:class:`RunInterval` over the estimate's topics (``errors`` by qid; a topic
     without is one without unpooled documents counted by q alone). A topic's

@@ -28,3 +28,17 @@ def test_the_relevance_level_has_one_name():
         if path.exists() and old in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def test_the_matcher_knows_no_domain_error():
+    # The matcher stands alone: its own error, translated where the product calls it.
+    from matcher import MatcherError
+    from nuggets_app.errors import DomainError
+
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in (REPO / "matcher").rglob("*.py")
+        if "DomainError" in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
+    assert not issubclass(MatcherError, DomainError)

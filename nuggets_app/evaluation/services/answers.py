@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from matcher import MatchOptions, NuggetSpec
-from nuggets_app.errors import DomainError
+from nuggets_app.errors import DomainError, matcher_input
 from nuggets_app.importers.answers import AnswerRecord, parse_answers
 from nuggets_app.importers.errors import (
     ErrorSink,
@@ -175,14 +175,18 @@ def answers_evaluate(
     nuggets = _specs(collection, bank)
     semantic = embeddings.semantic_on()
     options = MatchOptions()
-    matchers = {
-        qid: AnswerMatcher(
-            [NuggetSpec(str(n.pk), n.text, tuple(n.keywords), n.grade) for n in rows],
-            options,
-            threshold,
-        )
-        for qid, rows in nuggets.items()
-    }
+    with matcher_input(AnswersError):  # a stored nugget the matcher refuses
+        matchers = {
+            qid: AnswerMatcher(
+                [
+                    NuggetSpec(str(n.pk), n.text, tuple(n.keywords), n.grade)
+                    for n in rows
+                ],
+                options,
+                threshold,
+            )
+            for qid, rows in nuggets.items()
+        }
     answers: list[AnswerResult] = []
     no_nuggets: dict[str, list[int]] = {}
     for record in records:

@@ -33,7 +33,7 @@ from nuggets_app.ir.outside_pool import (
     Calibration,
     Plan,
     RunInterval,
-    TopicError,
+    TopicUncertainty,
     calibration_estimate,
     contributors,
     draws_for_width,
@@ -160,7 +160,7 @@ def new_run_estimates(
         design=design,
         floor=REPORTED["bounded"],
     )
-    errors: dict[str, TopicError] = {}
+    errors: dict[str, TopicUncertainty] = {}
     plans: dict[str, Plan] = {}
     for topic in figures.ap.topics:
         mine = own.get(topic.qid)

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.evaluation.services.answers import answers_evaluate
 from nuggets_app.learning import embeddings
+from nuggets_app.models import Nugget
 from tests.integration.evaluation.answers_world import (
     QIDS,
     SYSTEMS,
@@ -80,6 +81,26 @@ def test_bad_answers_name_their_line(world, tmp_path):
     bad.write_text('{"run_id": "a", "qid": "58"}\n')
     with pytest.raises(CommandError, match="field 'text' is missing"):
         call_command("evaluate_answers", str(bad), "--collection", "rag")
+
+
+def test_a_nugget_the_matcher_refuses_is_a_sentence_on_the_command_and_the_page(
+    world, client, staff
+):
+    # Keywords are free JSON in the database; the matcher takes only strings.
+    collection, answers, _ = world
+    nugget = Nugget.objects.filter(topic__collection=collection).order_by("pk").first()
+    Nugget.objects.filter(pk=nugget.pk).update(keywords=[7])
+    refused = f"nugget {nugget.pk}: keywords must be a list of strings"
+    with pytest.raises(CommandError, match=refused):
+        call_command("evaluate_answers", str(answers), "--collection", "rag")
+    client.force_login(staff)
+    with answers.open("rb") as fh:
+        page = client.post(
+            f"/evaluation/{collection.pk}/answers/",
+            {"answers": fh, "threshold": "1", "bank": ""},
+        )
+    assert page.status_code == 400
+    assert refused in page.text
 
 
 def test_the_page_evaluates_an_upload(world, client, staff, assessor):
