@@ -5,6 +5,10 @@ topic, a job in the wrong state); its message is one sentence naming what is at 
 Views and commands catch :class:`DomainError` and nothing wider, so that a genuine bug
 (a ``ValueError`` from numpy, a typo) fails loudly instead of becoming a polite message.
 
+Services speak the domain, never the command line: a message names "the top-up size",
+not a flag, and the error's ``field`` says which input it is, so that a command adds its
+flag and a page marks its field.
+
 The matcher stands alone and has its own error, :class:`matcher.MatcherError`, which
 is no domain error: where the product hands the matcher something a user gave,
 :func:`matcher_input` raises the matcher's sentence again as a domain error.
@@ -21,7 +25,13 @@ __all__ = ["DomainError", "MatcherInputError", "matcher_input"]
 
 
 class DomainError(Exception):
-    """Bad input or state that the user can fix; the message says what and where."""
+    """Bad input or state that the user can fix; the message says what and where, in
+    the domain's words. ``field``, when one input is at fault, names it as the
+    service's keyword argument: a command names its flag, a form its field."""
+
+    def __init__(self, *args: object, field: str | None = None) -> None:
+        super().__init__(*args)
+        self.field = field
 
 
 class MatcherInputError(DomainError):

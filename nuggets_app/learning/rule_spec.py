@@ -1,7 +1,7 @@
 """A decision rule's one grammar and the one check of its values. Pure, Django-free.
 
-Every way of giving a rule goes through here: a command's ``--rule SPEC``,
-``--threshold X``, ``--top-n N`` and ``--fit fB`` (the same as ``--rule fit:fB``), the
+Every way of giving a rule goes through here: a command's rule options (a spec, a
+threshold, a top N, or a fitted rule ``fB``, the same as the spec ``fit:fB``), the
 pages' rule form and its download links (through the rule itself,
 :class:`nuggets_app.inference.services.rules.DecisionRule`, which checks its values
 with :func:`threshold_check` and :func:`top_n_check`), and the simulation's rule

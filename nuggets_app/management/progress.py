@@ -12,6 +12,9 @@ from contextlib import contextmanager
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from nuggets_app.errors import DomainError
+from nuggets_app.management.flags import command_error
+
 
 class TopicProgress:
     """A tqdm bar fed by the services' ``progress(done, total)`` callback; drawn from
@@ -48,6 +51,8 @@ def topic_progress(
     try:
         yield progress
     except errors as error:
+        if isinstance(error, DomainError):
+            raise command_error(error) from error
         raise CommandError(str(error)) from error
     finally:
         progress.close()

@@ -144,7 +144,7 @@ def pool_task_start(
 
 def sample_size_for(*, pool: Pool, size: int | None, percent: float | None) -> int:
     """Documents per topic: ``size``, or ``percent`` of the mean pool size per topic
-    (as ``manage.py simulate --sample-size P%``), at least 1."""
+    (as the simulate command's sample size ``P%``), at least 1."""
     if size is not None:
         return size
     if percent is None or not 0 < percent <= 100:

@@ -1,6 +1,8 @@
 """Conventions a reviewer would otherwise check by eye: one name per concept, errors in
 the domain's words, a Makefile whose targets exist, functions of a readable length."""
 
+import ast
+import re
 import subprocess
 from pathlib import Path
 
@@ -42,3 +44,27 @@ def test_the_matcher_knows_no_domain_error():
     ]
     assert offenders == []
     assert not issubclass(MatcherError, DomainError)
+
+
+def _service_modules() -> list[Path]:
+    """Every module of the services, ``nuggets_app/ir`` and ``nuggets_app/learning``."""
+    return [
+        path
+        for path in _tracked("nuggets_app/*.py")
+        if path.parts[len(REPO.parts) + 1] in ("ir", "learning")
+        or any(part.startswith("services") for part in path.relative_to(REPO).parts)
+    ]
+
+
+def test_services_speak_the_domain_not_the_command_line():
+    # A flag starts a word: NIST's "NA--no relevant docs" is no flag.
+    flag = re.compile(r"(?<![\w-])--[a-z]")
+    offenders = [
+        f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}"
+        for path in _service_modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and flag.search(node.value)
+    ]
+    assert offenders == []

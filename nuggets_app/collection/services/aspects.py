@@ -34,9 +34,8 @@ class AspectError(DomainError):
     status = 400
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, field=field)
         self.message = message
-        self.field = field
 
 
 class DuplicateAspect(AspectError):

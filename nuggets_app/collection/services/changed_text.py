@@ -108,9 +108,10 @@ class TextGuard:
             raise ChangedTextError(
                 f"{len(self.changed)} document(s) of {name!r} that carry judgments or "
                 f"nuggets would change text ({_some(self.changed, self.SHOWN)}); "
-                "nothing was imported. Re-import with --changed-text reanchor to move "
-                "each nugget to its span text in the new text, or import into a new "
-                "collection name."
+                "nothing was imported. Re-import re-anchoring the nuggets, each moved "
+                "to its span text in the new text, or import into a new collection "
+                "name.",
+                field="changed_text",
             )
         if self.lost:
             raise ChangedTextError(

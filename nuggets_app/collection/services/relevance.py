@@ -5,8 +5,8 @@ passage relevant at grade 2 and up (of 0-3), most older collections at 1. The le
 set on the collection (at import or on its staff page); every matching job copies it
 at launch, so a later change never moves a finished job's figures.
 
-:func:`relevance_level_check` is the one check of a level, for the commands'
-``--relevance-level``, the staff page's form and a job's launch: a grade of 1 or more
+:func:`relevance_level_check` is the one check of a level, for the commands' option,
+the staff page's form and a job's launch: a grade of 1 or more
 that some grade of the collection reaches (its grade scale, or a grade stored in its
 judgments or imported qrels); a level above every grade would call nothing relevant.
 """

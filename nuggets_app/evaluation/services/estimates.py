@@ -197,8 +197,7 @@ def job_crossfit_fit(
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
     if stored is None:
         raise EstimateError(
-            f"job {job.pk} has no fitted relevance model (fit it: manage.py match "
-            f"--fit {job.pk})"
+            f"job {job.pk} has no fitted relevance model (fit it first)"
         )
     # The columns of the job's own fit: the semantic features where it used them.
     fit = fit_data(
@@ -313,8 +312,8 @@ def estimates_table(
     """Per run, by model-assisted MAP (highest first): ``pooled`` or ``new`` (in
     ``new``: evaluated as a new run), the estimate, its 95% interval, the topics
     averaged and those of them resting on the model alone, statMAP and EAP_check (EAP
-    under the cross-fitted model, over the topics valid for both; ``evaluate --job``
-    prints the same name), their difference with its interval, ``flagged`` or
+    under the cross-fitted model, over the topics valid for both; the evaluate
+    command prints the same name), their difference with its interval, ``flagged`` or
     ``no``, and the flag's reason in words."""
     fresh = set(new)
     ranked = sorted(estimates.values(), key=lambda e: (-_key(e.ap.estimate), e.name))

@@ -2,7 +2,7 @@
 (:mod:`nuggets_app.lib.charts`), and a chart as an SVG document.
 
 A page draws a figure inline from the same dict its SVG download and
-``compare_qrels --plot`` write, through the same template, so they never differ.
+``compare_qrels``'s plot write, through the same template, so they never differ.
 Results are duck-typed (no import of the services that make them).
 """
 

@@ -169,7 +169,7 @@ def job_expected(
     except ExportError as error:
         raise InputError(str(error)) from None
     except SourceError as error:
-        raise InputError(f"{error} (fit it: manage.py match --fit {job_id})") from None
+        raise InputError(f"{error} (fit its relevance model first)") from None
 
 
 def find_qrels(collection: str, name: str) -> Qrels:

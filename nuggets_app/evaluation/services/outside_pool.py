@@ -226,9 +226,8 @@ def top_up_advice(
         f"{parts.documents} of its documents outside the pool (about "
         f"{parts.expected_relevant:.1f} relevant by the calibrated model) are counted "
         f"by the model alone, {share}% of its interval's variance: do not take its "
-        f"figure as judged. Draw a top-up sample of them (the new-run page, or "
-        f"manage.py sample --top-up --job {job_id} --run {run} --size K) and have it "
-        f"judged; {plan}."
+        f"figure as judged. Draw a top-up sample of them for job {job_id} and run "
+        f"{run} and have it judged; {plan}."
     )
 
 

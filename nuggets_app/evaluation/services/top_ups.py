@@ -107,7 +107,11 @@ def top_up_draw_sample(
     every topic to each of them; default: a topic goes to the assessors assigned it
     in the job's sample."""
     if not 1 <= size <= TOP_UP_MAX:
-        raise EstimateError(f"--size must be between 1 and {TOP_UP_MAX}, got {size}")
+        raise EstimateError(
+            f"the top-up size must be between 1 and {TOP_UP_MAX} draws per topic, "
+            f"got {size}",
+            field="size",
+        )
     pool = _job_pool(job)
     if pool is None:
         raise EstimateError(f"job {job.pk} has no pool to top up")

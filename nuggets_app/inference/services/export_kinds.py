@@ -81,7 +81,7 @@ def export_make(
         raise ExportError(f"job {job.pk} is not a job of {collection.name}")
     if kind in JOB_KINDS and job is None:
         raise ExportError(
-            f"--kind {kind} needs --job: {kind} exports come from a matching job"
+            f"{kind} exports come from a matching job: name one", field="job"
         )
     if kind in RULE_KINDS and rule is None and job is not None:
         rule = rule_default(job)
@@ -171,11 +171,15 @@ def _job_topics(job: MatchJob | None) -> list[Topic] | None:
 def _job_sample(job: MatchJob | None) -> Sample:
     """The sample a job ran over: prels without a sample named."""
     if job is None:
-        raise ExportError("--kind prels needs --sample NAME (or --job over a sample)")
+        raise ExportError(
+            "prels come from a sample: name one (or a job over a sample)",
+            field="sample",
+        )
     if job.sample is None:
         raise ExportError(
-            f"--kind prels needs a sample: job {job.pk} ran over "
-            f"{job.get_source_display().lower()}, not a sample; give --sample NAME"
+            f"prels come from a sample: job {job.pk} ran over "
+            f"{job.get_source_display().lower()}, not a sample; name a sample",
+            field="sample",
         )
     return job.sample
 

@@ -88,8 +88,8 @@ def semantic_readiness(job: MatchJob, document_ids: Iterable[int]) -> SemanticRe
         return SemanticReadiness(
             False,
             f"semantic features: off ({missing} of {len(ids)} documents of the job "
-            f"have no stored embedding; run manage.py embed --collection "
-            f"{job.collection.name})",
+            f"have no stored embedding; embed the documents of "
+            f"{job.collection.name} first)",
         )
     from nuggets_app.inference.selectors import nuggets_kept
 

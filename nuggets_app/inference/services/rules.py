@@ -178,16 +178,17 @@ RULE_CHOICES = (
     ("expected_f1", "Model: best expected F1"),
     ("top_n", "Top N per topic"),
 )
-# The command-line options of a rule, mutually exclusive: (flag, argparse keywords).
+# The ways to give a rule as options, mutually exclusive: (name, argparse keywords);
+# a command's flag is the name after two dashes.
 RULE_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("--threshold", {"type": float, "help": "inferred relevant: score >= X"}),
-    ("--top-n", {"type": int, "help": "inferred relevant: N best per topic"}),
-    ("--rule", {"metavar": "SPEC", "help": f"decision rule: {RULE_SPECS}"}),
+    ("threshold", {"type": float, "help": "inferred relevant: score >= X"}),
+    ("top-n", {"type": int, "help": "inferred relevant: N best per topic"}),
+    ("rule", {"metavar": "SPEC", "help": f"decision rule: {RULE_SPECS}"}),
     (
-        "--fit",
+        "fit",
         {
             "metavar": "fB[:per-topic]",
-            "help": "the same as --rule fit:fB[:per-topic]: score >= the threshold "
+            "help": "the same as the rule fit:fB[:per-topic]: score >= the threshold "
             "with the best F-beta on the job's held-out judged documents (e.g. f1, "
             "f1:per-topic, f0.5)",
         },
@@ -217,18 +218,25 @@ def rule_from_options(
     per_topic: dict[str, float] | None = None,
     job: MatchJob | None = None,
 ) -> DecisionRule:
-    """The rule of the command-line options of :data:`RULE_OPTIONS`: ``--rule SPEC``,
-    ``--fit fB`` (``--rule fit:fB``), ``--top-n N`` or ``--threshold T``, with a
-    per-topic thresholds table beside ``--threshold`` (``per_topic``; without a
+    """The rule of the options of :data:`RULE_OPTIONS`: ``rule`` (a spec), ``fit``
+    (``fB``, the same as the spec ``fit:fB``), ``top_n`` or ``threshold``, with a
+    per-topic thresholds table beside a threshold (``per_topic``; without a
     threshold, topics missing from it infer nothing). With none of them, ``job``'s
     default rule (:func:`rule_default`), else the paper rule at 0.5."""
     if fit:
         if job is None:
-            raise RuleError("--fit needs --job (the rule is fitted on its judgments)")
+            raise RuleError(
+                "a fitted rule needs a matching job (it is fitted on the job's "
+                "judgments)",
+                field="job",
+            )
         rule = f"fit:{fit}"
     if per_topic and (rule or top_n is not None):
-        given = "--fit" if fit else "--rule" if rule else "--top-n"
-        raise RuleError(f"--thresholds and {given} exclude each other")
+        given = "a fitted rule" if fit else "a rule" if rule else "a top-N rule"
+        raise RuleError(
+            f"per-topic thresholds and {given} exclude each other",
+            field="thresholds",
+        )
     if rule:
         return rule_from_spec(rule, job=job)
     if top_n is not None:
@@ -354,10 +362,7 @@ def model_missing_reason(job: MatchJob) -> str:
             "judged, so there is nothing to fit the model on (the paper rule decides "
             "topics from their nuggets)"
         )
-    return (
-        f"job {job.pk} has no fitted probabilities (fit it first: manage.py match "
-        f"--fit {job.pk})"
-    )
+    return f"job {job.pk} has no fitted probabilities (fit its relevance model first)"
 
 
 def rule_apply_later(

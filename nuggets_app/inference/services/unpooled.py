@@ -79,8 +79,9 @@ def _check(job: MatchJob) -> None:
 
 def features_lam(job: MatchJob) -> float:
     """The lambda the job's chunks computed their features with: a re-scoring
-    (``match --rescore``) replaces the scores, not the stored features, so documents
-    scored later are described with the first scoring's lambda, as the pool is."""
+    (:func:`match_job_rescore`) replaces the scores, not the stored features, so
+    documents scored later are described with the first scoring's lambda, as the pool
+    is."""
     history = job.rescorings or []
     return float(history[0]["previous_lam"]) if history else job.lam
 
@@ -238,8 +239,8 @@ def _features_by_topic(
 def new_documents_wanted(*, job: MatchJob) -> dict[int, list[int]]:
     """Every (topic of the job, document of the collection imported after the job
     was launched: id above ``job.documents_before``, or above the job's own largest
-    document id for a job from before that was kept): what ``match --job N
-    --new-documents`` scores."""
+    document id for a job from before that was kept): what matching a job's new
+    documents scores."""
     before = job.documents_before
     if before is None:
         before = max(

@@ -29,9 +29,12 @@ from nuggets_app.inference.services.rules import (
     DecisionRule,
     rule_from_options,
 )
+from nuggets_app.management.flags import command_error
 from nuggets_app.models import Collection, MatchJob
 
 M = TypeVar("M", bound=Model)
+# The import commands' flags of the fields their services' errors name.
+IMPORT_FLAGS = {"changed_text": "--changed-text reanchor"}
 T = TypeVar("T")
 
 
@@ -77,12 +80,12 @@ def add_rule_arguments(
     exclusive; ``help_extra`` appends to an option's help by its destination name.
     Returns the group, for a command that adds a way of its own to give a rule."""
     group = parser.add_mutually_exclusive_group()
-    for flag, keywords in RULE_OPTIONS:
+    for name, keywords in RULE_OPTIONS:
         options: dict[str, Any] = dict(keywords)
-        extra = help_extra.get(flag.lstrip("-").replace("-", "_"))
+        extra = help_extra.get(name.replace("-", "_"))
         if extra:
             options["help"] = f"{options['help']} {extra}"
-        group.add_argument(flag, **options)
+        group.add_argument(f"--{name}", **options)
     return group
 
 
@@ -104,7 +107,7 @@ def rule_of_options(
             job=job,
         )
     except DomainError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
 
 
 def _relevance_level(text: str) -> int:
@@ -187,5 +190,7 @@ def run_import(
             return action(update)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from None
-        except (DomainError, OSError) as error:
+        except DomainError as error:
+            raise command_error(error, IMPORT_FLAGS) from None
+        except OSError as error:
             raise CommandError(str(error)) from None

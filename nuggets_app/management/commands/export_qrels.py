@@ -31,6 +31,7 @@ from nuggets_app.management.commands._base import (
     only_one,
     rule_of_options,
 )
+from nuggets_app.management.flags import command_error
 from nuggets_app.models import Collection, MatchJob, Sample
 
 
@@ -170,7 +171,7 @@ class Command(BaseCommand):
                 aggregation=_aggregation(options),
             )
         except DomainError as exc:
-            raise CommandError(str(exc)) from exc
+            raise command_error(exc) from exc
         for warning in (export.provenance or {}).get("warnings") or []:
             self.stderr.write(f"warning: {warning}")
         if options["output"]:

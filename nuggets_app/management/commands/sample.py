@@ -9,6 +9,7 @@ from nuggets_app.evaluation.services.estimates import EstimateError
 from nuggets_app.evaluation.services.top_ups import top_up_draw_sample
 from nuggets_app.inference.services.rounds import rounds_advance
 from nuggets_app.management.commands._base import only_one
+from nuggets_app.management.flags import command_error
 from nuggets_app.management.progress import topic_progress
 from nuggets_app.models import JobNewRun, MatchJob, Pool, Sample
 from nuggets_app.pooling.services.assignments import AssignmentError
@@ -198,7 +199,7 @@ class Command(BaseCommand):
                 assessors=assessors,
             )  # fmt: skip
         except (EstimateError, AssignmentError) as error:
-            raise CommandError(str(error)) from None
+            raise command_error(error) from None
         for line in sample_lines(sample):
             self.stdout.write(line)
         self.stdout.write(

@@ -125,7 +125,9 @@ def _check_request(method: str, size: int, per_run_quota: bool) -> None:
     if size < 1:
         raise SampleError(f"size must be at least 1, got {size}")
     if per_run_quota and method != Sample.Method.STATAP:
-        raise SampleError("--per-run-quota applies to the statap method only")
+        raise SampleError(
+            "a per-run quota applies to the statap method only", field="per_run_quota"
+        )
 
 
 def sample_draw(

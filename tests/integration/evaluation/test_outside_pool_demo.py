@@ -170,6 +170,20 @@ def test_the_sample_command_draws_a_top_up_for_a_kept_run(demo_job):  # noqa: F8
     )
     with pytest.raises(CommandError, match="--top-up needs"):
         call_command("sample", "--top-up", "--job", str(job.pk))
+    # The service names the top-up size; the command adds its flag.
+    with pytest.raises(
+        CommandError, match=r"the top-up size must be between 1 and .* \(--size\)$"
+    ):
+        call_command(
+            "sample",
+            "--top-up",
+            "--job",
+            str(job.pk),
+            "--run",
+            NAME,
+            "--size",
+            "1000000",
+        )
     out = io.StringIO()
     call_command(
         "sample", "--top-up", "--job", str(job.pk), "--run", NAME, "--size", "3",

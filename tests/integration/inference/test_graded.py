@@ -118,7 +118,10 @@ def test_graded_qrels_round_trip_and_command(world, job, tmp_path):
         for q, _, d, rel in (line.split() for line in path.read_text().splitlines())
     }
     assert imported == exported
-    with pytest.raises(CommandError, match="needs --job"):
+    with pytest.raises(
+        CommandError,
+        match=r"graded exports come from a matching job: name one \(--job\)",
+    ):
         call_command("export_qrels", collection=world.collection.name, kind="graded")
 
 

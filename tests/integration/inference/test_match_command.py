@@ -90,8 +90,12 @@ def test_prels_of_a_pool_job_say_why_not_none(world):
         )  # fmt: skip
     message = str(refused.value)
     assert "None" not in message
-    assert f"job {job.pk} ran over pool, not a sample; give --sample NAME" in message
-    with pytest.raises(CommandError, match=r"^--kind prels needs --sample NAME"):
+    assert (
+        f"job {job.pk} ran over pool, not a sample; name a sample (--sample)" in message
+    )
+    with pytest.raises(
+        CommandError, match=r"^prels come from a sample: name one .*--sample"
+    ):
         call_command(
             "export_qrels", "--collection", world.collection.name, "--kind", "prels"
         )

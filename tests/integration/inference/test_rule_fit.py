@@ -216,7 +216,9 @@ def test_export_command_refuses_a_bad_fit(hand_job, tmp_path, extra, message):
 
 
 def test_export_command_fit_needs_a_job(hand_job):
-    with pytest.raises(CommandError, match="--fit needs --job"):
+    with pytest.raises(
+        CommandError, match=r"a fitted rule needs a matching job.*\(--job\)"
+    ):
         call_command(
             "export_qrels", "--collection", hand_job.collection.name,
             "--kind", "inferred", "--fit", "f1",

@@ -59,7 +59,10 @@ def test_sample_errors_name_the_problem(pool):
         run("sample", "--pool", "nope", "--size", "3", "--name", "s")
     with pytest.raises(CommandError, match="--size is required"):
         run("sample", "--pool", "p", "--name", "s")
-    with pytest.raises(CommandError, match="statap method only"):
+    with pytest.raises(
+        CommandError,
+        match=r"^a per-run quota applies to the statap method only \(--per-run-quota\)$",
+    ):
         run(
             "sample",
             "--pool",
