@@ -76,6 +76,15 @@ test: setup-dev ## The whole test suite: unit (Python, no database; the page scr
 	@$(PY) -m coverage report --format=total > /dev/null || { \
 	  echo "coverage fell below its floor (fail_under in pyproject.toml [tool.coverage.report])"; exit 1; }
 
+# The two halves of `test`, without coverage, to run one while working on the other.
+test-unit: setup-dev ## The unit tests alone: Python (no database) and the page scripts under Node; no services needed
+	$(PY) -m pytest tests/unit -q
+	node --test tests/js/
+
+test-integration: setup-dev ## The integration and browser tests alone, on PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL), as `test` runs them
+	$(PY) tests/services.py --database $(TEST_DATABASE_URL) --redis $(TEST_REDIS_URL) -- \
+	  $(PY) -m pytest tests/integration tests/browser -q
+
 lint: setup-dev ## ruff (lint and format), import-linter, mypy with django-stubs on every package (strict on the Django-free ones), models and migrations in step, ESLint on the page scripts
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

@@ -9,6 +9,9 @@ they are registered in every worker.
 
 from nuggets_app.evaluation.services import dashboards
 from nuggets_app.inference.tasks import (
+    embed_chunk,
+    embed_documents,
+    embed_nuggets,
     match_chunk,
     match_job_fit,
     match_supervise,
@@ -21,6 +24,9 @@ from nuggets_app.staff.tasks import staff_task, uploads_expire
 __all__ = [
     "computed_run",
     "dashboards",
+    "embed_chunk",
+    "embed_documents",
+    "embed_nuggets",
     "match_chunk",
     "match_job_fit",
     "match_supervise",

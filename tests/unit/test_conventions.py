@@ -68,3 +68,49 @@ def test_services_speak_the_domain_not_the_command_line():
         and flag.search(node.value)
     ]
     assert offenders == []
+
+
+def test_every_phony_make_target_is_a_rule_with_its_help():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    phony = {
+        name
+        for line in makefile.splitlines()
+        if line.startswith(".PHONY:")
+        for name in line.removeprefix(".PHONY:").split()
+    }
+    helped = set(re.findall(r"^([A-Za-z0-9_-]+):[^=\n]*## ", makefile, re.MULTILINE))
+    assert {"test", "test-unit", "test-integration"} <= phony
+    assert phony - helped == set()  # declared, but no rule with a "##" help
+    assert helped - phony == set()  # a target named like a file that is none
+
+
+def _shared_tasks(path: Path) -> set[str]:
+    """The functions of ``path`` decorated with ``@shared_task`` (called or not)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                target = (
+                    decorator.func if isinstance(decorator, ast.Call) else decorator
+                )
+                if isinstance(target, ast.Name) and target.id == "shared_task":
+                    found.add(node.name)
+    return found
+
+
+def test_the_top_floor_lists_every_task():
+    tasks = {
+        name
+        for path in _tracked("nuggets_app/*tasks.py")
+        if path.name == "tasks.py"
+        for name in _shared_tasks(path)
+    }
+    top = ast.parse((REPO / "nuggets_app" / "tasks.py").read_text(encoding="utf-8"))
+    listed = next(
+        ast.literal_eval(node.value)
+        for node in top.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    )
+    assert len(tasks) >= 11
+    assert tasks - set(listed) == set()
