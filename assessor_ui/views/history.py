@@ -21,11 +21,12 @@ def _state(assignment, document_id: int) -> dict:
     }
     return {
         "judgment": judgment_state(
-            assessor_id=key["owner_id"], topic_id=key["topic_id"],
+            assessor_id=key["owner_id"],
+            topic_id=key["topic_id"],
             document_id=document_id,
         ),
         "changes": document_history(**key),
-    }  # fmt: skip
+    }
 
 
 @json_login_required

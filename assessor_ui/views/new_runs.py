@@ -94,9 +94,12 @@ def job_new_run_kept(request: HttpRequest, pk: int, run: int) -> HttpResponse:
         if sample is None:
             raise EstimateError(f"job {job.pk}'s pool has no sample to estimate from")
         found = new_runs.new_runs_evaluate(
-            job=job, sample=sample, new_runs={kept.name: kept.scores},
-            inline_max=0, enqueue=False,
-        )  # fmt: skip
+            job=job,
+            sample=sample,
+            new_runs={kept.name: kept.scores},
+            inline_max=0,
+            enqueue=False,
+        )
     except EstimateError as error:
         context["error"] = str(error)
         return render(request, TEMPLATE, context)

@@ -340,13 +340,18 @@ def reusability_run(
         )
         topped = (
             _top_up(
-                job=job, sample=sample, held={n: scored[n] for n in names},
-                kept=kept_scores, evaluation=evaluation, truth=qrels_read(qrels_path),
-                draws=top_up, seed=config.seed,
+                job=job,
+                sample=sample,
+                held={n: scored[n] for n in names},
+                kept=kept_scores,
+                evaluation=evaluation,
+                truth=qrels_read(qrels_path),
+                draws=top_up,
+                seed=config.seed,
             )
             if top_up > 0
             else {}
-        )  # fmt: skip
+        )
         pooled_errors += [
             abs(evaluation.estimates[n].ap.estimate - full[n]) / full[n]
             for n in kept_scores
@@ -476,9 +481,13 @@ def _top_up(
                 d: (truth.get(qid, {}).get(d, 0), draw.inclusion[d]) for d in draw.order
             }
     again = new_runs_evaluate(
-        job=job, sample=sample, new_runs=held, pooled_runs=kept, inline_max=10**9,
+        job=job,
+        sample=sample,
+        new_runs=held,
+        pooled_runs=kept,
+        inline_max=10**9,
         top_ups=judged,
-    )  # fmt: skip
+    )
     assert again.estimates is not None
     out = {}
     for name in held:

@@ -91,9 +91,12 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
     design, unsampled = inputs["design"], None
     if synthetic:
         band = synthetic_band(
-            prels, {} if zero else probs, design, level=inputs["level"],
+            prels,
+            {} if zero else probs,
+            design,
+            level=inputs["level"],
             threshold=synthetic,
-        )  # fmt: skip
+        )
         prels, probs, design = band.prels, band.probs, band.design
         unsampled = band.unsampled
     tuning = ma.power_tuning
@@ -101,13 +104,23 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         ma.power_tuning = lambda *a, **k: 2 * tuning(*a, **k) - 1
     try:
         found = model_assisted_evaluate(
-            prels, {} if zero else probs, inputs["runs"], level=inputs["level"],
-            design=design, unsampled=unsampled, **opts,
-        )  # fmt: skip
+            prels,
+            {} if zero else probs,
+            inputs["runs"],
+            level=inputs["level"],
+            design=design,
+            unsampled=unsampled,
+            **opts,
+        )
         uncorrected = allow and model_assisted_evaluate(
-            prels, {} if zero else probs, inputs["runs"], level=inputs["level"],
-            design=design, unsampled=unsampled, **dict(opts, beale=False),
-        )  # fmt: skip
+            prels,
+            {} if zero else probs,
+            inputs["runs"],
+            level=inputs["level"],
+            design=design,
+            unsampled=unsampled,
+            **dict(opts, beale=False),
+        )
     finally:
         ma.power_tuning = tuning
     if allow:  # the interval reaches as far as Beale's correction moved the estimate
@@ -115,8 +128,11 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             ap = measures["AP"]
             moved = uncorrected[run]["AP"].estimate - ap.estimate
             lo, hi = ap.ci95
-            below, above = (abs(moved), abs(moved)) if allow == "both" else (
-                max(-moved, 0.0), max(moved, 0.0))  # fmt: skip
+            below, above = (
+                (abs(moved), abs(moved))
+                if allow == "both"
+                else (max(-moved, 0.0), max(moved, 0.0))
+            )
             measures["AP"] = replace(
                 ap, ci95=(max(lo - below, 0.0), min(hi + above, 1.0))
             )
@@ -139,10 +155,16 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         )
     if pboot:
         bias = simulated_bias(
-            prels, {} if zero else probs, inputs["design"], inputs["runs"],
-            level=inputs["level"], opts=opts, replicates=pboot, world=world,
+            prels,
+            {} if zero else probs,
+            inputs["design"],
+            inputs["runs"],
+            level=inputs["level"],
+            opts=opts,
+            replicates=pboot,
+            world=world,
             truth_labels=inputs["truth"],
-        )  # fmt: skip
+        )
         for measures in found.values():
             ap = measures["AP"]
             measures["AP"] = recentred(
@@ -205,9 +227,13 @@ def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict
     smaller = {q: {d: rho * pi for d, pi in ds.items()} for q, ds in design.items()}
     for _ in range(thins):
         part = model_assisted_evaluate(
-            thinned(prels, rho, rng), probs, inputs["runs"], level=inputs["level"],
-            design=smaller, **opts,
-        )  # fmt: skip
+            thinned(prels, rho, rng),
+            probs,
+            inputs["runs"],
+            level=inputs["level"],
+            design=smaller,
+            **opts,
+        )
         for run, measures in part.items():
             for t in measures["AP"].topics:
                 acc = sums.setdefault((run, t.qid), [0.0, 0])
@@ -236,9 +262,11 @@ def recentred(ap, values: list[float]):
     lo, hi = ap.ci95
     shift = mean - ap.estimate
     return replace(
-        ap, estimate=mean, topics=topics,
+        ap,
+        estimate=mean,
+        topics=topics,
         ci95=(max(lo + shift, 0.0), min(hi + shift, 1.0)),
-    )  # fmt: skip
+    )
 
 
 def topic_var_ratio(draws: list[dict], thin_below: int = THIN_BELOW) -> tuple:
@@ -282,10 +310,19 @@ def visibility(inputs: Mapping, bands=PI_BANDS) -> list[dict[str, float]]:
     the true labels (``anticipated``; the same figure in every row, over all bands)."""
     level, probs = inputs["level"], inputs["crossfit"] or {}
     rows = [
-        {"low": lo, "high": hi, "docs": 0, "relevant": 0, "expected": 0.0,
-         "drawn": 0, "sum_p": 0.0, "var": 0.0, "anticipated": 0.0}
+        {
+            "low": lo,
+            "high": hi,
+            "docs": 0,
+            "relevant": 0,
+            "expected": 0.0,
+            "drawn": 0,
+            "sum_p": 0.0,
+            "var": 0.0,
+            "anticipated": 0.0,
+        }
         for lo, hi in pairwise(bands)
-    ]  # fmt: skip
+    ]
     for qid, topic in inputs["prels"].items():
         truth, p_of = inputs["truth"].get(qid, {}), probs.get(qid, {})
         for docno, pi in inputs["design"].get(qid, {}).items():
@@ -318,8 +355,10 @@ def visibility_print(path: str, rows: list[dict[str, float]]) -> None:
               f"{r['expected']:.1f} | {r['drawn']} | {r['sum_p']:.1f} | "
               f"{r['var']:.2f} |")  # fmt: skip
     if rows:
-        print(f"V(R̂) the model anticipates over V(R̂) under the true labels: "
-              f"{rows[0]['anticipated']:.2f}")  # fmt: skip
+        print(
+            f"V(R̂) the model anticipates over V(R̂) under the true labels: "
+            f"{rows[0]['anticipated']:.2f}"
+        )
 
 
 def redraw(inputs, rng, factor: float = 1.0) -> tuple[dict[str, TopicPrels], dict]:
@@ -339,9 +378,10 @@ def redraw(inputs, rng, factor: float = 1.0) -> tuple[dict[str, TopicPrels], dic
         probs = probs / probs.sum()
         draws = max(1, round(factor * k))
         design[qid] = (
-            inputs["design"][qid] if factor == 1 else
-            {d: 1.0 - (1.0 - probs[i]) ** draws for i, d in enumerate(docs)}
-        )  # fmt: skip
+            inputs["design"][qid]
+            if factor == 1
+            else {d: 1.0 - (1.0 - probs[i]) ** draws for i, d in enumerate(docs)}
+        )
         picked = set(rng.choice(len(docs), size=draws, replace=True, p=probs))
         topic = TopicPrels(qid)
         truth = inputs["truth"].get(qid, {})
@@ -393,11 +433,15 @@ def main(argv: list[str]) -> None:
             se = shifts.std() / math.sqrt(len(draws))
             inside = np.mean(np.abs(shifts) <= 0.02)
             topics_all, topics_thin = topic_var_ratio(draws)
-            print(path, name, f"draws {n} x{factor:g} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
-                  f"shift-median {np.median(shifts):+.4f} "
-                  f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f} "
-                  f"topic-var-ratio {topics_all:.2f} thin {topics_thin:.2f}",
-                  " ".join(f"{k} {v:+.4f}" for k, v in mean.items()))  # fmt: skip
+            print(
+                path,
+                name,
+                f"draws {n} x{factor:g} shift-se {se:.4f} shift-sd {shifts.std():.4f} "
+                f"shift-median {np.median(shifts):+.4f} "
+                f"within-0.02 {inside:.2f} sd-ratio {sd_ratio(draws):.2f} "
+                f"topic-var-ratio {topics_all:.2f} thin {topics_thin:.2f}",
+                " ".join(f"{k} {v:+.4f}" for k, v in mean.items()),
+            )
 
     if mode == "table":
         table_print(rows)
@@ -419,8 +463,13 @@ def shared_error(shifts: list[float], sds: list[float], seeds: int = 20) -> dict
     below = 2 * (1 - normal.cdf((Z_95 * s - q75 * own) / shared))
     wanted = 1 - 0.9 ** (1 / seeds)  # per sample, for 0.9 over ``seeds`` samples
     factor = (normal.inv_cdf(1 - wanted / 2) * shared + q75 * own) / (Z_95 * s)
-    return {"shared": shared, "own": own, "below": below,
-            "any": 1 - (1 - below) ** seeds, "factor": factor}  # fmt: skip
+    return {
+        "shared": shared,
+        "own": own,
+        "below": below,
+        "any": 1 - (1 - below) ** seeds,
+        "factor": factor,
+    }
 
 
 def table_print(rows: dict[str, list[tuple[str, dict[str, float]]]]) -> None:

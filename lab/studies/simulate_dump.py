@@ -44,9 +44,14 @@ def main(argv: list[str]) -> None:
     collection = Collection.objects.get(name=name)
     count, fraction = sample_size(size)
     config = SimulationConfig(
-        depth=100, sample_size=count, sample_fraction=fraction, seed=int(seed),
-        relevance_level=int(level), replace=True, semantic=semantic,
-    )  # fmt: skip
+        depth=100,
+        sample_size=count,
+        sample_fraction=fraction,
+        seed=int(seed),
+        relevance_level=int(level),
+        replace=True,
+        semantic=semantic,
+    )
     runs = Command()._runs(collection, argv[6] if len(argv) > 6 else None)
     data = simulation.simulation_run(
         collection=collection, qrels_path=qrels, runs=runs, config=config

@@ -90,9 +90,9 @@ def topic_offsets(prels, probs, beta, level, prior_var=1.0) -> dict[str, float]:
             continue
         y = np.array([r[0] for r in rows])
         pi = np.array([r[1] for r in rows])
-        base = np.array([
-            beta[0] + beta[1] * _logit(r[2]) + beta[2] * math.log(r[1]) for r in rows
-        ])  # fmt: skip
+        base = np.array(
+            [beta[0] + beta[1] * _logit(r[2]) + beta[2] * math.log(r[1]) for r in rows]
+        )
         w = (1 / pi) / (1 / pi).mean()
         u = 0.0
         for _ in range(30):

@@ -48,9 +48,13 @@ def thinned(
                 pi = rho * pi
             rel[docno], pis[docno] = grade, pi
         out[qid] = replace(
-            topic, rel=rel, inclusion_prob=pis, neu=kept if topic.neu else 0,
-            n_sampled=kept, var_weight={},
-        )  # fmt: skip
+            topic,
+            rel=rel,
+            inclusion_prob=pis,
+            neu=kept if topic.neu else 0,
+            n_sampled=kept,
+            var_weight={},
+        )
     return out
 
 

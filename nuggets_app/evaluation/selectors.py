@@ -366,9 +366,15 @@ def job_version(job: MatchJob) -> list:
     fitted = JobInference.objects.filter(job=job).values_list("fitted_at", flat=True)
     kept = JobNewRun.objects.filter(job=job).values_list("name", "created_at")
     return [
-        "job", job.pk, job.status, job.lam, job.docs_done, str(job.finished_at),
-        str(fitted.first()), [[n, str(t)] for n, t in kept],
-    ]  # fmt: skip
+        "job",
+        job.pk,
+        job.status,
+        job.lam,
+        job.docs_done,
+        str(job.finished_at),
+        str(fitted.first()),
+        [[n, str(t)] for n, t in kept],
+    ]
 
 
 def source_version(collection: Collection, key: str) -> list:

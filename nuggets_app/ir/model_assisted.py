@@ -401,9 +401,15 @@ def topic_estimates(
     var_nd += ndcg * ndcg * max(sample.ideal_var - ideal_top, 0.0)
     if uses_anticipated(interval, sample.n_relevant) and sample.design and r > 0:
         more = anticipated_vars(
-            ranking[: len(w.y_hat)], w.y_hat, sample.probs, sample.design,
-            est_r=r, ap=ap, cutoff=k, rp_rank=w.rp_rank,
-        )  # fmt: skip
+            ranking[: len(w.y_hat)],
+            w.y_hat,
+            sample.probs,
+            sample.design,
+            est_r=r,
+            ap=ap,
+            cutoff=k,
+            rp_rank=w.rp_rank,
+        )
         var_ap, var_rp, var_pk = map(max, (var_ap, var_rp, var_pk), more)
     uncorrected = None
     if beale_applies(beale, r, sample.var_r, floored=sample.floored):

@@ -97,8 +97,13 @@ def reliability_bins(
         if count and mean_p is not None and rate is not None:
             ece += count / n * abs(mean_p - rate)
         rows.append(
-            {"low": b / bins, "high": (b + 1) / bins, "n": count, "mean_p": mean_p,
-             "rate": rate}
-        )  # fmt: skip
+            {
+                "low": b / bins,
+                "high": (b + 1) / bins,
+                "n": count,
+                "mean_p": mean_p,
+                "rate": rate,
+            }
+        )
     brier = sum((p - y) ** 2 for p, y in held) / n if n else None
     return {"bins": rows, "n": n, "brier": brier, "ece": ece if n else None}

@@ -89,8 +89,12 @@ class Frame:
         are (value, label); ``rotate`` turns the x labels upright (many categories)."""
         y0 = self.bottom
         return {
-            "x0": self.left, "x1": self.right, "y0": y0, "y1": self.top,
-            "tick_y": y0 + 5, "rotate": rotate,
+            "x0": self.left,
+            "x1": self.right,
+            "y0": y0,
+            "y1": self.top,
+            "tick_y": y0 + 5,
+            "rotate": rotate,
             "x_ticks": [
                 {"at": self.x(v), "label": label, "y": y0 + (9 if rotate else 18)}
                 for v, label in x_ticks
@@ -100,11 +104,17 @@ class Frame:
                 for v in y_ticks
             ],
             "tick_x": self.left - 5,
-            "x_label": {"x": round((self.left + self.right) / 2, 1),
-                        "y": self.height - 8, "text": x_label},
-            "y_label": {"x": round(self.left - 44, 1),
-                        "y": round((self.top + self.bottom) / 2, 1), "text": y_label},
-        }  # fmt: skip
+            "x_label": {
+                "x": round((self.left + self.right) / 2, 1),
+                "y": self.height - 8,
+                "text": x_label,
+            },
+            "y_label": {
+                "x": round(self.left - 44, 1),
+                "y": round((self.top + self.bottom) / 2, 1),
+                "text": y_label,
+            },
+        }
 
 
 def _chart(kind: str, id: str, title: str, desc: str, width: float, height: float):
@@ -173,10 +183,10 @@ def _point_label(name: str, cx: float, cy: float, frame: Frame) -> dict[str, Any
     width = CHAR_W * min(len(name), LABEL_CHARS)
     top, bottom = cy - 5 - LABEL_H + 3, cy - 2  # the baseline is at cy - 5
     if cx + 6 + width <= frame.right + 16:
-        return {"x": cx + 6, "y": cy - 5, "anchor": "start",
-                "box": (cx + 6, top, cx + 6 + width, bottom)}  # fmt: skip
-    return {"x": cx - 6, "y": cy - 5, "anchor": "end",
-            "box": (cx - 6 - width, top, cx - 6, bottom)}  # fmt: skip
+        x, anchor, box = cx + 6, "start", (cx + 6, top, cx + 6 + width, bottom)
+    else:
+        x, anchor, box = cx - 6, "end", (cx - 6 - width, top, cx - 6, bottom)
+    return {"x": x, "y": cy - 5, "anchor": anchor, "box": box}
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
@@ -236,21 +246,33 @@ def scatter(
         if i not in centres:
             continue
         cx, cy = centres[i]
-        points.append({
-            "name": name, "cx": cx, "cy": cy, "value_x": x, "value_y": y,
-            "title": f"{name}: {x:.4f} (x), {y:.4f} (y)",
-            "label": labels.get(i),
-        })  # fmt: skip
+        points.append(
+            {
+                "name": name,
+                "cx": cx,
+                "cy": cy,
+                "value_x": x,
+                "value_y": y,
+                "title": f"{name}: {x:.4f} (x), {y:.4f} (y)",
+                "label": labels.get(i),
+            }
+        )
     return {
         **_chart("scatter", id, title, desc, size, size),
         "points": points,
-        "diagonal": {"x1": frame.x(low), "y1": frame.y(low),
-                     "x2": frame.x(high), "y2": frame.y(high)},
+        "diagonal": {
+            "x1": frame.x(low),
+            "y1": frame.y(low),
+            "x2": frame.x(high),
+            "y2": frame.y(high),
+        },
         "axes": frame.axes(
-            x_ticks=[(t, tick_label(t)) for t in ticks], y_ticks=ticks,
-            x_label=xlabel, y_label=ylabel,
+            x_ticks=[(t, tick_label(t)) for t in ticks],
+            y_ticks=ticks,
+            x_label=xlabel,
+            y_label=ylabel,
         ),
-    }  # fmt: skip
+    }
 
 
 def bars(
@@ -277,11 +299,17 @@ def bars(
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         shown = math.isfinite(value)
         y = frame.y(value) if shown else bottom
-        marks.append({
-            "name": label, "value": value, "x": round(frame.left + slot * (i + 0.15), 1),
-            "w": round(slot * 0.7, 1), "y": y, "h": round(bottom - y, 1),
-            "title": f"{label}: {value:.4f}" if shown else f"{label}: n/a",
-        })  # fmt: skip
+        marks.append(
+            {
+                "name": label,
+                "value": value,
+                "x": round(frame.left + slot * (i + 0.15), 1),
+                "w": round(slot * 0.7, 1),
+                "y": y,
+                "h": round(bottom - y, 1),
+                "title": f"{label}: {value:.4f}" if shown else f"{label}: n/a",
+            }
+        )
     x_ticks = [
         (i + 0.5, label[:12]) for i, label in enumerate(labels) if i % every == 0
     ]
@@ -290,10 +318,9 @@ def bars(
         "bars": marks,
         "fill": BLUE,
         "axes": frame.axes(
-            x_ticks=x_ticks, y_ticks=ticks, x_label=xlabel, y_label=ylabel,
-            rotate=True,
+            x_ticks=x_ticks, y_ticks=ticks, x_label=xlabel, y_label=ylabel, rotate=True
         ),
-    }  # fmt: skip
+    }
 
 
 def grouped_bars(
@@ -314,20 +341,32 @@ def grouped_bars(
     _, top, ticks = nice_range(
         0, max([1, *(c for _, _, counts in series for c in counts)]), integer=True
     )
-    frame = Frame(72, width - 16, 16 + 16 * len(series), height - 56,
-                  (edges[0], edges[-1] if edges[-1] > edges[0] else edges[0] + 1),
-                  (0.0, top), height)  # fmt: skip
+    frame = Frame(
+        72,
+        width - 16,
+        16 + 16 * len(series),
+        height - 56,
+        (edges[0], edges[-1] if edges[-1] > edges[0] else edges[0] + 1),
+        (0.0, top),
+        height,
+    )
     bar_w = (frame.right - frame.left) / max(1, bins) / (len(series) + 1)
     marks = []
     for b in range(bins):
         for i, (label, colour, counts) in enumerate(series):
             y = frame.y(counts[b])
-            marks.append({
-                "x": round(frame.x(edges[b]) + (i + 0.5) * bar_w, 1),
-                "w": round(bar_w, 1), "y": y, "h": round(frame.bottom - y, 1),
-                "fill": colour, "series": label, "count": counts[b],
-                "title": f"{label}, {edges[b]:.3g} to {edges[b + 1]:.3g}: {counts[b]}",
-            })  # fmt: skip
+            marks.append(
+                {
+                    "x": round(frame.x(edges[b]) + (i + 0.5) * bar_w, 1),
+                    "w": round(bar_w, 1),
+                    "y": y,
+                    "h": round(frame.bottom - y, 1),
+                    "fill": colour,
+                    "series": label,
+                    "count": counts[b],
+                    "title": f"{label}, {edges[b]:.3g} to {edges[b + 1]:.3g}: {counts[b]}",
+                }
+            )
     step = max(1, bins // 5)
     x_ticks = [(edges[b], f"{edges[b]:.3g}") for b in range(0, bins + 1, step)]
     return {
@@ -378,20 +417,30 @@ def _panel(
             for x, y, r, t in zip(line.xs, line.ys, radii, titles, strict=True)
             if math.isfinite(x) and math.isfinite(y)
         ]
-        drawn.append({
-            "label": line.label, "colour": line.colour,
-            "points": [p for p in points if p["r"]],
-            "polyline": " ".join(f"{p['cx']},{p['cy']}" for p in points),
-        })  # fmt: skip
+        drawn.append(
+            {
+                "label": line.label,
+                "colour": line.colour,
+                "points": [p for p in points if p["r"]],
+                "polyline": " ".join(f"{p['cx']},{p['cy']}" for p in points),
+            }
+        )
     low, high = frame.x_range
     return {
         "lines": drawn,
         "reference": None if reference is None else frame.y(reference),
-        "diagonal": {"x1": frame.x(low), "y1": frame.y(low), "x2": frame.x(high),
-                     "y2": frame.y(high)} if diagonal else None,
-        "axes": frame.axes(x_ticks=x_ticks, y_ticks=y_ticks, x_label=xlabel,
-                           y_label=ylabel),
-    }  # fmt: skip
+        "diagonal": {
+            "x1": frame.x(low),
+            "y1": frame.y(low),
+            "x2": frame.x(high),
+            "y2": frame.y(high),
+        }
+        if diagonal
+        else None,
+        "axes": frame.axes(
+            x_ticks=x_ticks, y_ticks=y_ticks, x_label=xlabel, y_label=ylabel
+        ),
+    }
 
 
 def lines(
@@ -418,12 +467,24 @@ def lines(
         x_low, x_high, x_ticks = nice_range(0, max([1e-9, *xs]), integer=integer)
         y_axis = nice_range(0, max([1e-9, *ys]), integer=integer)
     top = 16 + (16 * len(series) if legend else 0)
-    frame = Frame(72, width - 16, top, height - 56, (x_low, x_high),
-                  (y_axis[0], y_axis[1]), height)  # fmt: skip
+    frame = Frame(
+        72,
+        width - 16,
+        top,
+        height - 56,
+        (x_low, x_high),
+        (y_axis[0], y_axis[1]),
+        height,
+    )
     panel = _panel(
-        frame, series, x_ticks=[(t, tick_label(t)) for t in x_ticks],
-        y_ticks=y_axis[2], xlabel=xlabel, ylabel=ylabel, diagonal=unit_square,
-    )  # fmt: skip
+        frame,
+        series,
+        x_ticks=[(t, tick_label(t)) for t in x_ticks],
+        y_ticks=y_axis[2],
+        xlabel=xlabel,
+        ylabel=ylabel,
+        diagonal=unit_square,
+    )
     entries = [(line.label, line.colour) for line in series] if legend else []
     return {
         **_chart("lines", id, title, desc, width, height),
@@ -451,13 +512,26 @@ def line_panels(
     for k, (ylabel, reference) in enumerate(panels):
         values = _finite([v for _, _, rows in series for v in rows[k]])
         _, top, ticks = nice_range(0.0, max([1e-9, *values, reference or 0.0]), count=4)
-        frame = Frame(k * width + 64, (k + 1) * width - 8, 16 + 16 * len(series),
-                      height - 56, (x_low, x_high), (0.0, top), height)  # fmt: skip
-        drawn.append(_panel(
-            frame, [Line(label, colour, xs, rows[k]) for label, colour, rows in series],
-            x_ticks=[(x, f"{x:g}") for x in xs], y_ticks=ticks, xlabel=xlabel,
-            ylabel=ylabel, reference=reference,
-        ))  # fmt: skip
+        frame = Frame(
+            k * width + 64,
+            (k + 1) * width - 8,
+            16 + 16 * len(series),
+            height - 56,
+            (x_low, x_high),
+            (0.0, top),
+            height,
+        )
+        drawn.append(
+            _panel(
+                frame,
+                [Line(label, colour, xs, rows[k]) for label, colour, rows in series],
+                x_ticks=[(x, f"{x:g}") for x in xs],
+                y_ticks=ticks,
+                xlabel=xlabel,
+                ylabel=ylabel,
+                reference=reference,
+            )
+        )
     return {
         **_chart("lines", id, title, desc, WIDTH, height),
         "panels": drawn,
@@ -488,23 +562,37 @@ def intervals(
     marks = []
     for i, (name, estimate, ci_low, ci_high, flagged) in enumerate(rows):
         y = frame.top + row_h * i + row_h / 2
-        mark = {"name": name, "y": y, "label_y": y + 4, "flagged": flagged,
-                "defined": all(math.isfinite(v) for v in (estimate, ci_low, ci_high)),
-                "title": f"{name}: n/a", "na_x": frame.left + 6}  # fmt: skip
+        mark = {
+            "name": name,
+            "y": y,
+            "label_y": y + 4,
+            "flagged": flagged,
+            "defined": all(math.isfinite(v) for v in (estimate, ci_low, ci_high)),
+            "title": f"{name}: n/a",
+            "na_x": frame.left + 6,
+        }
         if mark["defined"]:
-            mark.update({
-                "cx": frame.x(estimate), "x0": frame.x(ci_low), "x1": frame.x(ci_high),
-                "cap0": y - 6, "cap1": y + 6, "colour": ORANGE if flagged else BLUE,
-                "title": f"{name}: {estimate:.4f} (95% interval {ci_low:.4f} to "
-                         f"{ci_high:.4f}){' · flagged' if flagged else ''}",
-            })  # fmt: skip
+            mark.update(
+                {
+                    "cx": frame.x(estimate),
+                    "x0": frame.x(ci_low),
+                    "x1": frame.x(ci_high),
+                    "cap0": y - 6,
+                    "cap1": y + 6,
+                    "colour": ORANGE if flagged else BLUE,
+                    "title": f"{name}: {estimate:.4f} (95% interval {ci_low:.4f} to "
+                    f"{ci_high:.4f}){' · flagged' if flagged else ''}",
+                }
+            )
         marks.append(mark)
     return {
         **_chart("intervals", id, title, desc, WIDTH, height),
         "rows": marks,
         "label_x": frame.left - 8,
         "axes": frame.axes(
-            x_ticks=[(t, tick_label(t)) for t in ticks], y_ticks=[],
-            x_label=xlabel, y_label="",
+            x_ticks=[(t, tick_label(t)) for t in ticks],
+            y_ticks=[],
+            x_label=xlabel,
+            y_label="",
         ),
-    }  # fmt: skip
+    }

@@ -56,9 +56,12 @@ def lost_nuggets(changed: dict, texts: dict[str, str]) -> list[tuple[str, str]]:
         docno = changed[nugget.document_id]
         if span_reanchor(texts[docno], nugget.span_text, nugget.start) is None:
             lost.append(
-                (docno, f"nugget {nugget.pk} of document {docno} "
-                 f"({nugget.span_text[:40]!r})")
-            )  # fmt: skip
+                (
+                    docno,
+                    f"nugget {nugget.pk} of document {docno} "
+                    f"({nugget.span_text[:40]!r})",
+                )
+            )
     return lost
 
 

@@ -220,18 +220,24 @@ class _ChangedText:
         self.batch = {}
         if self.policy == "reanchor":
             problems = [
-                (lines[docno], f"{nugget} cannot be re-anchored: its span text is "
-                 "not in the new text")
+                (
+                    lines[docno],
+                    f"{nugget} cannot be re-anchored: its span text is "
+                    "not in the new text",
+                )
                 for docno, nugget in lost_nuggets(changed, texts)
-            ]  # fmt: skip
+            ]
         else:
             problems = [
-                (lines[docno], f"document {docno!r} carries judgments or nuggets and "
-                 "its text would change (upload again with 'Judged documents whose "
-                 "text changes' set to 're-anchor their nuggets', or into a new "
-                 "collection)")
+                (
+                    lines[docno],
+                    f"document {docno!r} carries judgments or nuggets and "
+                    "its text would change (upload again with 'Judged documents whose "
+                    "text changes' set to 're-anchor their nuggets', or into a new "
+                    "collection)",
+                )
                 for docno in changed.values()
-            ]  # fmt: skip
+            ]
         for line, problem in problems:
             self.sink.add(ImportFormatError(self.path, line, problem))
 

@@ -108,12 +108,22 @@ def nugget_contribution(*, job_id: int, progress: Progress) -> dict[str, Any]:
             width, count = (
                 (float(np.mean(widths)), len(widths)) if widths else (None, 0)
             )
-        rows.append({"features": name, "ablate": list(ablate),
-                     "logloss": log_loss(held), "judged": len(held),
-                     "width": width, "runs": count})  # fmt: skip
+        rows.append(
+            {
+                "features": name,
+                "ablate": list(ablate),
+                "logloss": log_loss(held),
+                "judged": len(held),
+                "width": width,
+                "runs": count,
+            }
+        )
     progress(len(VARIANTS), len(VARIANTS))
-    return {"variants": rows, "verdict": _verdict(rows[0], rows[1]),
-            "sample": sample.name if sample is not None else None}  # fmt: skip
+    return {
+        "variants": rows,
+        "verdict": _verdict(rows[0], rows[1]),
+        "sample": sample.name if sample is not None else None,
+    }
 
 
 def _verdict(with_: dict[str, Any], without: dict[str, Any]) -> str:

@@ -238,9 +238,15 @@ def new_runs_evaluate(
         enqueue=enqueue,
     )
     result = NewRunsEvaluation(
-        None, frozenset(set(new_runs) - pool_names), documents, progress, depth,
-        pooled_names=tuple(sorted(pooled)), wanted=wanted_lists, wanted_by_run=by_run,
-    )  # fmt: skip
+        None,
+        frozenset(set(new_runs) - pool_names),
+        documents,
+        progress,
+        depth,
+        pooled_names=tuple(sorted(pooled)),
+        wanted=wanted_lists,
+        wanted_by_run=by_run,
+    )
     if not progress.done:
         return result
     probs = crossfit_by_docno(crossfit, _docnos(job, features, qids))
@@ -311,16 +317,27 @@ def _estimates(
     out.update({n: reference[n] for n in new_runs if n in reference})
     if fresh:
         result.calibration = job_calibration(
-            prels=prels, probs=probs, pooled=pool_runs or pooled, depth=depth,
+            prels=prels,
+            probs=probs,
+            pooled=pool_runs or pooled,
+            depth=depth,
             level=level,
-        )  # fmt: skip
+        )
     for name, run in fresh.items():
         assert result.calibration is not None
         figures = new_run_estimates(
-            name=name, run=run, prels=prels, probs=probs, unpooled_p=unsampled,
-            depth=depth, level=level, calibration=result.calibration, shift=shift,
-            design=design, top_up=top_ups.get(name),
-        )  # fmt: skip
+            name=name,
+            run=run,
+            prels=prels,
+            probs=probs,
+            unpooled_p=unsampled,
+            depth=depth,
+            level=level,
+            calibration=result.calibration,
+            shift=shift,
+            design=design,
+            top_up=top_ups.get(name),
+        )
         out[name] = figures.estimates
         result.intervals[name] = figures.interval
         result.figures[name] = figures
@@ -474,9 +491,13 @@ def job_runs_evaluation(
     others = {n: s for n, s in (runs or {}).items() if n not in pooled}
     new = {**kept_new_runs(job), **others}
     found = new_runs_evaluate(
-        job=job, sample=sample, new_runs=new, pooled_runs=pooled,
-        inline_max=0, enqueue=False,
-    )  # fmt: skip
+        job=job,
+        sample=sample,
+        new_runs=new,
+        pooled_runs=pooled,
+        inline_max=0,
+        enqueue=False,
+    )
     if found.estimates is not None:
         return found, frozenset(new), []
     scored = set(
@@ -490,9 +511,13 @@ def job_runs_evaluation(
         if found.wanted_by_run.get(name, set()) <= scored
     }
     found = new_runs_evaluate(
-        job=job, sample=sample, new_runs=ready, pooled_runs=pooled,
-        inline_max=0, enqueue=False,
-    )  # fmt: skip
+        job=job,
+        sample=sample,
+        new_runs=ready,
+        pooled_runs=pooled,
+        inline_max=0,
+        enqueue=False,
+    )
     return found, frozenset(ready), sorted(set(new) - set(ready))
 
 

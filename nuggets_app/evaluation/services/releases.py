@@ -148,9 +148,14 @@ def _judgments_tsv(collection: Collection, name: Callable[[str], str]) -> str:
     rows = Judgment.objects.filter(
         topic__collection=collection, relevance__isnull=False
     ).values_list(
-        "topic__qid", "document__docno", "assessor__username", "relevance",
-        "active_seconds", "created_at", "updated_at",
-    )  # fmt: skip
+        "topic__qid",
+        "document__docno",
+        "assessor__username",
+        "relevance",
+        "active_seconds",
+        "created_at",
+        "updated_at",
+    )
     ordered = sorted(rows, key=lambda r: (qid_key(r[0]), r[1], name(r[2])))
     lines = [JUDGMENT_COLUMNS.replace(" ", "\t")]
     for qid, docno, who, rel, seconds, created, changed in ordered:

@@ -226,10 +226,13 @@ def stored_top_ups(*, job: MatchJob, names: Iterable[str]) -> dict[str, TopUp]:
         for sample in run.top_ups.order_by("-pk"):
             rows = list(
                 SampleDocument.objects.filter(sample=sample).values_list(
-                    "topic_id", "topic__qid", "document_id", "document__docno",
+                    "topic_id",
+                    "topic__qid",
+                    "document_id",
+                    "document__docno",
                     "inclusion_prob",
                 )
-            )  # fmt: skip
+            )
             grades = human_grades({r[0] for r in rows})
             by_topic: dict[str, list] = {}
             for row in rows:

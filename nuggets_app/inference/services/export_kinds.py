@@ -90,9 +90,18 @@ def export_make(
     threshold_check("threshold", nugget_threshold)
     topic_list = None if topics is None else list(topics)
     export = _dispatch(
-        kind, collection, job, rule, sample, topic_list, later, graded_from,
-        nugget_threshold, strong, aggregation,
-    )  # fmt: skip
+        kind,
+        collection,
+        job,
+        rule,
+        sample,
+        topic_list,
+        later,
+        graded_from,
+        nugget_threshold,
+        strong,
+        aggregation,
+    )
     header = provenance_header(
         kind=kind,
         collection=collection,

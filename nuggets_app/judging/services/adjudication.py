@@ -83,8 +83,14 @@ def adjudication_record(
         row.updated_at = timezone.now()
         row.save()
         change_record(
-            kind=WorkChange.ADJUDICATION, object_id=row.pk, topic_id=topic.pk,
-            document_id=document.pk, owner_id=adjudicator.pk, actor=adjudicator,
-            before=before, after=_snapshot(row), note=note,
-        )  # fmt: skip
+            kind=WorkChange.ADJUDICATION,
+            object_id=row.pk,
+            topic_id=topic.pk,
+            document_id=document.pk,
+            owner_id=adjudicator.pk,
+            actor=adjudicator,
+            before=before,
+            after=_snapshot(row),
+            note=note,
+        )
     return row

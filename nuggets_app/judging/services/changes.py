@@ -14,8 +14,15 @@ from nuggets_app.models import Judgment, Nugget, WorkChange
 
 # The nugget fields kept in history: enough to restore a deleted nugget as it was.
 NUGGET_FIELDS = (
-    "start", "end", "span_text", "text", "keywords", "grade", "aspect", "version",
-)  # fmt: skip
+    "start",
+    "end",
+    "span_text",
+    "text",
+    "keywords",
+    "grade",
+    "aspect",
+    "version",
+)
 
 
 def judgment_snapshot(judgment: Judgment | None) -> dict | None:

@@ -225,11 +225,18 @@ def judgment_set(
         guidelines_version=guidelines_current_sql(topic_id=row.topic_id),
     )
     change_record(
-        kind=WorkChange.JUDGMENT, object_id=row.pk, topic_id=row.topic_id,
-        document_id=row.document_id, owner_id=row.assessor_id, actor=actor,
-        before=before, after=judgment_snapshot(row), client_uuid=client_uuid,
-        undo_of=undo_of, note=note,
-    )  # fmt: skip
+        kind=WorkChange.JUDGMENT,
+        object_id=row.pk,
+        topic_id=row.topic_id,
+        document_id=row.document_id,
+        owner_id=row.assessor_id,
+        actor=actor,
+        before=before,
+        after=judgment_snapshot(row),
+        client_uuid=client_uuid,
+        undo_of=undo_of,
+        note=note,
+    )
     return row, False
 
 

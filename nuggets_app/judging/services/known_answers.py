@@ -86,13 +86,16 @@ def known_answers_add(
         KnownAnswer.objects.bulk_create(
             [
                 KnownAnswer(
-                    topic_id=t, document_id=d, relevance=rel, source=label,
+                    topic_id=t,
+                    document_id=d,
+                    relevance=rel,
+                    source=label,
                     created_by=created_by,
                 )
                 for t, d, rel in rows
             ],
             ignore_conflicts=True,
-        )  # fmt: skip
+        )
         return known.count() - before
 
 
@@ -211,9 +214,13 @@ def _renumber(
     SampleDocument.queue.bulk_create(
         [
             SampleDocument(
-                sample=sample, topic_id=topic_id, document_id=doc_id,
-                inclusion_prob=1.0, order=new_order[doc_id], known=True,
+                sample=sample,
+                topic_id=topic_id,
+                document_id=doc_id,
+                inclusion_prob=1.0,
+                order=new_order[doc_id],
+                known=True,
             )
             for doc_id in chosen
         ]
-    )  # fmt: skip
+    )

@@ -238,10 +238,16 @@ def nugget_change_record(
     """Keep a change of an assessor's nugget in the history (inside its transaction);
     ``after`` is None for a deleted nugget, ``before`` None for a new one."""
     return change_record(
-        kind=WorkChange.NUGGET, object_id=nugget.pk, topic_id=nugget.topic_id,
-        document_id=nugget.document_id, owner_id=nugget.assessor_id, actor=actor,
-        before=before, after=after, undo_of=undo_of,
-    )  # fmt: skip
+        kind=WorkChange.NUGGET,
+        object_id=nugget.pk,
+        topic_id=nugget.topic_id,
+        document_id=nugget.document_id,
+        owner_id=nugget.assessor_id,
+        actor=actor,
+        before=before,
+        after=after,
+        undo_of=undo_of,
+    )
 
 
 def nugget_embed_later(nugget_id: int) -> None:

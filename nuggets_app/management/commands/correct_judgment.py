@@ -31,9 +31,10 @@ class Command(BaseCommand):
         parser.add_argument("--docno", required=True, help="document id")
         parser.add_argument("--assessor", required=True, help="whose judgment")
         parser.add_argument(
-            "--relevance", required=True,
+            "--relevance",
+            required=True,
             help="the correct grade, or 'skip' for seen but not graded",
-        )  # fmt: skip
+        )
         parser.add_argument(
             "--by", required=True, help="the staff member making the correction"
         )
@@ -68,9 +69,13 @@ class Command(BaseCommand):
             raise CommandError(f"--relevance {raw!r} is not a grade") from None
         try:
             judgment = judgment_correct(
-                actor=staff, assessor=assessor, topic=topic, document=document,
-                relevance=relevance, note=options["note"],
-            )  # fmt: skip
+                actor=staff,
+                assessor=assessor,
+                topic=topic,
+                document=document,
+                relevance=relevance,
+                note=options["note"],
+            )
         except JudgingError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(

@@ -270,9 +270,13 @@ class Command(BaseCommand):
 
     def _follow(self, job: MatchJob, show: bool) -> None:
         bar = tqdm(
-            total=job.docs_total, unit="doc", desc=f"job {job.pk}", disable=not show,
-            bar_format=BAR_FORMAT, file=self.stderr._out,
-        )  # fmt: skip
+            total=job.docs_total,
+            unit="doc",
+            desc=f"job {job.pk}",
+            disable=not show,
+            bar_format=BAR_FORMAT,
+            file=self.stderr._out,
+        )
         while True:
             job.refresh_from_db()
             progress = match_job_progress(job)

@@ -195,9 +195,12 @@ class Command(BaseCommand):
             assessors = [found[n] for n in names]
         try:
             sample = top_up_draw_sample(
-                job=job, run=run, size=options["size"], seed=options["seed"],
+                job=job,
+                run=run,
+                size=options["size"],
+                seed=options["seed"],
                 assessors=assessors,
-            )  # fmt: skip
+            )
         except (EstimateError, AssignmentError) as error:
             raise command_error(error) from None
         for line in sample_lines(sample):

@@ -259,10 +259,14 @@ def _vacuum_bench_tables() -> None:
     tables = [
         model._meta.db_table
         for model in (
-            m.Judgment, m.Nugget, m.NuggetEmbedding, m.WorkChange, Session,
+            m.Judgment,
+            m.Nugget,
+            m.NuggetEmbedding,
+            m.WorkChange,
+            Session,
             get_user_model(),
         )
-    ]  # fmt: skip
+    ]
     with connection.cursor() as cursor:
         for table in tables:
             cursor.execute(f"VACUUM (ANALYZE) {connection.ops.quote_name(table)}")

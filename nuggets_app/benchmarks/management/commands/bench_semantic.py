@@ -166,9 +166,11 @@ class Command(BaseCommand):
                 encoder, subset, batch_size=options["batch_size"], threads=1, exact=True
             )
         fast, fast_seconds, _ = _timed(
-            encoder, subset, batch_size=options["batch_size"],
+            encoder,
+            subset,
+            batch_size=options["batch_size"],
             threads=options["threads"] or os.cpu_count() or 1,
-        )  # fmt: skip
+        )
         cosines = (reference * fast).sum(axis=1)
         return {
             "reference_passages": count,
