@@ -199,6 +199,24 @@ def power_tuning(
     return (1.0 + min(max(num / den, 0.0), 1.0)) / 2
 
 
+def _check_topic_inputs(
+    qid: str,
+    probs: Mapping[str, float],
+    unsampled: Mapping[str, float],
+    grades: GradeModel | None,
+    cutoff: int,
+) -> None:
+    """:func:`topic_sample`'s refusals: a cutoff below 1, unsampled documents with
+    graded relevance, a p outside [0, 1]."""
+    if cutoff < 1:
+        raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
+    if unsampled and grades is not None:
+        raise ModelAssistedError("unsampled documents are for binary relevance only")
+    for docno, p in (*probs.items(), *unsampled.items()):
+        if not 0.0 <= p <= 1.0:
+            raise ModelAssistedError(f"topic {qid}: p({docno}) = {p} not in [0,1]")
+
+
 def topic_sample(
     judged: TopicPrels,
     probs: Mapping[str, float],
@@ -228,16 +246,8 @@ def topic_sample(
     document, drawn or not (the ``anticipated`` interval of :mod:`.intervals`).
     ``floor``: R̂ is at least the number of relevant documents judged (``bounded``).
     """
-    if cutoff < 1:
-        raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
     unsampled = unsampled or {}
-    if unsampled and grades is not None:
-        raise ModelAssistedError("unsampled documents are for binary relevance only")
-    for docno, p in (*probs.items(), *unsampled.items()):
-        if not 0.0 <= p <= 1.0:
-            raise ModelAssistedError(
-                f"topic {judged.qid}: p({docno}) = {p} not in [0,1]"
-            )
+    _check_topic_inputs(judged.qid, probs, unsampled, grades, cutoff)
     scale = power_tuning(judged, probs, level=level) if tune else 1.0
     if scale != 1.0:
         probs = {d: scale * p for d, p in probs.items()}

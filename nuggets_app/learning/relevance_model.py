@@ -238,18 +238,7 @@ def model_fit(
     ablate = ablate_parse(ablate)
     kept = kept_columns(names, ablate)
     per_topic = tuple(n not in TOPIC_FEATURES for n in names)
-    raw: dict[str, FloatArray] = {}
-    labels: dict[str, npt.NDArray[np.int64]] = {}
-    for qid in sorted(topics):
-        x, y = topics[qid]
-        x = np.asarray(x, dtype=np.float64)
-        y = np.asarray(y, dtype=np.int64)
-        _check_rows(qid, x, len(names))
-        if y.shape != (x.shape[0],):
-            raise RelevanceModelError(
-                f"topic {qid}: {x.shape[0]} feature rows but {y.shape} labels"
-            )
-        raw[qid], labels[qid] = x, y
+    raw, labels = _topic_arrays(topics, len(names))
     judged = np.concatenate([y >= 0 for y in labels.values()]) if labels else None
     all_raw = np.vstack(list(raw.values())) if raw else np.zeros((0, len(names)))
     if judged is None or not judged.any():
@@ -264,21 +253,7 @@ def model_fit(
         for j, flag in enumerate(per_topic)
     )
     z = _standardise(raw, per_topic, center, scale)
-    xs, ys, ws, groups = [], [], [], []
-    for index, qid in enumerate(sorted(z)):
-        keep = labels[qid] >= 0
-        xs.append(z[qid][keep])
-        ys.append(labels[qid][keep])
-        w = (
-            np.asarray(weights[qid], dtype=np.float64)[keep]
-            if weights is not None and qid in weights
-            else np.ones(int(keep.sum()))
-        )
-        ws.append(w)
-        groups.append(np.full(int(keep.sum()), index))
-    x_fit = np.vstack(xs)
-    y_fit = (np.concatenate(ys) > 0).astype(np.int64)
-    w_fit = np.concatenate(ws)
+    x_fit, y_fit, w_fit, group_fit = _judged_rows(z, labels, weights)
     if not np.all(np.isfinite(w_fit)) or np.any(w_fit < 0):
         raise RelevanceModelError("weights must be finite and >= 0")
     w_fit = w_fit * (len(w_fit) / max(float(w_fit.sum()), 1e-12))
@@ -286,7 +261,6 @@ def model_fit(
         raise RelevanceModelError(
             "the relevance model needs judged relevant and non-relevant documents"
         )
-    group_fit = np.concatenate(groups)
     full_width = x_fit.shape[1]
     if ablate:
         x_fit = x_fit[:, kept]
@@ -314,6 +288,50 @@ def model_fit(
         shift=shift,
         ablate=ablate,
     )
+
+
+def _topic_arrays(
+    topics: Mapping[str, TopicRows], width: int
+) -> tuple[dict[str, FloatArray], dict[str, npt.NDArray[np.int64]]]:
+    """``{qid: raw features}`` and ``{qid: labels}`` of ``topics``, in qid order,
+    checked: ``width`` finite columns and one label per row."""
+    raw: dict[str, FloatArray] = {}
+    labels: dict[str, npt.NDArray[np.int64]] = {}
+    for qid in sorted(topics):
+        x, y = topics[qid]
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.int64)
+        _check_rows(qid, x, width)
+        if y.shape != (x.shape[0],):
+            raise RelevanceModelError(
+                f"topic {qid}: {x.shape[0]} feature rows but {y.shape} labels"
+            )
+        raw[qid], labels[qid] = x, y
+    return raw, labels
+
+
+def _judged_rows(
+    z: Mapping[str, FloatArray],
+    labels: Mapping[str, npt.NDArray[np.int64]],
+    weights: Mapping[str, FloatArray] | None,
+) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray, npt.NDArray[np.int64]]:
+    """The judged rows the regression is fitted on: standardised features, labels
+    (1 relevant), weights (1 where none are given) and each row's topic index (the
+    cross-validation folds group by it)."""
+    xs, ys, ws, groups = [], [], [], []
+    for index, qid in enumerate(sorted(z)):
+        keep = labels[qid] >= 0
+        xs.append(z[qid][keep])
+        ys.append(labels[qid][keep])
+        w = (
+            np.asarray(weights[qid], dtype=np.float64)[keep]
+            if weights is not None and qid in weights
+            else np.ones(int(keep.sum()))
+        )
+        ws.append(w)
+        groups.append(np.full(int(keep.sum()), index))
+    y_fit = (np.concatenate(ys) > 0).astype(np.int64)
+    return np.vstack(xs), y_fit, np.concatenate(ws), np.concatenate(groups)
 
 
 def _spread(coef: FloatArray, kept: Sequence[int], width: int) -> FloatArray:

@@ -114,3 +114,19 @@ def test_the_top_floor_lists_every_task():
     )
     assert len(tasks) >= 11
     assert tasks - set(listed) == set()
+
+
+def test_no_product_function_is_over_a_hundred_lines():
+    # Measured from the first decorator to the last line, docstring included.
+    limit = 100
+    offenders = []
+    for path in _tracked("nuggets_app/*.py", "assessor_ui/*.py", "matcher/*.py"):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                length = (node.end_lineno or node.lineno) - first + 1
+                if length > limit:
+                    offenders.append(f"{path.relative_to(REPO)}:{first} {node.name}")
+    assert offenders == []

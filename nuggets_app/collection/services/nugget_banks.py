@@ -209,28 +209,7 @@ def nugget_bank_import(
             bank.nuggets.all().delete()
             bank.format, bank.source_file, bank.imported_by = fmt, source, imported_by
             bank.save(update_fields=["format", "source_file", "imported_by"])
-        rows = []
-        for record in records:
-            document_id, text = documents.get(record.docno or "", (None, ""))
-            located = document_id is not None
-            rows.append(
-                Nugget(
-                    topic=topics[record.qid],
-                    bank=bank,
-                    source_id=record.source_id,
-                    document_id=document_id,
-                    start=record.start if located else None,
-                    end=record.end if located else None,
-                    span_text=text[record.start : record.end] if located else "",
-                    text=record.text,
-                    keywords=list(record.keywords),
-                    grade=record.grade,
-                    aspect=record.aspect,
-                    source_assessor=record.assessor,
-                    source_judgment=record.judgment,
-                    client_uuid=uuid.uuid4(),
-                )
-            )
+        rows = _nuggets_of(records, documents, topics, bank)
         Nugget.objects.bulk_create(rows, batch_size=2000)
         _times_keep(rows, records)
         if progress is not None:
@@ -245,6 +224,39 @@ def nugget_bank_import(
         replaced=not created,
         seconds=time.perf_counter() - started,
     )
+
+
+def _nuggets_of(
+    records: list[NuggetRecord],
+    documents: dict[str, tuple[int, str]],
+    topics: dict[str, Topic],
+    bank: NuggetBank,
+) -> list[Nugget]:
+    """The bank's nuggets, unsaved, one per record: located in its source document
+    (offsets and the span text) where the collection has that document."""
+    rows = []
+    for record in records:
+        document_id, text = documents.get(record.docno or "", (None, ""))
+        located = document_id is not None
+        rows.append(
+            Nugget(
+                topic=topics[record.qid],
+                bank=bank,
+                source_id=record.source_id,
+                document_id=document_id,
+                start=record.start if located else None,
+                end=record.end if located else None,
+                span_text=text[record.start : record.end] if located else "",
+                text=record.text,
+                keywords=list(record.keywords),
+                grade=record.grade,
+                aspect=record.aspect,
+                source_assessor=record.assessor,
+                source_judgment=record.judgment,
+                client_uuid=uuid.uuid4(),
+            )
+        )
+    return rows
 
 
 def _no_documents(

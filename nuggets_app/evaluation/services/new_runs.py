@@ -204,6 +204,63 @@ def new_runs_evaluate(
         d for run in new_runs.values() for docs in run.values() for d in docs
     }
     doc_id = _document_ids(job, wanted_docnos)
+    documents, wanted, by_run = _run_documents(
+        new_runs, topic_of, job_qids, in_job, doc_id, depth
+    )
+    wanted_lists = {t: sorted(d) for t, d in wanted.items()}
+    progress = unpooled_ensure(
+        job=job,
+        wanted=wanted_lists,
+        inline_max=UNPOOLED_INLINE if inline_max is None else inline_max,
+        enqueue=enqueue,
+    )
+    result = NewRunsEvaluation(
+        None,
+        frozenset(set(new_runs) - pool_names),
+        documents,
+        progress,
+        depth,
+        pooled_names=tuple(sorted(pooled)),
+        wanted=wanted_lists,
+        wanted_by_run=by_run,
+    )
+    if not progress.done:
+        return result
+    probs = crossfit_by_docno(crossfit, _docnos(job, features, qids))
+    # The columns the job's model reads: with the semantic ones where its fit had them.
+    semantic = any(m.shape[1] > len(FEATURE_NAMES) for _, m in features.values())
+    extra = unpooled_features(job=job, wanted=wanted_lists, semantic=semantic)
+    unsampled = _unpooled_p(crossfit, features, extra, qids, doc_id)
+    result.unpooled_p = unsampled
+    result.estimates = _estimates(
+        job,
+        sample_prels(sample),
+        probs,
+        pooled,
+        new_runs,
+        unsampled,
+        depth,
+        sample_design(sample=sample),
+        result,
+        stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
+    )
+    return result
+
+
+def _run_documents(
+    new_runs: Mapping[str, Scores],
+    topic_of: Mapping[str, int],
+    job_qids: set[str],
+    in_job: Mapping[int, set[int]],
+    doc_id: Mapping[str, int],
+    depth: int | None,
+) -> tuple[
+    dict[str, RunDocuments], dict[int, set[int]], dict[str, set[tuple[int, int]]]
+]:
+    """Where each new run's documents stand: ``{run: RunDocuments}`` (pooled,
+    unpooled, below the pool's depth, not in the collection; topics outside the job
+    or unjudged), the unpooled documents the model must score ``{topic id: {document
+    id}}`` and, per run, its ``(topic id, document id)`` among them."""
     documents: dict[str, RunDocuments] = {}
     wanted: dict[int, set[int]] = {}
     by_run: dict[str, set[tuple[int, int]]] = {}
@@ -230,30 +287,14 @@ def new_runs_evaluate(
                     counts.unpooled += 1
                     wanted.setdefault(topic, set()).add(pk)
                     by_run.setdefault(name, set()).add((topic, pk))
-    wanted_lists = {t: sorted(d) for t, d in wanted.items()}
-    progress = unpooled_ensure(
-        job=job,
-        wanted=wanted_lists,
-        inline_max=UNPOOLED_INLINE if inline_max is None else inline_max,
-        enqueue=enqueue,
-    )
-    result = NewRunsEvaluation(
-        None,
-        frozenset(set(new_runs) - pool_names),
-        documents,
-        progress,
-        depth,
-        pooled_names=tuple(sorted(pooled)),
-        wanted=wanted_lists,
-        wanted_by_run=by_run,
-    )
-    if not progress.done:
-        return result
-    probs = crossfit_by_docno(crossfit, _docnos(job, features, qids))
-    # The columns the job's model reads: with the semantic ones where its fit had them.
-    semantic = any(m.shape[1] > len(FEATURE_NAMES) for _, m in features.values())
-    extra = unpooled_features(job=job, wanted=wanted_lists, semantic=semantic)
+    return documents, wanted, by_run
+
+
+def _unpooled_p(crossfit, features, extra, qids, doc_id) -> dict[str, dict[str, float]]:
+    """The cross-fitted model's p of the unpooled documents ``{qid: {docno: p}}``,
+    read with the pool's fold models from their ``extra`` features."""
     names = {pk: d for d, pk in doc_id.items()}
+    topic_of = {qids[t]: t for t in features}
     pool_x = {qids[t]: m for t, (_, m) in features.items()}
     extra_x = {qids[t]: m for t, (_, m) in extra.items()}
     unsampled: dict[str, dict[str, float]] = {}
@@ -262,20 +303,7 @@ def new_runs_evaluate(
         unsampled[qid] = {
             names[pk]: float(v) for pk, v in zip(ids, p.tolist(), strict=True)
         }
-    result.unpooled_p = unsampled
-    result.estimates = _estimates(
-        job,
-        sample_prels(sample),
-        probs,
-        pooled,
-        new_runs,
-        unsampled,
-        depth,
-        sample_design(sample=sample),
-        result,
-        stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
-    )
-    return result
+    return unsampled
 
 
 def _estimates(
