@@ -1,0 +1,143 @@
+"""Reads of the judges: a judge's labels in the audit's terms, and the pooled pairs
+with the people's sample beside them.
+
+The people's side is what statAP reads (:func:`nuggets_app.evaluation.selectors.
+sample_prels`): the sample's judged documents with the human label the exports give
+(the collection's aggregation of its assessors' grades) and their inclusion
+probabilities. Documents of the pool the sample did not judge carry their
+probability under the sample's design where it is known
+(:func:`nuggets_app.pooling.selectors.sample_design`), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nuggets_app.errors import DomainError
+from nuggets_app.evaluation.selectors import sample_prels, statap_samples
+from nuggets_app.ir.judge_audit import PoolPair
+from nuggets_app.ir.prels import topic_key
+from nuggets_app.models import Collection, Judge, JudgeLabel, PoolDocument, Sample
+from nuggets_app.pooling.selectors import sample_design
+
+# A judge's probability or score at or above this counts as its "relevant" (scores:
+# when every score lies in [0, 1] and the judge has no threshold of its own).
+PROBABILITY_CUT = 0.5
+
+
+class JudgeAuditError(DomainError):
+    """The audit cannot be made as asked; the message says why."""
+
+
+def relevance_level_of(collection: Collection) -> int:
+    """The collection's relevance level in force (relevant at grade >= it): the one
+    place the judges read it."""
+    return collection.relevant_threshold
+
+
+@dataclass(frozen=True)
+class JudgeReading:
+    """A judge's labels as the audit reads them: ``values`` (qid -> docno -> the
+    judge's grade, probability of relevance or score) and ``level``, the value from
+    which the judge calls a document relevant; ``what`` names the values."""
+
+    values: dict[str, dict[str, float]]
+    level: float
+    what: str
+
+
+def _probability_relevant(probs: dict[str, float], level: int) -> float:
+    if "yes" in probs:
+        return probs["yes"]
+    return sum(p for grade, p in probs.items() if int(grade) >= level)
+
+
+def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
+    """The judge's labels in the audit's terms: graded judges by their grade (relevant
+    at the collection's level); probability judges by their probability of a grade
+    >= the level (or of yes), relevant from 0.5; score judges by their score,
+    relevant from the judge's threshold (0.5 for scores in [0, 1])."""
+    values: dict[str, dict[str, float]] = {}
+    rows = JudgeLabel.objects.filter(judge=judge).values_list(
+        "topic__qid", "docno", "grade", "score", "probabilities"
+    )
+    for qid, docno, grade, score, probs in rows.iterator(chunk_size=5000):
+        if judge.kind == Judge.Kind.GRADED:
+            value = float(grade)
+        elif judge.kind == Judge.Kind.PROBABILITIES:
+            value = _probability_relevant(probs, level)
+        else:
+            value = float(score)
+        values.setdefault(qid, {})[docno] = value
+    if judge.kind == Judge.Kind.GRADED:
+        return JudgeReading(values, float(level), "grade")
+    if judge.kind == Judge.Kind.PROBABILITIES:
+        return JudgeReading(values, PROBABILITY_CUT, "probability of relevance")
+    if judge.threshold is not None:
+        return JudgeReading(values, judge.threshold, "score")
+    if all(0.0 <= v <= 1.0 for docs in values.values() for v in docs.values()):
+        return JudgeReading(values, PROBABILITY_CUT, "score")
+    raise JudgeAuditError(
+        f"judge {judge.name!r} gives scores outside [0, 1] and has no threshold: "
+        "import it again with --threshold (the score from which it calls a "
+        "document relevant)"
+    )
+
+
+def audit_sample(*, collection: Collection, name: str | None = None) -> Sample:
+    """The people's sample an audit reads: the statAP (or uniform) sample ``name`` of
+    the collection, else its latest one."""
+    samples = statap_samples(collection)
+    if name is not None:
+        samples = [s for s in samples if s.name == name]
+        if not samples:
+            raise JudgeAuditError(
+                f"collection {collection.name!r} has no statAP sample named {name!r}"
+            )
+    if not samples:
+        raise JudgeAuditError(
+            f"collection {collection.name!r} has no statAP sample of people's "
+            "judgments: draw one and judge it, then audit the judges against it"
+        )
+    if len(samples) > 1 and name is None:
+        return max(samples, key=lambda s: (s.created_at, s.pk))
+    return samples[0]
+
+
+def pool_pairs(*, sample: Sample, reading: JudgeReading) -> list[PoolPair]:
+    """Every pooled (topic, document) of the sample's topics, with the judge's value
+    (None: not labelled), the people's label (None: not judged in the sample) and
+    the inclusion probability; topics in numeric order, documents by docno."""
+    prels = sample_prels(sample)
+    design = sample_design(sample=sample)
+    qids = set(sample.draws) | set(prels)
+    pooled: dict[str, set[str]] = {}
+    rows = PoolDocument.objects.filter(
+        pool=sample.pool_id, topic__qid__in=qids
+    ).values_list("topic__qid", "document__docno")
+    for qid, docno in rows.iterator(chunk_size=20000):
+        pooled.setdefault(qid, set()).add(docno)
+    pairs = []
+    for qid in sorted(pooled, key=topic_key):
+        judged = prels.get(qid)
+        values = reading.values.get(qid, {})
+        for docno in sorted(pooled[qid]):
+            human = judged.rel.get(docno) if judged is not None else None
+            prob = judged.inclusion_prob.get(docno) if judged is not None else None
+            if prob is None:
+                prob = design.get(qid, {}).get(docno, 0.0)
+            pairs.append(
+                PoolPair(
+                    qid=qid,
+                    docno=docno,
+                    judge_grade=values.get(docno),
+                    human_grade=human,
+                    inclusion_prob=prob,
+                )
+            )
+    return pairs
+
+
+def collection_judges(*, collection: Collection) -> list[Judge]:
+    """The collection's judges by name."""
+    return list(Judge.objects.filter(collection=collection).order_by("name"))

@@ -1,0 +1,275 @@
+"""Writes of the judges: a judge's labels imported from a file, the audit of the
+judges against the people's sample, and the mark that a result read them.
+
+A judge's file is read whole by its parser, checked against the collection (every
+qid a topic of it; a docno the collection does not hold is kept by name, with no
+document), and written in one transaction: a bad line anywhere leaves the database
+as it was. Importing into a judge of the same name replaces its labels, until a
+result has read them (an audit, a release: :func:`judge_mark_used`); from then on
+the file is refused, and goes to a judge of a new name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from nuggets_app.collection.services.imports import ImportSummary, document_ids
+from nuggets_app.errors import DomainError
+from nuggets_app.importers.errors import (
+    ErrorSink,
+    ImportOptionError,
+    report,
+    unknown_in_collection,
+)
+from nuggets_app.importers.judge_labels import (
+    KIND_OF_FORMAT,
+    JudgeLabelLine,
+    detect_format,
+    parse_judge_labels,
+)
+from nuggets_app.ir.judge_audit import JudgeAudit, audit_judge
+from nuggets_app.judges.selectors import (
+    JudgeAuditError,
+    audit_sample,
+    collection_judges,
+    judge_reading,
+    pool_pairs,
+    relevance_level_of,
+)
+from nuggets_app.models import Collection, Judge, JudgeLabel, Sample
+from nuggets_app.operations.bulk import insert_rows
+
+Progress = Callable[[int], None]
+
+
+class JudgeInUseError(DomainError):
+    """The judge's labels were read by a result, so they are kept as they are."""
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    """What a judge is, kept with its labels (all optional)."""
+
+    model: str = ""
+    prompt: str = ""
+    date: dt.date | None = None
+    notes: str = ""
+    threshold: float | None = None
+
+
+def _collection(collection: Collection | str) -> Collection:
+    if isinstance(collection, Collection):
+        return collection
+    try:
+        return Collection.objects.get(name=collection)
+    except Collection.DoesNotExist:
+        raise ImportOptionError(f"no collection named {collection!r}") from None
+
+
+def _rows(
+    path: str | Path, collection: Collection, lines: list[JudgeLabelLine], sink
+) -> list[tuple]:
+    """``(topic id, docno, document id or None, grade, score, probabilities)`` per
+    line; an unknown qid is reported once, at its first line."""
+    topics = dict(collection.topics.values_list("qid", "id"))
+    documents = document_ids(collection, (line.docno for line in lines))
+    unknown: set[str] = set()
+    rows = []
+    for line in lines:
+        if line.qid not in topics:
+            if line.qid not in unknown:
+                unknown.add(line.qid)
+                report(
+                    sink,
+                    unknown_in_collection(
+                        path, line.line, "topic", line.qid, collection.name
+                    ),
+                )
+            continue
+        probs = json.dumps(line.probabilities) if line.probabilities else None
+        rows.append(
+            (
+                topics[line.qid],
+                line.docno,
+                documents.get(line.docno),
+                line.grade,
+                line.score,
+                probs,
+            )
+        )
+    return rows
+
+
+def _refuse_used(judge: Judge) -> None:
+    if judge.used_at is None:
+        return
+    when = timezone.localtime(judge.used_at).strftime("%Y-%m-%d %H:%M")
+    raise JudgeInUseError(
+        f"judge {judge.name!r} was read by {judge.used_by or 'a result'} on {when}: "
+        "its labels stay as that result read them; import the file as a judge of "
+        f"another name (for example {judge.name}-2)"
+    )
+
+
+def judge_labels_import(
+    *,
+    path: str | Path,
+    collection: Collection | str,
+    name: str,
+    fmt: str = "auto",
+    info: JudgeInfo | None = None,
+    encoding: str = "utf-8",
+    max_errors: int = 1,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import a judge's labels file as the judge ``name`` of ``collection``, all or
+    nothing; the judge's kind follows the file's format (qrels: graded; scores and
+    runs: score; JSONL and CSV: probabilities).
+
+    A judge of the same name has its labels and description replaced, unless a
+    result read them (:class:`JudgeInUseError`). Raises ``ImportFormatError`` naming
+    the file and line of the first bad line (up to ``max_errors`` of them).
+    """
+    collection = _collection(collection)
+    info = info or JudgeInfo()
+    started = time.perf_counter()
+    if fmt == "auto":
+        fmt = detect_format(path, encoding=encoding)
+    sink = ErrorSink(max_errors)
+    lines = list(parse_judge_labels(path, fmt, encoding=encoding, sink=sink))
+    rows = _rows(path, collection, lines, sink)
+    sink.check()
+    values = {
+        "kind": KIND_OF_FORMAT[fmt],
+        "model": info.model,
+        "prompt": info.prompt,
+        "date": info.date,
+        "notes": info.notes,
+        "threshold": info.threshold,
+        "source_file": Path(path).name,
+    }
+    with transaction.atomic():
+        judge = (
+            Judge.objects.select_for_update()
+            .filter(collection=collection, name=name)
+            .first()
+        )
+        created = judge is None
+        if judge is None:
+            judge = Judge.objects.create(collection=collection, name=name, **values)
+        else:
+            _refuse_used(judge)
+            judge.labels.all().delete()
+            for field, value in values.items():
+                setattr(judge, field, value)
+            judge.save()
+        insert_rows(
+            JudgeLabel,
+            ("judge", "topic", "docno", "document", "grade", "score", "probabilities"),
+            [(judge.pk, *row) for row in rows],
+            page_size=max(1, settings.IMPORT_BATCH_SIZE),
+        )
+    if progress is not None and rows:
+        progress(len(rows))
+    outside = sum(1 for row in rows if row[2] is None)
+    return ImportSummary(
+        str(path),
+        "labels",
+        name,
+        len(rows),
+        len(rows) if created else 0,
+        0 if created else len(rows),
+        0,
+        time.perf_counter() - started,
+        skipped_documents=outside,
+    )
+
+
+def judge_mark_used(*, judge: Judge, by: str) -> None:
+    """Record that a result (``by``: an audit, a release) read the judge's labels:
+    the first such result is kept, and the labels are read-only from then on."""
+    now = timezone.now()
+    updated = Judge.objects.filter(pk=judge.pk, used_at__isnull=True).update(
+        used_at=now, used_by=by[:200]
+    )
+    if updated:
+        judge.used_at, judge.used_by = now, by[:200]
+
+
+@dataclass(frozen=True)
+class JudgeAuditEntry:
+    """One judge audited: what its values are (``what``) and from which value it
+    calls a document relevant (``judge_level``), its labels in all and those beyond
+    the sample's pool (kept for runs imported later, not audited), and the audit."""
+
+    judge: Judge
+    what: str
+    judge_level: float
+    labels: int
+    beyond_pool: int
+    audit: JudgeAudit
+
+
+@dataclass(frozen=True)
+class CollectionJudgeAudit:
+    """The judges of a collection audited against one people's sample at the
+    collection's relevance level."""
+
+    collection: Collection
+    sample: Sample
+    relevance_level: int
+    entries: list[JudgeAuditEntry]
+
+
+def judge_audit_build(
+    *,
+    collection: Collection,
+    judge_names: Sequence[str] | None = None,
+    sample_name: str | None = None,
+) -> CollectionJudgeAudit:
+    """Audit the collection's judges (``judge_names``: these only) against the
+    people's sample (``sample_name``, else the latest statAP sample), at the
+    collection's relevance level: the one computation the page, the command and its
+    JSON share (:func:`nuggets_app.ir.judge_audit.audit_judge` over
+    :func:`pool_pairs`). Each audited judge is marked used."""
+    judges = collection_judges(collection=collection)
+    if judge_names is not None:
+        known = {j.name for j in judges}
+        missing = [n for n in judge_names if n not in known]
+        if missing:
+            raise JudgeAuditError(
+                f"collection {collection.name!r} has no judge named {missing[0]!r}"
+            )
+        judges = [j for j in judges if j.name in set(judge_names)]
+    if not judges:
+        raise JudgeAuditError(
+            f"collection {collection.name!r} has no judge: import one first "
+            "(manage.py import_judge_labels or the judges page)"
+        )
+    sample = audit_sample(collection=collection, name=sample_name)
+    level = relevance_level_of(collection)
+    entries = []
+    for judge in judges:
+        reading = judge_reading(judge=judge, level=level)
+        pairs = pool_pairs(sample=sample, reading=reading)
+        audit = audit_judge(
+            pairs, relevance_level=level, judge_relevance_level=reading.level
+        )
+        labels = sum(len(docs) for docs in reading.values.values())
+        in_pool = sum(1 for pair in pairs if pair.judge_grade is not None)
+        entries.append(
+            JudgeAuditEntry(
+                judge, reading.what, reading.level, labels, labels - in_pool, audit
+            )
+        )
+        judge_mark_used(judge=judge, by=f"the audit against sample {sample.name}")
+    return CollectionJudgeAudit(collection, sample, level, entries)
