@@ -6,7 +6,9 @@ sample_prels`): the sample's judged documents with the human label the exports g
 (the collection's aggregation of its assessors' grades) and their inclusion
 probabilities. Documents of the pool the sample did not judge carry their
 probability under the sample's design where it is known
-(:func:`nuggets_app.pooling.selectors.sample_design`), 0 otherwise.
+(:func:`nuggets_app.pooling.selectors.sample_design`), else
+:data:`UNDRAWN_STAND_IN`: the audit reads an unjudged pair's probability only to know
+that it was not certain to be drawn.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from nuggets_app.pooling.selectors import sample_design
 # A judge's probability or score at or above this counts as its "relevant" (scores:
 # when every score lies in [0, 1] and the judge has no threshold of its own).
 PROBABILITY_CUT = 0.5
+# The inclusion probability given to an unjudged pooled pair whose probability the
+# sample's design does not give (rounds, run quotas): any value below 1 reads alike.
+UNDRAWN_STAND_IN = 0.5
 
 
 class JudgeAuditError(DomainError):
@@ -125,7 +130,11 @@ def pool_pairs(*, sample: Sample, reading: JudgeReading) -> list[PoolPair]:
             human = judged.rel.get(docno) if judged is not None else None
             prob = judged.inclusion_prob.get(docno) if judged is not None else None
             if prob is None:
-                prob = design.get(qid, {}).get(docno, 0.0)
+                prob = design.get(qid, {}).get(docno)
+                # A drawn document not judged yet counts as not drawn, as statAP
+                # reads only the judged ones.
+                if prob is None or not 0 < prob < 1:
+                    prob = UNDRAWN_STAND_IN
             pairs.append(
                 PoolPair(
                     qid=qid,
