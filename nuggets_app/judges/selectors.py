@@ -19,7 +19,16 @@ from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import sample_prels, statap_samples
 from nuggets_app.ir.judge_audit import PoolPair
 from nuggets_app.ir.prels import topic_key
-from nuggets_app.models import Collection, Judge, JudgeLabel, PoolDocument, Sample
+from nuggets_app.judging.aggregation import human_labels
+from nuggets_app.models import (
+    Collection,
+    Document,
+    Judge,
+    JudgeLabel,
+    PoolDocument,
+    Sample,
+    Topic,
+)
 from nuggets_app.pooling.selectors import sample_design
 
 # A judge's probability or score at or above this counts as its "relevant" (scores:
@@ -150,3 +159,44 @@ def pool_pairs(*, sample: Sample, reading: JudgeReading) -> list[PoolPair]:
 def collection_judges(*, collection: Collection) -> list[Judge]:
     """The collection's judges by name."""
     return list(Judge.objects.filter(collection=collection).order_by("name"))
+
+
+@dataclass(frozen=True)
+class DocumentLabels:
+    """A document of a topic with every judge's label of it and the people's label
+    (None: not judged by people)."""
+
+    topic: Topic
+    document: Document
+    judges: list[tuple[str, str]]
+    people: int | None
+
+
+def _label_text(label: JudgeLabel) -> str:
+    if label.grade is not None:
+        return f"grade {label.grade}"
+    if label.score is not None:
+        return f"score {label.score:g}"
+    probs = label.probabilities or {}
+    return ", ".join(f"P({grade}) {p:g}" for grade, p in probs.items())
+
+
+def document_labels(*, collection: Collection, qid: str, docno: str) -> DocumentLabels:
+    """The labels of ``docno`` for topic ``qid`` (``DoesNotExist`` when the
+    collection does not hold the topic or the document)."""
+    topic = Topic.objects.get(collection=collection, qid=qid)
+    document = Document.objects.get(collection=collection, docno=docno)
+    labels = (
+        JudgeLabel.objects.filter(
+            judge__collection=collection, topic=topic, docno=docno
+        )
+        .select_related("judge")
+        .order_by("judge__name")
+    )
+    people = human_labels([topic.pk]).get((topic.pk, document.pk))
+    return DocumentLabels(
+        topic,
+        document,
+        [(label.judge.name, _label_text(label)) for label in labels],
+        people.grade if people is not None else None,
+    )
