@@ -76,12 +76,15 @@ def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
         "topic__qid", "docno", "grade", "score", "probabilities"
     )
     for qid, docno, grade, score, probs in rows.iterator(chunk_size=5000):
-        if judge.kind == Judge.Kind.GRADED:
+        # The importer sets the one field of the judge's kind.
+        if judge.kind == Judge.Kind.GRADED and grade is not None:
             value = float(grade)
-        elif judge.kind == Judge.Kind.PROBABILITIES:
+        elif judge.kind == Judge.Kind.PROBABILITIES and probs:
             value = _probability_relevant(probs, level)
-        else:
+        elif score is not None:
             value = float(score)
+        else:
+            continue
         values.setdefault(qid, {})[docno] = value
     if judge.kind == Judge.Kind.GRADED:
         return JudgeReading(values, float(level), "grade")
