@@ -19,9 +19,10 @@ from assessor_ui.views.decorators import staff_required
 from assessor_ui.views.staff_tasks import LimitedUploadHandler
 from nuggets_app.collection.services.uploads import safe_name
 from nuggets_app.errors import DomainError
-from nuggets_app.judges.reports import MEANINGS
+from nuggets_app.evaluation.services.judge_audit_reports import MEANINGS
+from nuggets_app.evaluation.services.judge_audits import judge_audit_build
 from nuggets_app.judges.selectors import collection_judges, document_labels
-from nuggets_app.judges.services import judge_audit_build, judge_labels_import
+from nuggets_app.judges.services import judge_labels_import
 from nuggets_app.models import Collection, Document, Topic
 
 

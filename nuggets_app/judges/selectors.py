@@ -1,42 +1,23 @@
-"""Reads of the judges: a judge's labels in the audit's terms, and the pooled pairs
-with the people's sample beside them.
-
-The people's side is what statAP reads (:func:`nuggets_app.evaluation.selectors.
-sample_prels`): the sample's judged documents with the human label the exports give
-(the collection's aggregation of its assessors' grades) and their inclusion
-probabilities. Documents of the pool the sample did not judge carry their
-probability under the sample's design where it is known
-(:func:`nuggets_app.pooling.selectors.sample_design`), else
-:data:`UNDRAWN_STAND_IN`: the audit reads an unjudged pair's probability only to know
-that it was not certain to be drawn.
-"""
+"""Reads of the judges: the collection's judges, a judge's labels in the audit's
+terms, and a document with every label of it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from nuggets_app.errors import DomainError
-from nuggets_app.evaluation.selectors import sample_prels, statap_samples
-from nuggets_app.ir.judge_audit import PoolPair
-from nuggets_app.ir.prels import topic_key
 from nuggets_app.judging.aggregation import human_labels
 from nuggets_app.models import (
     Collection,
     Document,
     Judge,
     JudgeLabel,
-    PoolDocument,
-    Sample,
     Topic,
 )
-from nuggets_app.pooling.selectors import sample_design
 
 # A judge's probability or score at or above this counts as its "relevant" (scores:
 # when every score lies in [0, 1] and the judge has no threshold of its own).
 PROBABILITY_CUT = 0.5
-# The inclusion probability given to an unjudged pooled pair whose probability the
-# sample's design does not give (rounds, run quotas): any value below 1 reads alike.
-UNDRAWN_STAND_IN = 0.5
 
 
 class JudgeAuditError(DomainError):
@@ -99,64 +80,6 @@ def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
         "import it again with --threshold (the score from which it calls a "
         "document relevant)"
     )
-
-
-def audit_sample(*, collection: Collection, name: str | None = None) -> Sample:
-    """The people's sample an audit reads: the statAP (or uniform) sample ``name`` of
-    the collection, else its latest one."""
-    samples = statap_samples(collection)
-    if name is not None:
-        samples = [s for s in samples if s.name == name]
-        if not samples:
-            raise JudgeAuditError(
-                f"collection {collection.name!r} has no statAP sample named {name!r}"
-            )
-    if not samples:
-        raise JudgeAuditError(
-            f"collection {collection.name!r} has no statAP sample of people's "
-            "judgments: draw one and judge it, then audit the judges against it"
-        )
-    if len(samples) > 1 and name is None:
-        return max(samples, key=lambda s: (s.created_at, s.pk))
-    return samples[0]
-
-
-def pool_pairs(*, sample: Sample, reading: JudgeReading) -> list[PoolPair]:
-    """Every pooled (topic, document) of the sample's topics, with the judge's value
-    (None: not labelled), the people's label (None: not judged in the sample) and
-    the inclusion probability; topics in numeric order, documents by docno."""
-    prels = sample_prels(sample)
-    design = sample_design(sample=sample)
-    qids = set(sample.draws) | set(prels)
-    pooled: dict[str, set[str]] = {}
-    rows = PoolDocument.objects.filter(
-        pool=sample.pool_id, topic__qid__in=qids
-    ).values_list("topic__qid", "document__docno")
-    for qid, docno in rows.iterator(chunk_size=20000):
-        pooled.setdefault(qid, set()).add(docno)
-    pairs = []
-    for qid in sorted(pooled, key=topic_key):
-        judged = prels.get(qid)
-        values = reading.values.get(qid, {})
-        for docno in sorted(pooled[qid]):
-            human = judged.rel.get(docno) if judged is not None else None
-            prob = judged.inclusion_prob.get(docno) if judged is not None else None
-            if prob is None:
-                prob = design.get(qid, {}).get(docno)
-                # A drawn document not judged yet counts as not drawn, as statAP
-                # reads only the judged ones.
-                if prob is None or not 0 < prob < 1:
-                    prob = UNDRAWN_STAND_IN
-            pairs.append(
-                PoolPair(
-                    qid=qid,
-                    docno=docno,
-                    judge_grade=values.get(docno),
-                    human_grade=human,
-                    inclusion_prob=prob,
-                )
-            )
-    return pairs
 
 
 def collection_judges(*, collection: Collection) -> list[Judge]:

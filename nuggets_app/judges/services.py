@@ -1,5 +1,5 @@
-"""Writes of the judges: a judge's labels imported from a file, the audit of the
-judges against the people's sample, and the mark that a result read them.
+"""Writes of the judges: a judge's labels imported from a file, and the mark that a
+result (an audit, a release) read them.
 
 A judge's file is read whole by its parser, checked against the collection (every
 qid a topic of it; a docno the collection does not hold is kept by name, with no
@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,16 +36,7 @@ from nuggets_app.importers.judge_labels import (
     detect_format,
     parse_judge_labels,
 )
-from nuggets_app.ir.judge_audit import JudgeAudit, audit_judge
-from nuggets_app.judges.selectors import (
-    JudgeAuditError,
-    audit_sample,
-    collection_judges,
-    judge_reading,
-    pool_pairs,
-    relevance_level_of,
-)
-from nuggets_app.models import Collection, Judge, JudgeLabel, Sample
+from nuggets_app.models import Collection, Judge, JudgeLabel
 from nuggets_app.operations.bulk import insert_rows
 
 Progress = Callable[[int], None]
@@ -203,73 +194,3 @@ def judge_mark_used(*, judge: Judge, by: str) -> None:
     )
     if updated:
         judge.used_at, judge.used_by = now, by[:200]
-
-
-@dataclass(frozen=True)
-class JudgeAuditEntry:
-    """One judge audited: what its values are (``what``) and from which value it
-    calls a document relevant (``judge_level``), its labels in all and those beyond
-    the sample's pool (kept for runs imported later, not audited), and the audit."""
-
-    judge: Judge
-    what: str
-    judge_level: float
-    labels: int
-    beyond_pool: int
-    audit: JudgeAudit
-
-
-@dataclass(frozen=True)
-class CollectionJudgeAudit:
-    """The judges of a collection audited against one people's sample at the
-    collection's relevance level."""
-
-    collection: Collection
-    sample: Sample
-    relevance_level: int
-    entries: list[JudgeAuditEntry]
-
-
-def judge_audit_build(
-    *,
-    collection: Collection,
-    judge_names: Sequence[str] | None = None,
-    sample_name: str | None = None,
-) -> CollectionJudgeAudit:
-    """Audit the collection's judges (``judge_names``: these only) against the
-    people's sample (``sample_name``, else the latest statAP sample), at the
-    collection's relevance level: the one computation the page, the command and its
-    JSON share (:func:`nuggets_app.ir.judge_audit.audit_judge` over
-    :func:`pool_pairs`). Each audited judge is marked used."""
-    judges = collection_judges(collection=collection)
-    if judge_names is not None:
-        known = {j.name for j in judges}
-        missing = [n for n in judge_names if n not in known]
-        if missing:
-            raise JudgeAuditError(
-                f"collection {collection.name!r} has no judge named {missing[0]!r}"
-            )
-        judges = [j for j in judges if j.name in set(judge_names)]
-    if not judges:
-        raise JudgeAuditError(
-            f"collection {collection.name!r} has no judge: import one first "
-            "(manage.py import_judge_labels or the judges page)"
-        )
-    sample = audit_sample(collection=collection, name=sample_name)
-    level = relevance_level_of(collection)
-    entries = []
-    for judge in judges:
-        reading = judge_reading(judge=judge, level=level)
-        pairs = pool_pairs(sample=sample, reading=reading)
-        audit = audit_judge(
-            pairs, relevance_level=level, judge_relevance_level=reading.level
-        )
-        labels = sum(len(docs) for docs in reading.values.values())
-        in_pool = sum(1 for pair in pairs if pair.judge_grade is not None)
-        entries.append(
-            JudgeAuditEntry(
-                judge, reading.what, reading.level, labels, labels - in_pool, audit
-            )
-        )
-        judge_mark_used(judge=judge, by=f"the audit against sample {sample.name}")
-    return CollectionJudgeAudit(collection, sample, level, entries)

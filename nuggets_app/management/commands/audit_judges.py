@@ -8,8 +8,11 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.errors import DomainError
-from nuggets_app.judges.reports import audit_json, audit_lines
-from nuggets_app.judges.services import judge_audit_build
+from nuggets_app.evaluation.services.judge_audit_reports import (
+    audit_json,
+    audit_lines,
+)
+from nuggets_app.evaluation.services.judge_audits import judge_audit_build
 from nuggets_app.models import Collection
 
 

@@ -6,7 +6,8 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from nuggets_app.judges.services import judge_audit_build, judge_labels_import
+from nuggets_app.evaluation.services.judge_audits import judge_audit_build
+from nuggets_app.judges.services import judge_labels_import
 from nuggets_app.models import Judge
 from tests.integration.worlds.judges import judged_demo, write_judge_qrels
 

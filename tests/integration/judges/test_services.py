@@ -8,19 +8,14 @@ import math
 
 import pytest
 
-from nuggets_app.importers import ImportFormatError
-from nuggets_app.judges.selectors import (
-    JudgeAuditError,
+from nuggets_app.evaluation.services.judge_audits import (
     audit_sample,
-    judge_reading,
+    judge_audit_build,
     pool_pairs,
 )
-from nuggets_app.judges.services import (
-    JudgeInfo,
-    JudgeInUseError,
-    judge_audit_build,
-    judge_labels_import,
-)
+from nuggets_app.importers import ImportFormatError
+from nuggets_app.judges.selectors import JudgeAuditError, judge_reading
+from nuggets_app.judges.services import JudgeInfo, JudgeInUseError, judge_labels_import
 from nuggets_app.models import Judge, JudgeLabel, PoolDocument
 from tests import factories as f
 from tests.integration.worlds.judges import (

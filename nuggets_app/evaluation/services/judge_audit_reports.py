@@ -6,8 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from nuggets_app.evaluation.services.judge_audits import (
+    CollectionJudgeAudit,
+    JudgeAuditEntry,
+)
 from nuggets_app.ir.judge_audit import Estimate, JudgeAudit
-from nuggets_app.judges.services import CollectionJudgeAudit, JudgeAuditEntry
 
 # What each figure says, in one sentence; every figure is the judge's against the
 # people's sample, never a figure of the people alone.
