@@ -1,5 +1,5 @@
-"""Writes of the judges: a judge's labels imported from a file, and the mark that a
-result (an audit, a release) read them.
+"""Writes of the judges: a judge's labels imported from a file, written out for a
+release, and the mark that a result (an audit, a release) read them.
 
 A judge's file is read whole by its parser, checked against the collection (every
 qid a topic of it; a docno the collection does not hold is kept by name, with no
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from nuggets_app.importers.errors import (
     report,
     unknown_in_collection,
 )
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.importers.judge_labels import (
     KIND_OF_FORMAT,
     JudgeLabelLine,
@@ -194,3 +196,70 @@ def judge_mark_used(*, judge: Judge, by: str) -> None:
     )
     if updated:
         judge.used_at, judge.used_by = now, by[:200]
+
+
+def _label_line(kind: str, qid: str, docno: str, label: tuple) -> str:
+    grade, score, probs = label
+    if kind == Judge.Kind.GRADED:
+        return f"{qid} 0 {docno} {grade}"
+    if kind == Judge.Kind.SCORE:
+        return f"{qid} Q0 {docno} {score!r}"
+    fields = {f"prob_{g}": p for g, p in (probs or {}).items()}
+    return json.dumps({"qid": qid, "docno": docno, **fields})
+
+
+# The file a judge's labels travel in, by its kind: each reads back with
+# import_judge_labels (format auto).
+RELEASE_SUFFIX = {
+    Judge.Kind.GRADED: "qrels",
+    Judge.Kind.SCORE: "scores",
+    Judge.Kind.PROBABILITIES: "jsonl",
+}
+
+
+def _file_stem(name: str, taken: set[str]) -> str:
+    """A file name for the judge ``name``: safe characters only, and distinct from
+    the names in ``taken`` (two judges whose names differ only in unsafe characters
+    get ``-2``, ``-3`` ...)."""
+    stem = re.sub(r"[^A-Za-z0-9._+-]", "_", name).lstrip(".")[:120] or "judge"
+    unique, n = stem, 1
+    while unique in taken:
+        n += 1
+        unique = f"{stem}-{n}"
+    taken.add(unique)
+    return unique
+
+
+def judges_release(*, collection: Collection) -> tuple[dict[str, str], list[dict]]:
+    """The collection's judges as a release carries them: ``{"judges/NAME.qrels"
+    (or .scores, .jsonl): text}`` and each judge's description for the manifest.
+    Each judge is marked read by the release."""
+    files: dict[str, str] = {}
+    described = []
+    taken: set[str] = set()
+    for judge in Judge.objects.filter(collection=collection).order_by("name"):
+        rows = judge.labels.values_list(
+            "topic__qid", "docno", "grade", "score", "probabilities"
+        )
+        lines = sorted(
+            (qid_key(qid), docno, _label_line(judge.kind, qid, docno, label))
+            for qid, docno, *label in rows
+        )
+        stem = _file_stem(judge.name, taken)
+        path = f"judges/{stem}.{RELEASE_SUFFIX[judge.kind]}"
+        files[path] = "".join(f"{line}\n" for *_, line in lines)
+        described.append(
+            {
+                "name": judge.name,
+                "file": path,
+                "kind": judge.kind,
+                "model": judge.model,
+                "prompt": judge.prompt,
+                "date": judge.date.isoformat() if judge.date else None,
+                "notes": judge.notes,
+                "threshold": judge.threshold,
+                "labels": len(lines),
+            }
+        )
+        judge_mark_used(judge=judge, by="a release")
+    return files, described

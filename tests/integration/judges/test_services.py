@@ -15,7 +15,12 @@ from nuggets_app.evaluation.services.judge_audits import (
 )
 from nuggets_app.importers import ImportFormatError
 from nuggets_app.judges.selectors import JudgeAuditError, judge_reading
-from nuggets_app.judges.services import JudgeInfo, JudgeInUseError, judge_labels_import
+from nuggets_app.judges.services import (
+    JudgeInfo,
+    JudgeInUseError,
+    judge_labels_import,
+    judges_release,
+)
 from nuggets_app.models import Judge, JudgeLabel, PoolDocument
 from tests import factories as f
 from tests.integration.worlds.judges import (
@@ -176,3 +181,30 @@ def test_an_audit_without_a_judge_or_a_sample_says_what_to_do(llmjudge, world):
     )
     with pytest.raises(JudgeAuditError, match="no statAP sample of people's"):
         judge_audit_build(collection=collection)
+
+
+def test_a_judges_release_file_reads_back_as_the_same_labels(llmjudge, tmp_path):
+    collection, judges = llmjudge
+    judge_labels_import(
+        path=judges / "h2oloo-fewself.qrels", collection=collection, name="h2o"
+    )
+    path = tmp_path / "p.csv"
+    path.write_text("qid,docno,prob_yes\nq0,p1,0.25\nq38,p2,1\n")
+    judge_labels_import(path=path, collection=collection, name="yes/no")
+    files, described = judges_release(collection=collection)
+    assert sorted(files) == ["judges/h2o.qrels", "judges/yes_no.jsonl"]
+    assert [(d["name"], d["kind"], d["labels"]) for d in described] == [
+        ("h2o", "graded", 200),
+        ("yes/no", "probabilities", 2),
+    ]
+    assert sorted(files["judges/h2o.qrels"].splitlines()) == sorted(
+        (judges / "h2oloo-fewself.qrels").read_text().splitlines()
+    )
+    again = tmp_path / "yes_no.jsonl"
+    again.write_text(files["judges/yes_no.jsonl"])
+    judge_labels_import(path=again, collection=collection, name="again")
+    assert judge_reading(judge=Judge.objects.get(name="again"), level=2).values == {
+        "q0": {"p1": 0.25},
+        "q38": {"p2": 1.0},
+    }
+    assert Judge.objects.get(name="h2o").used_by == "a release"
