@@ -19,6 +19,7 @@ from assessor_ui.views.decorators import staff_required
 from assessor_ui.views.staff_tasks import LimitedUploadHandler
 from nuggets_app.collection.services.uploads import safe_name
 from nuggets_app.errors import DomainError
+from nuggets_app.evaluation.selectors import statap_samples
 from nuggets_app.evaluation.services.judge_audit_reports import MEANINGS
 from nuggets_app.evaluation.services.judge_audits import judge_audit_build
 from nuggets_app.judges.selectors import collection_judges, document_labels
@@ -117,6 +118,7 @@ def judge_audit_page(request: HttpRequest, name: str) -> HttpResponse:
         "report": report,
         "problem": problem,
         "meanings": MEANINGS,
+        "samples": statap_samples(collection),
     }
     return render(request, "assessor_ui/judges/audit.html", context)
 

@@ -198,8 +198,14 @@ def judge_mark_used(*, judge: Judge, by: str) -> None:
         judge.used_at, judge.used_by = now, by[:200]
 
 
-def _label_line(kind: str, qid: str, docno: str, label: tuple) -> str:
-    grade, score, probs = label
+def _label_line(
+    kind: str,
+    qid: str,
+    docno: str,
+    grade: int | None,
+    score: float | None,
+    probs: dict[str, float] | None,
+) -> str:
     if kind == Judge.Kind.GRADED:
         return f"{qid} 0 {docno} {grade}"
     if kind == Judge.Kind.SCORE:
@@ -210,7 +216,7 @@ def _label_line(kind: str, qid: str, docno: str, label: tuple) -> str:
 
 # The file a judge's labels travel in, by its kind: each reads back with
 # import_judge_labels (format auto).
-RELEASE_SUFFIX = {
+RELEASE_SUFFIX: dict[str, str] = {
     Judge.Kind.GRADED: "qrels",
     Judge.Kind.SCORE: "scores",
     Judge.Kind.PROBABILITIES: "jsonl",
@@ -242,8 +248,8 @@ def judges_release(*, collection: Collection) -> tuple[dict[str, str], list[dict
             "topic__qid", "docno", "grade", "score", "probabilities"
         )
         lines = sorted(
-            (qid_key(qid), docno, _label_line(judge.kind, qid, docno, label))
-            for qid, docno, *label in rows
+            (qid_key(qid), docno, _label_line(judge.kind, qid, docno, g, s, p))
+            for qid, docno, g, s, p in rows
         )
         stem = _file_stem(judge.name, taken)
         path = f"judges/{stem}.{RELEASE_SUFFIX[judge.kind]}"

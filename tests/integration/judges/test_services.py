@@ -14,7 +14,11 @@ from nuggets_app.evaluation.services.judge_audits import (
     pool_pairs,
 )
 from nuggets_app.importers import ImportFormatError
-from nuggets_app.judges.selectors import JudgeAuditError, judge_reading
+from nuggets_app.judges.selectors import (
+    JudgeAuditError,
+    judge_reading,
+    relevance_level_of,
+)
 from nuggets_app.judges.services import (
     JudgeInfo,
     JudgeInUseError,
@@ -142,7 +146,7 @@ def test_pool_pairs_hold_the_pool_the_sample_and_the_judge(world, tmp_path):
     path = write_judge_qrels(world, tmp_path / "judge.qrels")
     judge_labels_import(path=path, collection=world.collection, name="flipper")
     judge = Judge.objects.get(name="flipper")
-    reading = judge_reading(judge=judge, level=world.collection.relevant_threshold)
+    reading = judge_reading(judge=judge, level=relevance_level_of(world.collection))
     pairs = pool_pairs(sample=world.sample, reading=reading)
     assert len(pairs) == PoolDocument.objects.filter(pool=world.sample.pool).count()
     grades = judge_grades(world)
@@ -162,7 +166,7 @@ def test_the_audit_reads_the_latest_sample_and_locks_the_labels(world, tmp_path)
     report = judge_audit_build(collection=world.collection)
     (entry,) = report.entries
     assert entry.beyond_pool == len(BEYOND)
-    assert entry.judge_level == world.collection.relevant_threshold
+    assert entry.judge_level == relevance_level_of(world.collection)
     kappa = entry.audit.kappa
     assert kappa.low <= kappa.value <= kappa.high
     judge = Judge.objects.get(name="flipper")
