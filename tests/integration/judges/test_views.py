@@ -91,3 +91,20 @@ def test_the_document_of_the_audit_is_text_with_every_label(
 def test_the_audit_says_what_is_missing(world, staff_client):
     response = staff_client.get(reverse("staff-judge-audit", args=["demo"]))
     assert "has no judge: import one first" in response.content.decode()
+
+
+def test_an_upload_into_an_audited_judge_is_refused_with_the_way_out(
+    world, staff_client, tmp_path
+):
+    path = write_judge_qrels(world, tmp_path / "flipper.qrels")
+    _upload(staff_client, path)
+    staff_client.get(reverse("staff-judge-audit", args=["demo"]))
+    page = staff_client.get(reverse("staff-judges", args=["demo"])).content.decode()
+    assert "the audit against sample demo-statap15 (" in page
+    assert "): read-only" in page
+    response = _upload(staff_client, path)
+    assert response.status_code == 400
+    assert "import the file as a judge of another name (for example flipper-2)" in (
+        response.content.decode()
+    )
+    assert _upload(staff_client, path, judge="flipper-2").status_code == 302
