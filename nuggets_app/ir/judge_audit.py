@@ -228,11 +228,13 @@ class _RFigures:
     total: Estimate
 
 
-def _r_figures(data: _Pairs, aux: np.ndarray) -> _RFigures:
+def _r_figures(data: _Pairs, bins: np.ndarray) -> _RFigures:
     d = data.design
-    slopes = jd.shrunk_slopes(d, data.y, aux)
-    r_with, v_with = jd.topic_r(d, data.y, aux, slopes)
-    r_ht, v_ht = jd.topic_r(d, data.y, aux, np.zeros(d.n_topics))
+    aux = jd.crossfit_probabilities(d, data.y, bins)
+    prevalence = jd.crossfit_probabilities(d, data.y, np.zeros_like(bins))
+    slope = jd.pooled_slope(d, data.y, aux)
+    r_with, v_with = jd.topic_r(d, data.y, aux, slope, aux)
+    r_ht, v_ht = jd.topic_r(d, data.y, aux, 0.0, prevalence)
     low, high = _r_domain(data)
     with_judge = [
         _estimate(r, v, lo, hi)
@@ -371,8 +373,7 @@ def audit_judge(
         raise JudgeAuditError("no pooled pair has a people's grade yet")
     kappa, precision, recall = _agreement(d, data.y, data.j)
     bins, keys = _grade_bins(data.grades)
-    aux = jd.grade_probabilities(d, data.y, bins)
-    figures = _r_figures(data, aux)
+    figures = _r_figures(data, bins)
     count = int(data.j.sum())
     return JudgeAudit(
         kappa=kappa,
