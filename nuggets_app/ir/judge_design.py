@@ -219,7 +219,7 @@ def topic_r(
     )
     relevant = np.bincount(design.topic, weights=design.sampled * y, minlength=k)
     var = np.where(relevant < THIN_BELOW, np.maximum(var, antic), var)
-    return est, var
+    return np.asarray(est, dtype=np.float64), np.asarray(var, dtype=np.float64)
 
 
 def interval(value: float, var: float, low: float, high: float) -> tuple[float, float]:
