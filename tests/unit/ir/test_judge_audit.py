@@ -17,6 +17,7 @@ from nuggets_app.ir.judge_audit import (
     JudgeAuditError,
     PoolPair,
     audit_judge,
+    plan_sample_size,
 )
 from nuggets_app.ir.sampling import draw_uniform
 
@@ -254,3 +255,53 @@ def test_the_summary_says_the_count_ratio_and_the_worth() -> None:
 def test_it_refuses_pairs_it_cannot_audit(pairs: list[PoolPair], message: str) -> None:
     with pytest.raises(JudgeAuditError, match=message):
         audit_judge(pairs, relevance_level=LEVEL)
+
+
+def _one_topic_sample(seed: int, size: int = 100, n: int = 20) -> list[PoolPair]:
+    rng = random.Random(seed)
+    rows = [
+        (f"d{i}", 3 if rng.random() < 0.3 else 0, rng.random()) for i in range(size)
+    ]
+    sample = draw_uniform([d for d, _, _ in rows], n, rng)
+    return [
+        PoolPair(
+            "q1",
+            d,
+            2 if (human >= LEVEL) == (u < 0.8) else 0,
+            human if d in sample.order else None,
+            sample.inclusion[d],
+        )
+        for d, human, u in rows
+    ]
+
+
+def test_a_plan_for_the_half_width_a_sample_has_keeps_its_size() -> None:
+    audit = audit_judge(_one_topic_sample(1), relevance_level=LEVEL)
+    (topic,) = audit.topics
+    half = 1.959963984540054 * math.sqrt(topic.r_var_without)
+    plan = plan_sample_size(audit, half_width=half)
+    assert plan.topics[0].without_judge == 20
+    assert plan.topics[0].with_judge <= 20
+    assert plan.judged == 20
+
+
+def test_a_plan_follows_the_uniform_designs_variance() -> None:
+    # V = N²(1/n - 1/N) S²: halving the interval's half-width needs V/4, i.e.
+    # 1/n' = (1/n - 1/N)/4 + 1/N; with n = 20 of N = 100: n' = 1/(0.01 + 0.01) = 50.
+    audit = audit_judge(_one_topic_sample(2), relevance_level=LEVEL)
+    (topic,) = audit.topics
+    half = 1.959963984540054 * math.sqrt(topic.r_var_without) / 2
+    assert plan_sample_size(audit, half_width=half).without_judge == 50
+    tight = plan_sample_size(audit, half_width=half / 100)
+    assert tight.without_judge == 100
+    assert tight.with_judge == 100
+
+
+def test_a_plan_asks_less_with_a_judge_that_helps_and_refuses_a_zero_width() -> None:
+    audit = audit_judge(_one_topic_sample(3), relevance_level=LEVEL)
+    plan = plan_sample_size(audit, half_width=0.25, relative=True)
+    (topic,) = audit.topics
+    assert topic.r_var_with < topic.r_var_without
+    assert plan.with_judge < plan.without_judge
+    with pytest.raises(JudgeAuditError, match="half-width must be > 0"):
+        plan_sample_size(audit, half_width=0.0)
