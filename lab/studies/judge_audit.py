@@ -11,6 +11,8 @@ calls) then audits each judge from it. Reported per judge:
 * ``coverage``: the share of seeds whose 95% interval of each covers its truth;
 * ``r_rmse_with`` / ``r_rmse_without``: the RMSE over seeds and topics of each topic's
   R̂ with and without the judge against the people's count, and their ratio;
+* ``r_coverage_with`` / ``r_coverage_without``: the share of (seed, topic) whose
+  95% interval of R covers the people's count;
 * ``width_ratio`` and ``worth_judgments``: their means over seeds.
 
 Usage: python -m lab.studies.judge_audit --human QRELS --judges DIR --fraction F
@@ -129,12 +131,19 @@ def judge_report(
         t.r_without_judge.value - true_r[t.qid] for a in audits for t in a.topics
     ]
     rmse_with, rmse_without = _rmse(with_err), _rmse(without_err)
+    topics = [t for a in audits for t in a.topics]
     return {
         "truth": dict(truth),
         "coverage": coverage,
         "r_rmse_with": rmse_with,
         "r_rmse_without": rmse_without,
         "r_rmse_ratio": rmse_with / rmse_without if rmse_without else math.nan,
+        "r_coverage_with": sum(t.r_with_judge.covers(true_r[t.qid]) for t in topics)
+        / len(topics),
+        "r_coverage_without": sum(
+            t.r_without_judge.covers(true_r[t.qid]) for t in topics
+        )
+        / len(topics),
         "width_ratio": sum(a.width_ratio for a in audits) / len(audits),
         "worth_judgments": sum(a.worth_judgments for a in audits) / len(audits),
     }
@@ -185,7 +194,8 @@ def markdown_table(result: Mapping[str, Any]) -> str:
     """The results page's table, one judge a row, by truth kappa."""
     head = (
         "| judge | kappa | precision | recall | count ratio | coverage k / p / r / c "
-        "| R RMSE with | without | ratio |\n|---|---|---|---|---|---|---|---|---|"
+        "| R RMSE with | without | ratio | R covered with / without |\n"
+        "|---|---|---|---|---|---|---|---|---|---|"
     )
     rows = [head]
     judges = result["judges"]
@@ -197,7 +207,8 @@ def markdown_table(result: Mapping[str, Any]) -> str:
             f"| {t['count_ratio']:.2f} | "
             + " / ".join(f"{c[f]:.2f}" for f in FIGURES)
             + f" | {r['r_rmse_with']:.2f} | {r['r_rmse_without']:.2f} "
-            f"| {r['r_rmse_ratio']:.3f} |"
+            f"| {r['r_rmse_ratio']:.3f} "
+            f"| {r['r_coverage_with']:.2f} / {r['r_coverage_without']:.2f} |"
         )
     return "\n".join(rows)
 

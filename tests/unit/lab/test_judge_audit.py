@@ -58,6 +58,8 @@ def test_the_report_holds_every_judge_with_its_figures(report: dict) -> None:
             "r_rmse_with",
             "r_rmse_without",
             "r_rmse_ratio",
+            "r_coverage_with",
+            "r_coverage_without",
             "width_ratio",
             "worth_judgments",
         }
