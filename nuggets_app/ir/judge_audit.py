@@ -403,7 +403,9 @@ def _fmt(x: float) -> str:
 def audit_summary(audit: JudgeAudit) -> str:
     """The audit in a few plain sentences."""
     ratio = audit.count_ratio
-    if math.isfinite(ratio.value):
+    if audit.judge_count == 0:
+        first = "This judge calls no pooled document relevant."
+    elif math.isfinite(ratio.value):
         first = (
             f"This judge calls {ratio.value:.2g} times as many documents relevant as "
             f"your assessors (95% interval {_fmt(ratio.low)} to {_fmt(ratio.high)}); "
