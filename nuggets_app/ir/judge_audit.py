@@ -88,6 +88,10 @@ class TopicAudit:
     r_without_judge: Estimate
     pool_size: int = 0
     sampled: int = 0  # pairs with a people's grade
+    uncertain: int = 0  # pooled pairs with π < 1
+    uncertain_sampled: int = 0  # of those, the ones with a people's grade
+    r_var_with: float = math.nan  # the variances behind the two intervals of R
+    r_var_without: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -228,11 +232,13 @@ class _RFigures:
     total: Estimate
 
 
-def _r_figures(data: _Pairs, aux: np.ndarray) -> _RFigures:
+def _r_figures(data: _Pairs, bins: np.ndarray) -> _RFigures:
     d = data.design
-    slopes = jd.shrunk_slopes(d, data.y, aux)
-    r_with, v_with = jd.topic_r(d, data.y, aux, slopes)
-    r_ht, v_ht = jd.topic_r(d, data.y, aux, np.zeros(d.n_topics))
+    aux = jd.crossfit_probabilities(d, data.y, bins)
+    prevalence = jd.crossfit_probabilities(d, data.y, np.zeros_like(bins))
+    slope = jd.pooled_slope(d, data.y, aux)
+    r_with, v_with = jd.topic_r(d, data.y, aux, slope, aux)
+    r_ht, v_ht = jd.topic_r(d, data.y, aux, 0.0, prevalence)
     low, high = _r_domain(data)
     with_judge = [
         _estimate(r, v, lo, hi)
@@ -298,9 +304,7 @@ def _off_key(topic: TopicAudit) -> tuple[float, float, str]:
     return (-off, kappa if math.isfinite(kappa) else 1.0, topic.qid)
 
 
-def _topic_audits(
-    data: _Pairs, figures: _RFigures, pairs: Sequence[PoolPair]
-) -> tuple[TopicAudit, ...]:
+def _topic_audits(data: _Pairs, figures: _RFigures) -> tuple[TopicAudit, ...]:
     d = data.design
     audits = []
     for t, qid in enumerate(data.qids):
@@ -322,6 +326,10 @@ def _topic_audits(
                 r_without_judge=figures.without[t],
                 pool_size=int(mask.sum()),
                 sampled=int(d.sampled[mask].sum()),
+                uncertain=int((mask & (d.pi < 1)).sum()),
+                uncertain_sampled=int((mask & (d.pi < 1) & d.sampled).sum()),
+                r_var_with=float(figures.var_with[t]),
+                r_var_without=float(figures.var_without[t]),
             )
         )
     return tuple(sorted(audits, key=_off_key))
@@ -371,8 +379,7 @@ def audit_judge(
         raise JudgeAuditError("no pooled pair has a people's grade yet")
     kappa, precision, recall = _agreement(d, data.y, data.j)
     bins, keys = _grade_bins(data.grades)
-    aux = jd.grade_probabilities(d, data.y, bins)
-    figures = _r_figures(data, aux)
+    figures = _r_figures(data, bins)
     count = int(data.j.sum())
     return JudgeAudit(
         kappa=kappa,
@@ -382,7 +389,7 @@ def audit_judge(
         people_r=figures.total,
         count_ratio=_count_ratio(count, figures.total, float(figures.var_with.sum())),
         p_relevant_by_grade=_by_grade(d, data.y, bins, keys),
-        topics=_topic_audits(data, figures, pairs),
+        topics=_topic_audits(data, figures),
         disagreements=_disagreements(pairs, data, max_disagreements),
         width_ratio=_width_ratio(figures),
         worth_judgments=_worth(data, figures),
@@ -396,7 +403,9 @@ def _fmt(x: float) -> str:
 def audit_summary(audit: JudgeAudit) -> str:
     """The audit in a few plain sentences."""
     ratio = audit.count_ratio
-    if math.isfinite(ratio.value):
+    if audit.judge_count == 0:
+        first = "This judge calls no pooled document relevant."
+    elif math.isfinite(ratio.value):
         first = (
             f"This judge calls {ratio.value:.2g} times as many documents relevant as "
             f"your assessors (95% interval {_fmt(ratio.low)} to {_fmt(ratio.high)}); "
@@ -418,3 +427,77 @@ def audit_summary(audit: JudgeAudit) -> str:
     else:
         second = " Your sample is too small to say how much it narrows the intervals."
     return first + second
+
+
+@dataclass(frozen=True)
+class TopicPlan:
+    """People's judgments a topic needs in all (pairs judged with certainty
+    included) for the target half-width on R, with and without the judge."""
+
+    qid: str
+    judged: int
+    with_judge: int
+    without_judge: int
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    half_width: float
+    relative: bool
+    topics: tuple[TopicPlan, ...]
+    with_judge: int  # sums over topics
+    without_judge: int
+    judged: int
+
+
+def _needed(var: float, n: int, big_n: int, half: float) -> int:
+    """The uniform design's ``n'`` with ``1.96² N²(1/n' - 1/N) S² <= half²``, with
+    ``N² S² = V̂ / (1/n - 1/N)`` from the sample of ``n`` of ``N`` uncertain pairs."""
+    if n >= big_n or not var > 0:
+        return n
+    if n == 0 or not half > 0:
+        return big_n
+    scaled = var / (1.0 / n - 1.0 / big_n)
+    exact = 1.0 / ((half / jd.Z_95) ** 2 / scaled + 1.0 / big_n)
+    return min(big_n, max(1, math.ceil(exact - 1e-9)))
+
+
+def plan_sample_size(
+    audit: JudgeAudit, *, half_width: float, relative: bool = False
+) -> SamplePlan:
+    """People's judgments per topic for a 95% interval on R of half-width
+    ``half_width`` (``relative``: that fraction of the topic's R̂), with the judge and
+    without, from the variances the audit estimated.
+
+    Per topic, with ``n`` of its ``N`` uncertain pairs judged and variance ``V̂``, the
+    uniform design's variance ``N²(1/n - 1/N) S²`` gives ``S²``, and the size needed
+    is ``n' = 1 / ((h/1.96)² / (N² S²) + 1/N)`` (at most ``N``), plus the pairs judged
+    with certainty. A statAP sample is planned as if it were uniform: a guide, as its
+    variance scales with ``1/n`` only approximately. A topic with no variance yet
+    (nothing relevant seen, no model to anticipate) keeps its size.
+    """
+    if not half_width > 0:
+        raise JudgeAuditError(f"the half-width must be > 0, got {half_width!r}")
+    plans = []
+    for t in audit.topics:
+        r = max(t.r_with_judge.value, 1.0) if math.isfinite(t.r_with_judge.value) else 1
+        half = half_width * r if relative else half_width
+        certain = t.pool_size - t.uncertain
+        n, big_n = t.uncertain_sampled, t.uncertain
+        plans.append(
+            TopicPlan(
+                qid=t.qid,
+                judged=t.sampled,
+                with_judge=certain + _needed(t.r_var_with, n, big_n, half),
+                without_judge=certain + _needed(t.r_var_without, n, big_n, half),
+            )
+        )
+    ordered = tuple(sorted(plans, key=lambda p: p.qid))
+    return SamplePlan(
+        half_width=half_width,
+        relative=relative,
+        topics=ordered,
+        with_judge=sum(p.with_judge for p in ordered),
+        without_judge=sum(p.without_judge for p in ordered),
+        judged=sum(p.judged for p in ordered),
+    )

@@ -17,27 +17,32 @@ inclusion probabilities π. Pairs with π = 1 are judged with certainty.
   Topics are drawn independently, so variances add over topics. A topic with a
   single uncertain document falls back to the Poisson form ``Σ_S (1 - π)/π² u²``
   (the one model_assisted uses); certainty pairs add nothing.
-* R with the judge (:func:`greg_r`): the difference estimator
+* R with the judge (:func:`topic_r`): the difference estimator
   ``R̂ = Σ_P b p + Σ_S (y - b p)/π`` with ``p`` the judge's grade mapped to
-  P̂(relevant | grade), known for every pooled pair, and ``b`` the topic's slope.
-  Its variance is ``V_HT(y - b p)``, so ``V(b) = V_opt + c (b - B)²`` with ``B`` the
-  variance-minimising slope: any error in ``b`` costs in proportion to its square.
-  ``b`` is therefore the empirical-Bayes (posterior-mean) estimate of ``B``: the
-  topic's own regression slope shrunk toward the slope pooled over topics by its
-  sampling variance against the spread of the slopes between topics, which minimises
-  the expected squared error of ``b`` and so the expected excess variance. A judge
-  that predicts nothing has ``B`` ≈ 0 and ``S²_p`` ≈ 0: the estimator is then HT's.
+  P̂(relevant | grade), known for every pooled pair. ``p`` is cross-fitted
+  (:func:`crossfit_probabilities`: fitted on the other topics' samples, which are
+  drawn independently of this topic's), so for a fixed ``b`` the estimator is
+  design-unbiased whatever the judge. Its variance is ``V_HT(y - b p)``, so
+  ``V(b) = V_opt + c (b - B)²`` with ``B`` the variance-minimising slope: any error in
+  ``b`` costs in proportion to its square. ``b`` is one slope pooled over topics and
+  shrunk toward 0 by its sampling error (:func:`pooled_slope`), so a judge that
+  predicts nothing gives HT's estimate. (Slopes per topic shrunk toward the pooled
+  one by empirical Bayes were measured worse: with 10-40 sampled pairs a topic's
+  slope is too noisy and its variance under-estimated.)
 
 No Django here.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+
+from nuggets_app.ir.intervals import THIN_BELOW
 
 Z_95 = 1.959963984540054
 Array = NDArray[np.float64]
@@ -130,77 +135,91 @@ def kappa_grad(t: Array) -> Array:
     return np.asarray((d_num * den - num * d_den) / (den * den), dtype=np.float64)
 
 
-def _slopes(design: Design, y: Array, p: Array) -> tuple[Array, Array, Array]:
-    """Per topic: the slope of ``y/π`` on ``p/π`` weighted by ``1 - π`` (the slope
-    minimising Hájek's variance of the residual), its sandwich variance, and the
-    weighted sum of squares of ``p/π`` (0: no slope to fit)."""
+def crossfit_probabilities(design: Design, y: Array, bins: NDArray[np.int64]) -> Array:
+    """P̂(relevant | bin) for every pair, fitted on the other topics' samples: the HT
+    ratio ``Σ y/π / Σ 1/π`` over the sampled pairs of its judge-grade bin in every
+    topic but its own (a bin they never sampled takes their overall ratio; with a
+    single topic, its own sample). Topics are drawn independently, so a topic's
+    auxiliary does not depend on its own sample."""
     k = design.n_topics
-    slope = np.zeros(k)
-    var = np.full(k, np.inf)
-    sxx = np.zeros(k)
+    nb = int(bins.max()) + 1 if bins.size else 1
+    w = design.weight
+    cell = design.topic * nb + bins
+    num = np.bincount(cell, weights=w * y, minlength=k * nb).reshape(k, nb)
+    den = np.bincount(cell, weights=w, minlength=k * nb).reshape(k, nb)
+    if k > 1:
+        num, den = num.sum(axis=0) - num, den.sum(axis=0) - den
+    num_all, den_all = num.sum(axis=1), den.sum(axis=1)
+    overall = np.where(den_all > 0, num_all / np.where(den_all > 0, den_all, 1), 0.0)
+    per_bin = np.where(den > 0, num / np.where(den > 0, den, 1.0), overall[:, None])
+    return np.asarray(per_bin[design.topic, bins], dtype=np.float64)
+
+
+def _centred(design: Design, y: Array, p: Array) -> list[tuple[Array, Array, Array]]:
+    """Per topic with two or more uncertain sampled pairs: ``(c, x̃, z̃)``, the
+    weights ``c = 1 - π`` and ``x = p/π``, ``z = y/π`` centred on their c-weighted
+    means (the regression whose slope minimises Hájek's variance of the residual)."""
     uncertain = design.sampled & (design.pi < 1.0)
-    for t in range(k):
+    out = []
+    for t in np.unique(design.topic[uncertain]):
         m = uncertain & (design.topic == t)
-        if m.sum() < 3:
+        if m.sum() < 2:
             continue
         c = 1.0 - design.pi[m]
-        x = p[m] / design.pi[m]
-        z = y[m] / design.pi[m]
-        xc = x - np.average(x, weights=c)
-        zc = z - np.average(z, weights=c)
-        sxx[t] = float(np.sum(c * xc * xc))
-        if sxx[t] <= 1e-12 * max(1.0, float(np.sum(c * x * x))):
-            sxx[t] = 0.0
-            continue
-        slope[t] = float(np.sum(c * xc * zc)) / sxx[t]
-        resid = zc - slope[t] * xc
-        n = m.sum()
-        var[t] = n / (n - 2) * float(np.sum((c * xc * resid) ** 2)) / sxx[t] ** 2
-    return slope, var, sxx
+        x, z = p[m] / design.pi[m], y[m] / design.pi[m]
+        out.append((c, x - np.average(x, weights=c), z - np.average(z, weights=c)))
+    return out
 
 
-def shrunk_slopes(design: Design, y: Array, p: Array) -> Array:
-    """Each topic's slope: its own, shrunk toward the pooled one by empirical Bayes.
+def pooled_slope(design: Design, y: Array, p: Array) -> float:
+    """One slope for every topic, shrunk toward 0 by its own sampling error.
 
-    ``b_t = B + τ²/(τ² + v_t) (b̂_t - B)``, with ``B`` the pooled within-topic slope
-    and ``τ² = max(0, mean_t((b̂_t - B)² - v_t))`` the spread of the true slopes
-    between topics (method of moments). A topic with no slope of its own takes ``B``.
+    ``B̂ = Σ_t Σ c x̃ z̃ / Σ_t Σ c x̃²`` (the within-topic regression pooled over
+    topics), with the sandwich variance ``v = Σ (c x̃ ê)² / (Σ c x̃²)²``. The excess
+    variance of R̂ over the best slope is proportional to ``(b - B)²``; among
+    ``b = λ B̂`` the expected excess is least at ``λ = B²/(B² + v)``, estimated by
+    ``max(0, 1 - v/B̂²)``: a judge whose slope is lost in its noise gets ``b`` ≈ 0,
+    i.e. HT's estimate.
     """
-    slope, var, sxx = _slopes(design, y, p)
-    fitted = sxx > 0
-    if not fitted.any():
-        return np.zeros(design.n_topics)
-    pooled = float(np.sum(sxx[fitted] * slope[fitted]) / np.sum(sxx[fitted]))
-    spread = (slope[fitted] - pooled) ** 2 - var[fitted]
-    tau2 = max(0.0, float(np.mean(spread)))
-    keep = np.where(fitted, tau2 / (tau2 + np.where(fitted, var, 1.0)), 0.0)
-    return np.asarray(pooled + keep * (slope - pooled), dtype=np.float64)
+    topics = _centred(design, y, p)
+    sxx = math.fsum(float(np.sum(c * xc * xc)) for c, xc, _ in topics)
+    if not sxx > 1e-12:
+        return 0.0
+    slope = math.fsum(float(np.sum(c * xc * zc)) for c, xc, zc in topics) / sxx
+    if slope == 0.0:
+        return 0.0
+    meat = math.fsum(
+        float(np.sum((c * xc * (zc - slope * xc)) ** 2)) for c, xc, zc in topics
+    )
+    var = meat / (sxx * sxx)
+    return slope * max(0.0, 1.0 - var / (slope * slope))
 
 
-def grade_probabilities(design: Design, y: Array, bins: NDArray[np.int64]) -> Array:
-    """P̂(relevant | bin) for every pair: the HT ratio within its judge-grade bin
-    over all topics' samples; a bin nobody sampled takes the overall ratio."""
-    w = design.weight
-    nb = int(bins.max()) + 1 if bins.size else 0
-    num = np.bincount(bins, weights=w * y, minlength=nb)
-    den = np.bincount(bins, weights=w, minlength=nb)
-    overall = float(np.sum(w * y) / np.sum(w)) if np.sum(w) > 0 else 0.0
-    per_bin = np.where(den > 0, num / np.where(den > 0, den, 1.0), overall)
-    return np.asarray(per_bin[bins], dtype=np.float64)
+def topic_r(
+    design: Design, y: Array, aux: Array, slope: float, floor_probs: Array
+) -> tuple[Array, Array]:
+    """Per topic, ``(R̂, V̂)`` of ``Σ_P b p + Σ_S (y - b p)/π`` (``slope`` 0: HT).
 
-
-def topic_r(design: Design, y: Array, aux: Array, slope: Array) -> tuple[Array, Array]:
-    """Per topic, ``(R̂, V̂)`` of ``Σ_P b p + Σ_S (y - b p)/π`` (``slope`` 0: HT)."""
+    Where the topic's sample holds fewer than ``THIN_BELOW`` relevant pairs its
+    variance is at least the one anticipated over the pool,
+    ``Σ_P (1 - π)/π q(1 - q)`` with ``q`` = ``floor_probs`` (as the product's
+    ``sparse`` interval does): a sample that missed the relevant pairs shows no
+    residual, not no uncertainty.
+    """
     k = design.n_topics
-    b = slope[design.topic]
-    known = np.bincount(design.topic, weights=b * aux, minlength=k)
-    resid = y - b * aux
-    w = design.weight
-    est = known + np.bincount(design.topic, weights=w * resid, minlength=k)
+    known = np.bincount(design.topic, weights=slope * aux, minlength=k)
+    resid = y - slope * aux
+    est = known + np.bincount(design.topic, weights=design.weight * resid, minlength=k)
     var = np.array(
         [ht_variance(design, np.where(design.topic == t, resid, 0.0)) for t in range(k)]
     )
-    return est, var
+    q = np.clip(floor_probs, 0.0, 1.0)
+    antic = np.bincount(
+        design.topic, weights=(1 - design.pi) / design.pi * q * (1 - q), minlength=k
+    )
+    relevant = np.bincount(design.topic, weights=design.sampled * y, minlength=k)
+    var = np.where(relevant < THIN_BELOW, np.maximum(var, antic), var)
+    return np.asarray(est, dtype=np.float64), np.asarray(var, dtype=np.float64)
 
 
 def interval(value: float, var: float, low: float, high: float) -> tuple[float, float]:
