@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,7 @@ from tests.integration.worlds.judges import (
 )
 
 pytestmark = pytest.mark.django_db
+LLMJUDGE = Path(__file__).resolve().parents[2] / "data" / "llmjudge"
 
 
 @pytest.fixture
@@ -43,13 +45,13 @@ def world():
 
 
 @pytest.fixture
-def llmjudge(shared_data):
-    """A labels-only collection: the two LLMJudge topics kept in tests/data, no
-    documents."""
+def llmjudge():
+    """A labels-only collection: the four topics of the LLMJudge excerpt kept in
+    tests/data (its README), no documents."""
     collection = f.CollectionFactory(name="llmjudge", relevance_level=2)
-    for qid in ("q0", "q38"):
+    for qid in ("q0", "q1", "q32", "q38"):
         f.TopicFactory(collection=collection, qid=qid)
-    return collection, shared_data / "llmjudge-dl23" / "judges"
+    return collection, LLMJUDGE / "judges"
 
 
 def test_labels_of_documents_the_collection_lacks_are_kept_by_docno(llmjudge):
@@ -61,9 +63,9 @@ def test_labels_of_documents_the_collection_lacks_are_kept_by_docno(llmjudge):
         info=JudgeInfo(model="gpt-4o", notes="LLMJudge 2024"),
     )
     assert (summary.records, summary.created, summary.skipped_documents) == (
-        200,
-        200,
-        200,
+        420,
+        420,
+        420,
     )
     judge = Judge.objects.get(collection=collection, name="h2oloo-fewself")
     assert (judge.kind, judge.model, judge.source_file) == (
@@ -99,7 +101,7 @@ def test_a_bad_file_leaves_the_judges_earlier_labels(llmjudge, tmp_path):
     bad.write_text("q0 0 p1 2\nq99 0 p2 1\n")
     with pytest.raises(ImportFormatError, match=r"rubric.qrels:2: unknown topic"):
         judge_labels_import(path=bad, collection=collection, name="rubric")
-    assert JudgeLabel.objects.filter(judge__name="rubric").count() == 200
+    assert JudgeLabel.objects.filter(judge__name="rubric").count() == 420
 
 
 def test_probabilities_are_read_as_the_probability_of_the_level(llmjudge, tmp_path):
@@ -198,7 +200,7 @@ def test_a_judges_release_file_reads_back_as_the_same_labels(llmjudge, tmp_path)
     files, described = judges_release(collection=collection)
     assert sorted(files) == ["judges/h2o.qrels", "judges/yes_no.jsonl"]
     assert [(d["name"], d["kind"], d["labels"]) for d in described] == [
-        ("h2o", "graded", 200),
+        ("h2o", "graded", 420),
         ("yes/no", "probabilities", 2),
     ]
     assert sorted(files["judges/h2o.qrels"].splitlines()) == sorted(

@@ -1,6 +1,7 @@
 """An automatic judge's labels files: qrels, scores, runs, JSONL and CSV."""
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,9 @@ from nuggets_app.importers.judge_labels import (
     parse_judge_labels,
 )
 
+# The LLMJudge excerpt (its README): four topics, 420 pairs, three judges.
+LLMJUDGE = Path(__file__).resolve().parents[2] / "data" / "llmjudge"
+
 
 def _file(tmp_path, name, text):
     path = tmp_path / name
@@ -19,12 +23,12 @@ def _file(tmp_path, name, text):
     return path
 
 
-def test_llmjudge_qrels_read_as_graded_labels(shared_data):
-    path = shared_data / "llmjudge-dl23" / "judges" / "h2oloo-fewself.qrels"
+def test_llmjudge_qrels_read_as_graded_labels():
+    path = LLMJUDGE / "judges" / "h2oloo-fewself.qrels"
     assert detect_format(path) == "qrels"
     lines = list(parse_judge_labels(path))
-    assert len(lines) == 200
-    assert {line.qid for line in lines} == {"q0", "q38"}
+    assert len(lines) == 420
+    assert {line.qid for line in lines} == {"q0", "q1", "q32", "q38"}
     assert {line.grade for line in lines} <= {0, 1, 2, 3}
     assert all(line.score is None and line.probabilities is None for line in lines)
 
