@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from nuggets_app.evaluation.selectors import sample_prels, statap_samples
 from nuggets_app.ir.judge_audit import JudgeAudit, PoolPair, audit_judge
-from nuggets_app.ir.prels import topic_key
+from nuggets_app.ir.prels import TopicPrels, topic_key
 from nuggets_app.judges.selectors import (
     JudgeAuditError,
     JudgeReading,
@@ -54,39 +54,62 @@ def audit_sample(*, collection: Collection, name: str | None = None) -> Sample:
     return samples[0]
 
 
-def pool_pairs(*, sample: Sample, reading: JudgeReading) -> list[PoolPair]:
-    """Every pooled (topic, document) of the sample's topics, with the judge's value
-    (None: not labelled), the people's label (None: not judged in the sample) and
-    the inclusion probability; topics in numeric order, documents by docno."""
+@dataclass(frozen=True)
+class PeopleSide:
+    """What the people's sample says of its pool, read once for every judge: the
+    pooled docnos per topic, the judged documents' labels and π (statAP's prels),
+    and the design's π of the others."""
+
+    pooled: dict[str, list[str]]
+    prels: dict[str, TopicPrels]
+    design: dict[str, dict[str, float]]
+
+
+def people_side(*, sample: Sample) -> PeopleSide:
+    """The people's side of the audit for ``sample`` (topics in numeric order,
+    documents by docno)."""
     prels = sample_prels(sample)
-    design = sample_design(sample=sample)
     qids = set(sample.draws) | set(prels)
-    pooled: dict[str, set[str]] = {}
+    pooled: dict[str, list[str]] = {}
     rows = PoolDocument.objects.filter(
         pool=sample.pool_id, topic__qid__in=qids
     ).values_list("topic__qid", "document__docno")
     for qid, docno in rows.iterator(chunk_size=20000):
-        pooled.setdefault(qid, set()).add(docno)
+        pooled.setdefault(qid, []).append(docno)
+    return PeopleSide(
+        {q: sorted(pooled[q]) for q in sorted(pooled, key=topic_key)},
+        prels,
+        sample_design(sample=sample),
+    )
+
+
+def _inclusion_prob(people: PeopleSide, qid: str, docno: str) -> float:
+    judged = people.prels.get(qid)
+    prob = judged.inclusion_prob.get(docno) if judged is not None else None
+    if prob is not None:
+        return prob
+    prob = people.design.get(qid, {}).get(docno)
+    # A drawn document not judged yet counts as not drawn, as statAP reads only the
+    # judged ones.
+    return prob if prob is not None and 0 < prob < 1 else UNDRAWN_STAND_IN
+
+
+def pool_pairs(*, people: PeopleSide, reading: JudgeReading) -> list[PoolPair]:
+    """Every pooled (topic, document) of the sample's topics, with the judge's value
+    (None: not labelled), the people's label (None: not judged in the sample) and
+    the inclusion probability."""
     pairs = []
-    for qid in sorted(pooled, key=topic_key):
-        judged = prels.get(qid)
+    for qid, docnos in people.pooled.items():
+        judged = people.prels.get(qid)
         values = reading.values.get(qid, {})
-        for docno in sorted(pooled[qid]):
-            human = judged.rel.get(docno) if judged is not None else None
-            prob = judged.inclusion_prob.get(docno) if judged is not None else None
-            if prob is None:
-                prob = design.get(qid, {}).get(docno)
-                # A drawn document not judged yet counts as not drawn, as statAP
-                # reads only the judged ones.
-                if prob is None or not 0 < prob < 1:
-                    prob = UNDRAWN_STAND_IN
+        for docno in docnos:
             pairs.append(
                 PoolPair(
                     qid=qid,
                     docno=docno,
                     judge_grade=values.get(docno),
-                    human_grade=human,
-                    inclusion_prob=prob,
+                    human_grade=judged.rel.get(docno) if judged else None,
+                    inclusion_prob=_inclusion_prob(people, qid, docno),
                 )
             )
     return pairs
@@ -144,10 +167,11 @@ def judge_audit_build(
         )
     sample = audit_sample(collection=collection, name=sample_name)
     level = relevance_level_of(collection)
+    people = people_side(sample=sample)
     entries = []
     for judge in judges:
         reading = judge_reading(judge=judge, level=level)
-        pairs = pool_pairs(sample=sample, reading=reading)
+        pairs = pool_pairs(people=people, reading=reading)
         audit = audit_judge(
             pairs, relevance_level=level, judge_relevance_level=reading.level
         )

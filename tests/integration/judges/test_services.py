@@ -12,6 +12,7 @@ import pytest
 from nuggets_app.evaluation.services.judge_audits import (
     audit_sample,
     judge_audit_build,
+    people_side,
     pool_pairs,
 )
 from nuggets_app.importers import ImportFormatError
@@ -149,7 +150,7 @@ def test_pool_pairs_hold_the_pool_the_sample_and_the_judge(world, tmp_path):
     judge_labels_import(path=path, collection=world.collection, name="flipper")
     judge = Judge.objects.get(name="flipper")
     reading = judge_reading(judge=judge, level=relevance_level_of(world.collection))
-    pairs = pool_pairs(sample=world.sample, reading=reading)
+    pairs = pool_pairs(people=people_side(sample=world.sample), reading=reading)
     assert len(pairs) == PoolDocument.objects.filter(pool=world.sample.pool).count()
     grades = judge_grades(world)
     assert all(p.judge_grade == grades[(p.qid, p.docno)] for p in pairs)
