@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import Count, Q
+
 from nuggets_app.errors import DomainError
 from nuggets_app.judging.aggregation import human_labels
 from nuggets_app.models import (
@@ -83,8 +85,16 @@ def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
 
 
 def collection_judges(*, collection: Collection) -> list[Judge]:
-    """The collection's judges by name."""
-    return list(Judge.objects.filter(collection=collection).order_by("name"))
+    """The collection's judges by name, each with ``label_count`` (its labels) and
+    ``beyond_count`` (those of documents the collection does not hold)."""
+    return list(
+        Judge.objects.filter(collection=collection)
+        .annotate(
+            label_count=Count("labels"),
+            beyond_count=Count("labels", filter=Q(labels__document__isnull=True)),
+        )
+        .order_by("name")
+    )
 
 
 @dataclass(frozen=True)

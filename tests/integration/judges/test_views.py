@@ -49,6 +49,10 @@ def test_staff_upload_a_judge_and_read_its_audit(world, staff_client, tmp_path):
     assert Judge.objects.get(name="flipper").model == "rules"
     page = staff_client.get(reverse("staff-judges", args=["demo"]), follow=True)
     assert "flipper.qrels: 234 labels into &#x27;flipper&#x27;" in page.content.decode()
+    assert (
+        '<td class="label-count">234 (2 of documents the collection does not hold)'
+        in (page.content.decode())
+    )
 
     audit = staff_client.get(reverse("staff-judge-audit", args=["demo"]))
     text = audit.content.decode()
