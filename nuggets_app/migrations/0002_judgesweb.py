@@ -5,53 +5,115 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('nuggets_app', '0001_initial'),
+        ("nuggets_app", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Judge',
+            name="Judge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('graded', 'graded (an integer grade per document)'), ('score', 'score (any number, higher is more relevant)'), ('probabilities', 'probabilities (of each grade, or of yes)')], max_length=16)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt', models.TextField(blank=True)),
-                ('date', models.DateField(blank=True, null=True)),
-                ('notes', models.TextField(blank=True)),
-                ('threshold', models.FloatField(blank=True, null=True)),
-                ('source_file', models.CharField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('used_at', models.DateTimeField(blank=True, null=True)),
-                ('used_by', models.CharField(blank=True, max_length=200)),
-                ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judges', to='nuggets_app.collection')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("graded", "graded (an integer grade per document)"),
+                            ("score", "score (any number, higher is more relevant)"),
+                            (
+                                "probabilities",
+                                "probabilities (of each grade, or of yes)",
+                            ),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt", models.TextField(blank=True)),
+                ("date", models.DateField(blank=True, null=True)),
+                ("notes", models.TextField(blank=True)),
+                ("threshold", models.FloatField(blank=True, null=True)),
+                ("source_file", models.CharField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("used_at", models.DateTimeField(blank=True, null=True)),
+                ("used_by", models.CharField(blank=True, max_length=200)),
+                (
+                    "collection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judges",
+                        to="nuggets_app.collection",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['collection_id', 'name'],
+                "ordering": ["collection_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeLabel',
+            name="JudgeLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('docno', models.CharField(max_length=200)),
-                ('grade', models.SmallIntegerField(blank=True, null=True)),
-                ('score', models.FloatField(blank=True, null=True)),
-                ('probabilities', models.JSONField(blank=True, null=True)),
-                ('document', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='nuggets_app.document')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='labels', to='nuggets_app.judge')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='nuggets_app.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("docno", models.CharField(max_length=200)),
+                ("grade", models.SmallIntegerField(blank=True, null=True)),
+                ("score", models.FloatField(blank=True, null=True)),
+                ("probabilities", models.JSONField(blank=True, null=True)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="nuggets_app.document",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="labels",
+                        to="nuggets_app.judge",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="nuggets_app.topic",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='judge',
-            constraint=models.UniqueConstraint(fields=('collection', 'name'), name='unique_judge_name'),
+            model_name="judge",
+            constraint=models.UniqueConstraint(
+                fields=("collection", "name"), name="unique_judge_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgelabel',
-            constraint=models.UniqueConstraint(fields=('judge', 'topic', 'docno'), name='unique_judge_label'),
+            model_name="judgelabel",
+            constraint=models.UniqueConstraint(
+                fields=("judge", "topic", "docno"), name="unique_judge_label"
+            ),
         ),
     ]
