@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from nuggets_app.models import Judge, JudgeLabel
+from tests import factories as f
 from tests.integration.worlds.judges import judged_demo, write_judge_qrels
 
 pytestmark = pytest.mark.django_db
@@ -112,3 +113,19 @@ def test_an_upload_into_an_audited_judge_is_refused_with_the_way_out(
         response.content.decode()
     )
     assert _upload(staff_client, path, judge="flipper-2").status_code == 302
+
+
+def test_a_documents_markup_is_shown_as_text(world, staff_client):
+    f.DocumentFactory(
+        collection=world.collection,
+        docno="markup-1",
+        title="<b>bold</b>",
+        text="<script>alert(1)</script> plain words",
+    )
+    response = staff_client.get(
+        reverse("staff-judge-document", args=["demo", "1", "markup-1"])
+    )
+    text = response.content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; plain words" in text
+    assert "<script>alert(1)" not in text
+    assert "&lt;b&gt;bold&lt;/b&gt;" in text
