@@ -129,3 +129,10 @@ def test_a_documents_markup_is_shown_as_text(world, staff_client):
     assert "&lt;script&gt;alert(1)&lt;/script&gt; plain words" in text
     assert "<script>alert(1)" not in text
     assert "&lt;b&gt;bold&lt;/b&gt;" in text
+
+
+def test_anonymous_users_are_sent_to_the_login_page(world, client):
+    for url in _urls():
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith(reverse("login")), url
