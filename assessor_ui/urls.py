@@ -19,4 +19,5 @@ urlpatterns = [
     path("", include("assessor_ui.routes.evaluation")),
     path("", include("assessor_ui.routes.staff")),
     path("", include("assessor_ui.routes.quality")),
+    path("", include("assessor_ui.routes.judges")),
 ]

@@ -399,6 +399,35 @@ class QrelsAdmin(ReadOnlyAdmin):
     list_filter = ["collection", "kind"]
 
 
+@admin.register(m.Judge)
+class JudgeAdmin(LockedOnceUsedAdmin):
+    list_display = ["name", "collection", "kind", "model", "date", "used_at"]
+    list_filter = ["collection", "kind"]
+    search_fields = ["name", "model"]
+    allow_add = False
+    free_fields = ("notes",)
+    refusal = (
+        "judges are imported with their labels (manage.py import_judge_labels or "
+        "the collection's judges page)."
+    )
+    locked_because = (
+        "a judge whose labels an audit or a release read keeps its labels and "
+        "description (only its notes change here); import a corrected file as a "
+        "judge of another name."
+    )
+
+    def used(self, obj: m.Judge) -> bool:
+        return obj.used_at is not None
+
+
+@admin.register(m.JudgeLabel)
+class JudgeLabelAdmin(ReadOnlyAdmin):
+    list_display = ["judge", "topic", "docno", "grade", "score", "probabilities"]
+    list_filter = ["judge"]
+    raw_id_fields = ["judge", "topic", "document"]
+    refusal = JudgeAdmin.refusal
+
+
 @admin.register(m.QrelsEntry)
 class QrelsEntryAdmin(ReadOnlyAdmin):
     list_display = [

@@ -26,3 +26,14 @@ def number(value: object) -> str:
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.4f}"
     return str(value)
+
+
+@register.filter
+def interval(estimate: object, digits: int = 3) -> str:
+    """A figure with its 95% interval, ``0.521 [0.305, 0.737]`` (``n/a`` when it is
+    not a number): any value with ``value``, ``low`` and ``high``."""
+    value = getattr(estimate, "value", math.nan)
+    if not isinstance(value, float | int) or not math.isfinite(value):
+        return "n/a"
+    low, high = estimate.low, estimate.high  # type: ignore[attr-defined]
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"

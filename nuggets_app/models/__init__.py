@@ -3,6 +3,7 @@
 from .collections import Collection, Document
 from .embeddings import EmbeddingJob, NuggetEmbedding, UnitEmbedding
 from .history import WorkChange
+from .judges import Judge, JudgeLabel
 from .judgments import Assignment, Judgment
 from .matching import JobInference, JobStatsPart, MatchChunk, MatchJob, MatchResult
 from .nuggets import Nugget, NuggetBank
@@ -27,6 +28,8 @@ __all__ = [
     "JobInference",
     "JobNewRun",
     "JobStatsPart",
+    "Judge",
+    "JudgeLabel",
     "Judgment",
     "KnownAnswer",
     "MatchChunk",

@@ -14,6 +14,8 @@ that anyone can read without the product:
 - ``estimates.tsv``: the default (model-assisted) estimate of every pooled run with
   its 95% interval, and ``estimate/``: what it was computed from beyond the prels
   (the cross-fitted p of every pooled document, the design's π, the pooled runs);
+- ``judges/NAME.qrels`` (``.scores``, ``.jsonl``): each automatic judge's labels, as
+  ``import_judge_labels`` reads them, described in the manifest's ``judges``;
 - ``manifest.json`` (checksums, product version, sample design, job parameters) and a
   ``README.md`` written from the data.
 
@@ -54,6 +56,7 @@ from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.export_kinds import export_make
 from nuggets_app.inference.services.exports import Export, ExportError
 from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.judges.services import judges_release
 from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.agreement import PairAgreement, topic_agreement
 from nuggets_app.lib.csvout import csv_writer
@@ -289,6 +292,8 @@ def release_files(
         files["nuggets.jsonl"] = nugget_bank_export(
             collection=collection, naming=name
         ).text
+    judge_files, judges = judges_release(collection=collection)
+    files.update(judge_files)
     aggregation = aggregation_of(collection)
     manifest: dict[str, Any] = {
         "format": RELEASE_FORMAT,
@@ -314,6 +319,8 @@ def release_files(
             "interval": INTERVAL_NOTE,
         },
     }
+    if judges:  # automatic judges' labels: evidence beside the people's, not theirs
+        manifest["judges"] = judges
     files["README.md"] = release_readme(manifest=manifest, files=files)
     return files, manifest
 

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.django_db
 READ_ONLY = [
     m.Judgment, m.Nugget, m.WorkChange, m.Assignment, m.Sample, m.SampleDocument,
     m.PoolDocument, m.MatchResult, m.MatchChunk, m.Qrels, m.QrelsEntry,
-    m.Adjudication, m.Guidelines, m.KnownAnswer,
+    m.Adjudication, m.Guidelines, m.KnownAnswer, m.JudgeLabel,
 ]  # fmt: skip
 
 

@@ -1,0 +1,1 @@
+"""Automatic judges: their labels imported, and audited against the people's sample."""

@@ -1,0 +1,60 @@
+"""``manage.py audit_judges --collection C [--judge NAME] [--sample S] [--json OUT]``:
+the collection's automatic judges audited against the people's statAP sample."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from nuggets_app.errors import DomainError
+from nuggets_app.evaluation.services.judge_audit_reports import (
+    audit_json,
+    audit_lines,
+)
+from nuggets_app.evaluation.services.judge_audits import judge_audit_build
+from nuggets_app.models import Collection
+
+
+class Command(BaseCommand):
+    help = (
+        "Audit the collection's automatic judges against the people's statAP sample: "
+        "kappa, precision, recall, the judge's count of relevant documents against "
+        "the people's R, and P(relevant | judge grade), each with its 95% interval."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--collection", required=True, help="collection name")
+        parser.add_argument(
+            "--judge",
+            dest="judges",
+            action="append",
+            metavar="NAME",
+            help="audit this judge (repeatable; default: every judge)",
+        )
+        parser.add_argument(
+            "--sample", help="the people's sample (default: the latest statAP one)"
+        )
+        parser.add_argument("--json", metavar="OUT", help="also write the audit here")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            collection = Collection.objects.get(name=options["collection"])
+        except Collection.DoesNotExist:
+            raise CommandError(
+                f"no collection named {options['collection']!r}"
+            ) from None
+        try:
+            report = judge_audit_build(
+                collection=collection,
+                judge_names=options["judges"],
+                sample_name=options["sample"],
+            )
+        except DomainError as error:
+            raise CommandError(str(error)) from None
+        for line in audit_lines(report):
+            self.stdout.write(line)
+        if options["json"]:
+            with open(options["json"], "w", encoding="utf-8") as handle:
+                json.dump(audit_json(report), handle, indent=2)
+                handle.write("\n")
