@@ -26,12 +26,6 @@ class JudgeAuditError(DomainError):
     """The audit cannot be made as asked; the message says why."""
 
 
-def relevance_level_of(collection: Collection) -> int:
-    """The collection's relevance level in force (relevant at grade >= it): the one
-    place the judges read it."""
-    return collection.relevant_threshold
-
-
 @dataclass(frozen=True)
 class JudgeReading:
     """A judge's labels as the audit reads them: ``values`` (qid -> docno -> the

@@ -1,5 +1,5 @@
 """The judge audit in words and in JSON: what each figure means (one sentence, shared
-by the page and the command), and the shape ``audit_judges --json`` writes."""
+by the page and the command), and the shape the audit command writes as JSON."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def _entry_dict(entry: JudgeAuditEntry) -> dict[str, Any]:
 
 
 def audit_json(report: CollectionJudgeAudit) -> dict[str, Any]:
-    """The audit as ``audit_judges --json`` writes it (figures as value, low, high;
+    """The audit as the command writes it in JSON (figures as value, low, high;
     ``null`` where a figure is not a number)."""
     return {
         "collection": report.collection.name,

@@ -23,7 +23,6 @@ from nuggets_app.judges.selectors import (
     JudgeReading,
     collection_judges,
     judge_reading,
-    relevance_level_of,
 )
 from nuggets_app.judges.services import judge_mark_used
 from nuggets_app.models import Collection, Judge, PoolDocument, Sample
@@ -166,7 +165,7 @@ def judge_audit_build(
             "(manage.py import_judge_labels or the judges page)"
         )
     sample = audit_sample(collection=collection, name=sample_name)
-    level = relevance_level_of(collection)
+    level = collection.relevance_level
     people = people_side(sample=sample)
     entries = []
     for judge in judges:

@@ -19,7 +19,6 @@ from nuggets_app.importers import ImportFormatError
 from nuggets_app.judges.selectors import (
     JudgeAuditError,
     judge_reading,
-    relevance_level_of,
 )
 from nuggets_app.judges.services import (
     JudgeInfo,
@@ -49,7 +48,7 @@ def world():
 def llmjudge():
     """A labels-only collection: the four topics of the LLMJudge excerpt kept in
     tests/data (its README), no documents."""
-    collection = f.CollectionFactory(name="llmjudge", relevance_level=2)
+    collection = f.CollectionFactory(name="llmjudge", relevance_level_setting=2)
     for qid in ("q0", "q1", "q32", "q38"):
         f.TopicFactory(collection=collection, qid=qid)
     return collection, LLMJUDGE / "judges"
@@ -149,7 +148,7 @@ def test_pool_pairs_hold_the_pool_the_sample_and_the_judge(world, tmp_path):
     path = write_judge_qrels(world, tmp_path / "judge.qrels")
     judge_labels_import(path=path, collection=world.collection, name="flipper")
     judge = Judge.objects.get(name="flipper")
-    reading = judge_reading(judge=judge, level=relevance_level_of(world.collection))
+    reading = judge_reading(judge=judge, level=world.collection.relevance_level)
     pairs = pool_pairs(people=people_side(sample=world.sample), reading=reading)
     assert len(pairs) == PoolDocument.objects.filter(pool=world.sample.pool).count()
     grades = judge_grades(world)
@@ -169,7 +168,7 @@ def test_the_audit_reads_the_latest_sample_and_locks_the_labels(world, tmp_path)
     report = judge_audit_build(collection=world.collection)
     (entry,) = report.entries
     assert entry.beyond_pool == len(BEYOND)
-    assert entry.judge_level == relevance_level_of(world.collection)
+    assert entry.judge_level == world.collection.relevance_level
     kappa = entry.audit.kappa
     assert kappa.low <= kappa.value <= kappa.high
     judge = Judge.objects.get(name="flipper")

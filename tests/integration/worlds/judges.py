@@ -15,7 +15,6 @@ from django.core.management import call_command
 
 from nuggets_app.collection.services.suite_runs import qrels_read
 from nuggets_app.demo.generate import DATA_DIR
-from nuggets_app.judges.selectors import relevance_level_of
 from nuggets_app.models import (
     Collection,
     Judgment,
@@ -63,7 +62,7 @@ def judge_grades(world: JudgedDemo) -> dict[tuple[str, str], int]:
     """The judge's grade of every pooled document: the truth's grade, except every
     fifth document of a topic (by docno), whose call is flipped (relevant -> 0,
     non-relevant -> 2)."""
-    level = relevance_level_of(world.collection)
+    level = world.collection.relevance_level
     pooled: dict[str, list[str]] = {}
     for qid, docno in PoolDocument.objects.filter(pool=world.sample.pool).values_list(
         "topic__qid", "document__docno"
