@@ -126,3 +126,32 @@ def test_the_release_rebuilds_its_human_qrels_from_its_own_judgments(judged, tmp
         grade, _ = grade_combine(grades.get(key, {}), rule, decided.get(key))
         rebuilt.append(f"{key[0]} 0 {key[1]} {grade}")
     assert rebuilt == (folder / "qrels.human.txt").read_text().splitlines()
+
+
+def test_the_release_page_states_the_collections_rule(judged, client, staff):
+    client.force_login(staff)
+    page = client.get(f"/collections/{judged.collection.name}/release/").text
+    stated = page.split('id="release-aggregation">', 1)[1].split("</span>", 1)[0]
+    assert (
+        stated
+        == "the adjudicated grade; where nobody adjudicated, alice&#x27;s grade, else the highest"
+    )
+    assert "the highest grade)" not in page
+
+
+def test_no_template_words_an_aggregation_rule_of_its_own():
+    """Pages state the rule in force from the collection (``aggregation.describe``),
+    never a rule's words written into the template."""
+    templates = Path(__file__).parents[3] / "assessor_ui" / "templates"
+    words = [
+        text
+        for rule in ("highest", "majority")
+        for text in (Aggregation(rule=rule).describe(), "the highest grade")
+    ]
+    found = [
+        f"{path.name}: {text}"
+        for path in templates.rglob("*.html")
+        for text in words
+        if text in path.read_text(encoding="utf-8")
+    ]
+    assert found == []
