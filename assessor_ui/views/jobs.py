@@ -126,9 +126,14 @@ def _nothing_to_fit(job: MatchJob) -> bool:
     return len(rules.topics_unjudged(job)) == job.topics.count()
 
 
-def job_export_kinds(job: MatchJob) -> list[str]:
-    """The downloads that apply to the job: prels only come from a sample."""
-    return [k for k in EXPORT_KINDS if k != "prels" or job.sample_id is not None]
+def job_export_kinds(job: MatchJob) -> list[tuple[str, str]]:
+    """The downloads that apply to the job (prels only come from a sample), each
+    with what it holds (qrels kinds)."""
+    return [
+        (k, exports.QRELS_CONTENTS.get(k, ""))
+        for k in EXPORT_KINDS
+        if k != "prels" or job.sample_id is not None
+    ]
 
 
 def nugget_filter_text(job: MatchJob) -> str:

@@ -117,9 +117,16 @@ def provenance_named(provenance: dict[str, Any] | None, name: Naming) -> Any:
 
 
 def _line_named(line: Any, name: Naming) -> Any:
-    if not isinstance(line, dict) or "assessors" not in line:
+    """A sidecar line with its assessors (and the person's label beside an
+    inferred line) under the release's names."""
+    if not isinstance(line, dict):
         return line
-    return {**line, "assessors": [name(n) for n in line["assessors"]]}
+    out = dict(line)
+    if "assessors" in out:
+        out["assessors"] = [name(n) for n in out["assessors"]]
+    if isinstance(out.get("person"), dict):
+        out["person"] = _line_named(out["person"], name)
+    return out
 
 
 def judgment_roles(
