@@ -35,6 +35,7 @@ from nuggets_app.inference.services import (
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
@@ -101,6 +102,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             :20
         ],
         "kinds": job_export_kinds(job),
+        "aggregation": aggregation_of(job.collection),
         "rule_form": rule_form,
         "rule": rule_form.rule(),
         "nugget_filter": nugget_filter_text(job),

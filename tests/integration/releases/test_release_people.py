@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.urls import reverse
 
 from nuggets_app.evaluation.services.releases import release_write
 from nuggets_app.importers.fields import qid_key
@@ -137,6 +138,12 @@ def test_the_release_page_states_the_collections_rule(judged, client, staff):
         == "the adjudicated grade; where nobody adjudicated, alice&#x27;s grade, else the highest"
     )
     assert "the highest grade)" not in page
+
+
+def test_the_job_page_states_the_collections_rule(judged, staff_client):
+    page = staff_client.get(reverse("job-detail", args=[judged.job.pk])).text
+    stated = page.split('id="job-aggregation">', 1)[1].split("</span>", 1)[0]
+    assert stated.startswith("the adjudicated grade; where nobody adjudicated")
 
 
 def test_no_template_words_an_aggregation_rule_of_its_own():
