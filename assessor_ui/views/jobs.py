@@ -134,7 +134,7 @@ def job_export_kinds(job: MatchJob) -> list[tuple[str, str]]:
     return [
         (k, exports.QRELS_CONTENTS.get(k, ""))
         for k in EXPORT_KINDS
-        if k != "prels" or job.sample_id is not None
+        if k != "prels" or job.source == MatchJob.Source.SAMPLE
     ]
 
 

@@ -172,7 +172,7 @@ def _job_sample(job: MatchJob | None) -> Sample:
     """The sample a job ran over: prels without a sample named."""
     if job is None:
         raise ExportError("--kind prels needs --sample NAME (or --job over a sample)")
-    if job.sample is None:
+    if job.source != MatchJob.Source.SAMPLE or job.sample is None:
         raise ExportError(
             f"--kind prels needs a sample: job {job.pk} ran over "
             f"{job.get_source_display().lower()}, not a sample; give --sample NAME"
