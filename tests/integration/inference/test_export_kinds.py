@@ -101,7 +101,8 @@ def test_inferred_and_merged_qrels_differ_as_their_names_say(fitted, staff_clien
     assert inferred.text() != merged.text()
     scored = MatchResult.objects.filter(job=job).count()
     assert len(inferred.lines) == scored
-    assert {x.split()[3] for x in inferred.lines} == {str(job.relevant_threshold)}
+    (level,) = {x.split()[3] for x in inferred.lines}  # every one relevant
+    assert int(level) > 0
     by_doc = {tuple(x.split()[::2][:2]): x for x in inferred.lines}
     people = {tuple(x.split()[::2][:2]): x for x in human.lines}
     for line in merged.lines:
