@@ -35,6 +35,7 @@ from nuggets_app.inference.services import (
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
@@ -101,6 +102,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             :20
         ],
         "kinds": job_export_kinds(job),
+        "aggregation": aggregation_of(job.collection),
         "rule_form": rule_form,
         "rule": rule_form.rule(),
         "nugget_filter": nugget_filter_text(job),
@@ -126,9 +128,14 @@ def _nothing_to_fit(job: MatchJob) -> bool:
     return len(rules.topics_unjudged(job)) == job.topics.count()
 
 
-def job_export_kinds(job: MatchJob) -> list[str]:
-    """The downloads that apply to the job: prels only come from a sample."""
-    return [k for k in EXPORT_KINDS if k != "prels" or job.sample_id is not None]
+def job_export_kinds(job: MatchJob) -> list[tuple[str, str]]:
+    """The downloads that apply to the job (prels only come from a sample), each
+    with what it holds (qrels kinds)."""
+    return [
+        (k, exports.QRELS_CONTENTS.get(k, ""))
+        for k in EXPORT_KINDS
+        if k != "prels" or job.source == MatchJob.Source.SAMPLE
+    ]
 
 
 def nugget_filter_text(job: MatchJob) -> str:

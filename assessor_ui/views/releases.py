@@ -13,6 +13,7 @@ from assessor_ui.forms.releases import ReleaseForm
 from assessor_ui.views.decorators import staff_required
 from nuggets_app.evaluation.services.estimates import EstimateError
 from nuggets_app.evaluation.services.releases import ReleaseError, release_write
+from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.models import Collection
 
 
@@ -43,6 +44,11 @@ def collection_release(request: HttpRequest, name: str) -> HttpResponse:
                 )
                 response["Content-Disposition"] = f'attachment; filename="{filename}"'
                 return response
-    context = {"collection": collection, "form": form, "error": error}
+    context = {
+        "collection": collection,
+        "form": form,
+        "error": error,
+        "aggregation": aggregation_of(collection),
+    }
     status = 409 if error else 200
     return render(request, "assessor_ui/staff/release.html", context, status=status)

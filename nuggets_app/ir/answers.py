@@ -12,8 +12,10 @@ every shingle of the nugget occurs in the answer within a short window
   vital/okay weighting).
 
 A system's figure is the mean over the topics evaluated (a topic it did not answer
-counts 0), with a 95% Student t interval over topics: ``mean ± t(0.975, n-1) s/√n``;
-it covers the choice of topics as a sample of like topics, not the matcher's error.
+counts 0), with a 95% Wilson-type interval over topics as clusters
+(:func:`nuggets_app.ir.proportions.mean_proportion_interval`): inside [0, 1], never
+narrower than Wilson's with one trial per topic where the topics agree; it covers
+the choice of topics as a sample of like topics, not the matcher's error.
 No Django here.
 """
 
@@ -23,9 +25,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 from matcher import MatchOptions, NuggetSpec, TopicMatcher
+from nuggets_app.ir.proportions import mean_proportion_interval
 
 DEFAULT_THRESHOLD = 0.5
 VITAL_GRADE = 2
@@ -110,17 +111,11 @@ def answer_recall(found: Sequence[NuggetFound]) -> tuple[float, float]:
 
 
 def mean_interval(values: Sequence[float]) -> Interval:
-    """The mean of per-topic values with its 95% Student t interval (one topic: the
-    interval is the mean itself, nothing to measure spread with)."""
-    n = len(values)
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, 0)
-    mean = math.fsum(values) / n
-    if n == 1:
-        return Interval(mean, mean, mean, 1)
-    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    half = float(stats.t.ppf(0.975, n - 1)) * math.sqrt(var / n)
-    return Interval(mean, mean - half, mean + half, n)
+    """The mean of per-topic proportions with its 95% interval over topics as
+    clusters (:func:`~nuggets_app.ir.proportions.mean_proportion_interval`); NaNs
+    without a topic."""
+    found = mean_proportion_interval(values)
+    return Interval(found.mean, found.low, found.high, found.n)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,10 @@ from nuggets_app.models import Collection, Nugget
 
 INTERVAL_NOTE = (
     "Each system's figure is its mean over the topics evaluated (0 where it gave no "
-    "answer), with a 95% Student t interval over those topics: it covers which "
-    "topics were chosen, not the matcher's mistakes (see the measured agreement with "
-    "people)."
+    "answer), with a 95% Wilson interval over those topics as clusters (Korn and "
+    "Graubard's effective size, never smaller than the number of topics, so it stays "
+    "in [0, 1] and is wide on few topics): it covers which topics were chosen, not "
+    "the matcher's mistakes (see the measured agreement with people)."
 )
 
 

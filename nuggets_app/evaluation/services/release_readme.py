@@ -89,7 +89,12 @@ def release_readme(*, manifest: Mapping[str, Any], files: Mapping[str, str]) -> 
         "| `prels.txt` | `qid docno rel method inclusion_prob` of the judged sample "
         "(statAP) |",
         "| `nuggets.jsonl` | the nugget bank (read by `import_nuggets`) |",
-        "| `judgments.tsv` | every judgment, with its time on task and times |",
+        "| `judgments.tsv` | every judgment, with its time on task, times and role "
+        "(`check`: a known answer, never a label; `sample`, `top-up`, "
+        "`verification`, `other`) |",
+        "| `adjudications.tsv` | the adjudicated decisions; with the judgments "
+        "(checks aside) and `human_qrels_rule` in the manifest they rebuild "
+        "`qrels.human.txt` |",
         "| `agreement.csv` | agreement of assessors who judged the same documents |",
         "| `estimates.tsv` | the default estimates of the pooled runs |",
         "| `estimate/` | the cross-fitted p (`p.tsv`), the design's π (`design.tsv`) "

@@ -9,7 +9,10 @@ that anyone can read without the product:
   ``qrels.probabilistic.txt``, each with its provenance sidecar; ``prels.txt`` of the
   estimate's sample (inclusion probabilities);
 - ``nuggets.jsonl``: the nugget bank (``export_nuggets``'s JSONL);
-- ``judgments.tsv``: every judgment with its time on task and times;
+- ``judgments.tsv``: every judgment with its time on task, times and role (a
+  known-answer check, the sample, a top-up, ...), and ``adjudications.tsv``: the
+  adjudicated decisions, from which a reader rebuilds ``qrels.human.txt``
+  (:mod:`~nuggets_app.evaluation.services.release_judgments`);
 - ``agreement.csv``: agreement of assessors who judged the same documents;
 - ``estimates.tsv``: the default (model-assisted) estimate of every pooled run with
   its 95% interval, and ``estimate/``: what it was computed from beyond the prels
@@ -19,8 +22,8 @@ that anyone can read without the product:
 - ``manifest.json`` (checksums, product version, sample design, job parameters) and a
   ``README.md`` written from the data.
 
-Assessors are named by pseudonyms (``assessor-1``, ... in the order of their user
-ids) unless ``real_names``. Every export goes through :func:`release_export`, one
+People are named by pseudonyms (``assessor-1``, ... in the order of their user
+ids) in every file, the provenance sidecars included, unless ``real_names``. Every export goes through :func:`release_export`, one
 small dispatcher by kind.
 """
 
@@ -37,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from nuggets_app.collection.services.nugget_bank_exports import nugget_bank_export
@@ -51,6 +53,15 @@ from nuggets_app.evaluation.services.estimates import (
     job_sample_estimates,
 )
 from nuggets_app.evaluation.services.inputs import format_rows
+from nuggets_app.evaluation.services.release_judgments import (
+    NamingError,
+    adjudications_tsv,
+    agreement_csv,
+    assessor_names,
+    human_qrels_rule,
+    judgments_tsv,
+    provenance_named,
+)
 from nuggets_app.evaluation.services.release_readme import release_readme
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.export_kinds import export_make
@@ -58,13 +69,10 @@ from nuggets_app.inference.services.exports import Export, ExportError
 from nuggets_app.inference.services.rules import rule_default
 from nuggets_app.judges.services import judges_release
 from nuggets_app.judging.aggregation import aggregation_of
-from nuggets_app.judging.agreement import PairAgreement, topic_agreement
-from nuggets_app.lib.csvout import csv_writer
-from nuggets_app.models import Collection, Judgment, MatchJob, Nugget, Sample
+from nuggets_app.models import Collection, MatchJob, Nugget, Sample
 from nuggets_app.pooling.selectors import sample_design
 
 RELEASE_FORMAT = "nuggets-test-collection-release/1"
-JUDGMENT_COLUMNS = "qid docno assessor relevance active_seconds created changed"
 
 
 class ReleaseError(DomainError):
@@ -105,30 +113,6 @@ def product_version() -> str:
         return "unknown"
 
 
-def assessor_names(collection: Collection, *, real_names: bool) -> Callable[[str], str]:
-    """Names of the collection's assessors as the release writes them: pseudonyms
-    ``assessor-N`` numbered in the order of their user ids (names a bank gave its
-    nuggets after them, sorted), or their user names with ``real_names``."""
-    if real_names:
-        return lambda name: name
-    users = get_user_model().objects.filter(
-        pk__in=Judgment.objects.filter(topic__collection=collection).values(
-            "assessor_id"
-        )
-    ) | get_user_model().objects.filter(
-        pk__in=Nugget.objects.filter(topic__collection=collection).values("assessor_id")
-    )
-    names = [u.get_username() for u in users.distinct().order_by("pk")]
-    imported = Nugget.objects.filter(topic__collection=collection).exclude(
-        source_assessor=""
-    )
-    for name in sorted(set(imported.values_list("source_assessor", flat=True))):
-        if name not in names:
-            names.append(name)
-    table = {name: f"assessor-{n}" for n, name in enumerate(names, start=1)}
-    return lambda name: table.get(name, name)
-
-
 def _topics_jsonl(collection: Collection) -> str:
     topics = sorted(collection.topics.all(), key=lambda t: qid_key(t.qid))
     return "".join(
@@ -145,46 +129,6 @@ def _topics_jsonl(collection: Collection) -> str:
         + "\n"
         for t in topics
     )
-
-
-def _judgments_tsv(collection: Collection, name: Callable[[str], str]) -> str:
-    rows = Judgment.objects.filter(
-        topic__collection=collection, relevance__isnull=False
-    ).values_list(
-        "topic__qid",
-        "document__docno",
-        "assessor__username",
-        "relevance",
-        "active_seconds",
-        "created_at",
-        "updated_at",
-    )
-    ordered = sorted(rows, key=lambda r: (qid_key(r[0]), r[1], name(r[2])))
-    lines = [JUDGMENT_COLUMNS.replace(" ", "\t")]
-    for qid, docno, who, rel, seconds, created, changed in ordered:
-        lines.append(
-            f"{qid}\t{docno}\t{name(who)}\t{rel}\t{seconds!r}\t"
-            f"{created.isoformat()}\t{changed.isoformat()}"
-        )
-    return "".join(f"{line}\n" for line in lines)
-
-
-def _agreement_csv(collection: Collection, name: Callable[[str], str]) -> str:
-    class Buffer(list):
-        def write(self, text: str) -> None:
-            self.append(text)
-
-    out = Buffer()
-    writer = csv_writer(out)
-    writer.writerow(PairAgreement.CSV_HEADER)
-    for pair in topic_agreement():
-        if pair.collection == collection.name:
-            pair.assessor_a, pair.assessor_b = (
-                name(pair.assessor_a),
-                name(pair.assessor_b),
-            )
-            writer.writerow(pair.csv_row())
-    return "".join(out)
 
 
 def _runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]]) -> dict[str, str]:
@@ -240,10 +184,14 @@ def _files_write(root: Path, files: Mapping[str, str]) -> dict[str, dict[str, An
     return listed
 
 
-def _export_files(stem: str, export: Export) -> dict[str, str]:
+def _export_files(
+    stem: str, export: Export, name: Callable[[str], str]
+) -> dict[str, str]:
+    """The export's file and its sidecar, every person in it under ``name``."""
     files = {stem: export.text()}
     if export.provenance is not None:
-        files[f"{stem}.provenance.json"] = export.sidecar()
+        named = Export(lines=[], provenance=provenance_named(export.provenance, name))
+        files[f"{stem}.provenance.json"] = named.sidecar()
     return files
 
 
@@ -262,7 +210,8 @@ def release_files(
             f"job {job.pk} has no statAP sample: a release needs the judged sample "
             "its estimates come from"
         )
-    name = assessor_names(collection, real_names=real_names)
+    aggregation = aggregation_of(collection)
+    name = assessor_names(collection, real_names=real_names, aggregation=aggregation)
     rule = rule_default(job)
     try:
         human = release_export("human", collection=collection)
@@ -275,26 +224,36 @@ def release_files(
     probs = job_crossfit(job=job, sample=sample)
     estimates = job_sample_estimates(job=job, sample=sample, runs=runs, probs=probs)
     design = sample_design(sample=sample)
+    try:
+        people = {
+            **_export_files("qrels.human.txt", human, name),
+            **_export_files("qrels.merged.txt", merged, name),
+            **_export_files("qrels.probabilistic.txt", probabilistic, name),
+            "judgments.tsv": judgments_tsv(collection, sample, name),
+            "adjudications.tsv": adjudications_tsv(collection, name),
+            "agreement.csv": agreement_csv(collection, name),
+        }
+        rule_named = human_qrels_rule(aggregation, name)
+    except NamingError as exc:
+        raise ReleaseError(str(exc)) from exc
     files = {
         "topics.jsonl": _topics_jsonl(collection),
-        **_export_files("qrels.human.txt", human),
-        **_export_files("qrels.merged.txt", merged),
-        **_export_files("qrels.probabilistic.txt", probabilistic),
-        **_export_files("prels.txt", prels),
-        "judgments.tsv": _judgments_tsv(collection, name),
-        "agreement.csv": _agreement_csv(collection, name),
+        **_export_files("prels.txt", prels, name),
+        **people,
         "estimates.tsv": estimates_tsv(estimates),
         "estimate/p.tsv": _table(probs, "p"),
         "estimate/design.tsv": _table(design, "pi"),
     }
     files.update({f"estimate/runs/{n}.run": text for n, text in _runs(runs).items()})
     if Nugget.objects.filter(topic__collection=collection).exists():
-        files["nuggets.jsonl"] = nugget_bank_export(
-            collection=collection, naming=name
-        ).text
+        try:
+            files["nuggets.jsonl"] = nugget_bank_export(
+                collection=collection, naming=name
+            ).text
+        except NamingError as exc:
+            raise ReleaseError(str(exc)) from exc
     judge_files, judges = judges_release(collection=collection)
     files.update(judge_files)
-    aggregation = aggregation_of(collection)
     manifest: dict[str, Any] = {
         "format": RELEASE_FORMAT,
         "product": {"name": "nuggets", "version": product_version()},
@@ -305,10 +264,7 @@ def release_files(
             "topics": collection.topics.count(),
         },
         "assessors": "real user names" if real_names else "pseudonyms",
-        "human_qrels_rule": {
-            "name": aggregation.rule,
-            "text": aggregation.describe(),
-        },
+        "human_qrels_rule": rule_named,
         "job": probabilistic.provenance["job"] if probabilistic.provenance else None,
         "rule": {"spec": rule.as_dict(), "text": rule.describe()},
         "relevance_level": job.relevance_level,

@@ -184,7 +184,7 @@ def _job_sample(job: MatchJob | None) -> Sample:
             "prels come from a sample: name one (or a job over a sample)",
             field="sample",
         )
-    if job.sample is None:
+    if job.source != MatchJob.Source.SAMPLE or job.sample is None:
         raise ExportError(
             f"prels come from a sample: job {job.pk} ran over "
             f"{job.get_source_display().lower()}, not a sample; name a sample",

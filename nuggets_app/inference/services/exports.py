@@ -1,7 +1,8 @@
 """Exports in the formats evaluation tools read, deterministic byte for byte.
 
 - qrels (``qid 0 docno rel``): human judgments, inferred judgments (a job plus a
-  decision rule), or merged (human grades always override inferred ones); each with a
+  decision rule, on every document of the job), or merged (human grades override
+  inferred ones); each with a
   provenance sidecar (JSON: job, parameters, rule, counts, and per line whether a
   person or the matcher decided, with the matching nugget);
 - probabilistic qrels (``qid docno rel p pi source``): every document of a job with
@@ -31,6 +32,7 @@ import numpy as np
 
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.fields import qid_key
+from nuggets_app.inference.services.export_provenance import job_info, model_info
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.rules import (
     DecisionRule,
@@ -50,7 +52,6 @@ from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
     Document,
-    JobInference,
     MatchJob,
     MatchResult,
     Nugget,
@@ -61,6 +62,17 @@ from nuggets_app.models import (
 )
 
 QRELS_KINDS = ("human", "inferred", "merged")
+# What each qrels kind holds, as the job page, export_qrels --help and every sidecar
+# (``contents``) say it.
+QRELS_CONTENTS = {
+    "human": "people's judgments (several assessors on one document: the "
+    "collection's aggregation rule)",
+    "inferred": "the decision rule's call on every document of the job, judged ones "
+    "included (the sidecar puts the people's grade beside each judged line): the "
+    "job's own qrels, to compare with people's",
+    "merged": "people's grades wherever someone judged, the decision rule's call on "
+    "every other document of the job: the qrels to evaluate with",
+}
 PROBABILISTIC_COLUMNS = "qid docno rel p pi source"
 
 
@@ -123,10 +135,11 @@ def qrels_export(
 
     ``aggregation``: how several assessors' grades become the human grade (the
     collection's rule when None); the sidecar names it.
-    Inferred qrels are the job's documents under ``rule``, except that a document a
-    person judged keeps the person's grade (source ``person``), as in merged qrels:
-    no export contradicts an assessor. Merged qrels add the judged documents outside
-    the job's results.
+    Inferred qrels are the job's documents under ``rule``, judged ones included (the
+    rule's call; each judged line's sidecar entry has the person's label beside it,
+    ``person``). Merged qrels give every judged document, in the job's results or
+    not, the people's grade (source ``person``), so they never contradict an
+    assessor (:data:`QRELS_CONTENTS`).
 
     ``later``: inferred and merged qrels also decide the documents scored for the job
     after it ran (documents added to the collection, new runs' unpooled documents;
@@ -163,15 +176,12 @@ def qrels_export(
     if kind in ("human", "merged"):
         records.update(human)
     else:
-        # A judged document is never called inferred: its line is the person's (the
-        # sidecar keeps the matcher's evidence beside it).
+        # Inferred lines are the rule's own, judged documents too; the person's
+        # label sits beside them in the sidecar (merged lets it decide).
         for key, rec in human.items():
             if key in records:
-                found = records[key]
-                evidence = {"score": found["score"], "nugget": found["nugget"]}
-                if found.get("later"):
-                    evidence["later"] = True
-                records[key] = {**rec, **evidence}
+                person = {k: rec[k] for k in ("rel", "assessors", "how")}
+                records[key] = {**records[key], "person": person}
     docnos = dict(
         Document.objects.filter(pk__in={d for _, d in records}).values_list(
             "pk", "docno"
@@ -186,23 +196,25 @@ def qrels_export(
         "format": "trec-qrels",
         "columns": "qid iter docno rel",
         "kind": kind,
+        "contents": QRELS_CONTENTS[kind],
         "collection": collection.name,
         "relevance_level": level,
         "relevance": f"relevant at grade >= {level}",
         "aggregation": rule_used.as_dict(),
-        "job": _job_info(job) if kind != "human" else None,
+        "job": job_info(job) if kind != "human" else None,
         "rule": rule.as_dict() if rule is not None and kind != "human" else None,
         "rule_text": rule.describe() if rule is not None and kind != "human" else None,
         "undecided_topics": undecided,
         "undecided_reasons": {q: reasons[q] for q in undecided},
         "warnings": _undecided_warnings(reasons)
         + _aggregation_warnings(collection, rule_used, kind),
-        "model": _model_info(job)
+        "model": model_info(job)
         if kind != "human" and rule_uses_p(job, rule)
         else None,
         "counts": {
             **_counts(rows, level),
             "later": sum(1 for *_, rec in rows if rec.get("later")),
+            **(_judged_counts(rows, level) if kind == "inferred" else {}),
         },
         "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
     }
@@ -229,31 +241,6 @@ def _undecided_warnings(reasons: dict[str, str]) -> list[str]:
 def rule_uses_p(job: MatchJob | None, rule: DecisionRule | None) -> bool:
     """Whether the export's decisions come from the job's relevance model."""
     return job is not None and rule is not None and rule_on_model(job, rule)
-
-
-def _model_info(job: MatchJob) -> dict[str, Any] | None:
-    """The model behind probabilities: features, coefficients, calibration."""
-    info = JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
-    if info is None or info.model is None:
-        return None
-    model = info.model
-    return {
-        "name": "logistic regression on per-topic z-scored features, Platt-calibrated",
-        "features": model.get("feature_names", info.feature_names),
-        "coefficients": dict(
-            zip(model.get("feature_names", []), model.get("coef", []), strict=False)
-        ),
-        "intercept": model.get("intercept"),
-        "calibration": model.get("calibration"),
-        "fitted_at": info.fitted_at.isoformat() if info.fitted_at else None,
-        "fit": {k: v for k, v in info.fit_info.items() if k in ("judged", "relevant")},
-        "reliability": {
-            k: v
-            for k, v in (info.fit_info.get("reliability") or {}).items()
-            if k in ("n", "brier", "ece")
-        },
-        "json": model,
-    }
 
 
 def _human_records(
@@ -431,8 +418,8 @@ def probabilistic_export(
         "collection": job.collection.name,
         "relevance_level": level,
         "aggregation": rule_used.as_dict(),
-        "job": _job_info(job),
-        "model": _model_info(job),
+        "job": job_info(job),
+        "model": model_info(job),
         "undecided_topics": sorted(
             (q for t, q in qids.items() if t not in columns), key=qid_key
         ),
@@ -454,34 +441,6 @@ def probabilistic_export(
     return Export(lines=lines, provenance=provenance)
 
 
-def _job_info(job: MatchJob | None) -> dict[str, Any] | None:
-    if job is None:
-        return None
-    return {
-        "id": job.pk,
-        "name": job.name,
-        "source": job.source,
-        "pool": job.pool.name if job.pool_id else None,
-        "sample": job.sample.name if job.sample_id else None,
-        "k": job.k,
-        "lam": job.lam,
-        "scoring": job.scoring,
-        "scoring_text": job.scoring_text(),
-        "stem": job.stem,
-        "stopwords": job.stopwords,
-        "nugget_filter": job.nugget_filter,
-        "relevance_level": job.relevance_level,
-        "relevance": job.relevance_text(),
-        "fit_sample": _fit_sample_name(job),
-    }
-
-
-def _fit_sample_name(job: MatchJob) -> str | None:
-    """The sample whose design the job's model was fitted with, if any."""
-    info = JobInference.objects.filter(job=job).select_related("fit_sample").first()
-    return info.fit_sample.name if info and info.fit_sample else None
-
-
 def _counts(rows: list[tuple], level: int) -> dict[str, Any]:
     by_source: dict[str, int] = {}
     for _, _, rec in rows:
@@ -493,6 +452,18 @@ def _counts(rows: list[tuple], level: int) -> dict[str, Any]:
         "person": by_source.get("person", 0),
         "matcher": by_source.get("matcher", 0),
         **({"model": by_source["model"]} if "model" in by_source else {}),
+    }
+
+
+def _judged_counts(rows: list[tuple], level: int) -> dict[str, int]:
+    """Inferred qrels: lines of judged documents, and those whose relevance at the
+    level differs from the people's."""
+    judged = [rec for _, _, rec in rows if "person" in rec]
+    return {
+        "judged": len(judged),
+        "disagree": sum(
+            (rec["rel"] >= level) != (rec["person"]["rel"] >= level) for rec in judged
+        ),
     }
 
 

@@ -17,6 +17,7 @@ from nuggets_app.inference.services.export_kinds import (
     RULE_KINDS,
     export_make,
 )
+from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.graded import GRADED_SOURCES
 from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
 from nuggets_app.judging.aggregation import (
@@ -79,7 +80,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--collection", required=True, help="collection name")
-        parser.add_argument("--kind", choices=EXPORT_KINDS, default="human")
+        parser.add_argument(
+            "--kind",
+            choices=EXPORT_KINDS,
+            default="human",
+            help="; ".join(f"{k}: {t}" for k, t in QRELS_CONTENTS.items()),
+        )
         parser.add_argument(
             "--job", type=int, help="matching job (inferred, merged, scores)"
         )

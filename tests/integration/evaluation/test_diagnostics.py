@@ -158,17 +158,10 @@ def test_length_bias_equals_the_pure_functions(staff_client, world):
         )
     )
     human = {(q, d): r for q, docs in _human(world).items() for d, r in docs.items()}
-    # Inferred qrels: the rule's decision, except that a document people judged keeps
-    # their highest grade.
-    people: dict[tuple[str, str], int] = {}
-    for qid, docno, grade in Judgment.objects.filter(
-        topic__collection=world.collection, relevance__isnull=False
-    ).values_list("topic__qid", "document__docno", "relevance"):
-        people[(qid, docno)] = max(grade, people.get((qid, docno), grade))
+    # Inferred qrels: the rule's decision on every document of the job, judged
+    # ones included.
     inferred = {
-        (r.topic.qid, r.document.docno): people.get(
-            (r.topic.qid, r.document.docno), int(r.score >= 0.5)
-        )
+        (r.topic.qid, r.document.docno): int(r.score >= 0.5)
         for r in MatchResult.objects.filter(job=world.job).select_related(
             "topic", "document"
         )

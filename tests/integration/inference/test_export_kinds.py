@@ -1,7 +1,9 @@
 """One export dispatcher for the command and the job page: every kind carries its
-provenance, and no export contradicts a person (the demo's ``demo-060``, judged
-non-relevant by both assessors of topic 1, is never exported or listed as inferred
-relevant, whatever the rule)."""
+provenance; merged and probabilistic qrels never contradict a person (the demo's
+``demo-060``, judged non-relevant by both assessors of topic 1, is 0 there and never
+listed as inferred relevant, whatever the rule), while inferred qrels are the rule's
+own call on every document, the people's grade beside it in the sidecar: the two
+downloads differ as their names say."""
 
 from __future__ import annotations
 
@@ -12,15 +14,17 @@ import re
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils.html import escape
 
 from nuggets_app.inference.services.export_kinds import (
     EXPORT_KINDS,
     export_filename,
     export_make,
 )
+from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.models import Document, Topic
+from nuggets_app.models import Document, MatchResult, Topic
 from tests.integration.worlds.demo import JUDGED_NON_RELEVANT, demo_world
 
 pytestmark = pytest.mark.django_db
@@ -52,25 +56,81 @@ def test_no_export_marks_the_judged_non_relevant_document_relevant(fitted):
     docs, _ = job_probabilities(job=job, override=False)[topic.pk]
     assert document.pk in docs.tolist()  # pooled and scored by the model
     for rule in RULES:
-        for kind in ("inferred", "merged"):
-            export = export_make(
-                kind=kind, collection=fitted.collection, job=job, rule=rule
-            )
-            assert _line(export, "1", JUDGED_NON_RELEVANT) == [
-                "1", "0", JUDGED_NON_RELEVANT, "0",
-            ]  # fmt: skip
-            (record,) = [
-                r
-                for r in export.provenance["lines"]
-                if (r["qid"], r["docno"]) == ("1", JUDGED_NON_RELEVANT)
-            ]
-            assert record["source"] == "person"
-            assert record["assessors"] == ["alice", "bob"]
+        merged = export_make(
+            kind="merged", collection=fitted.collection, job=job, rule=rule
+        )
+        assert _line(merged, "1", JUDGED_NON_RELEVANT) == [
+            "1", "0", JUDGED_NON_RELEVANT, "0",
+        ]  # fmt: skip
+        record = _record(merged, "1", JUDGED_NON_RELEVANT)
+        assert record["source"] == "person"
+        assert record["assessors"] == ["alice", "bob"]
+        # The inferred line is the rule's; the people's label stands beside it.
+        inferred = export_make(
+            kind="inferred", collection=fitted.collection, job=job, rule=rule
+        )
+        record = _record(inferred, "1", JUDGED_NON_RELEVANT)
+        assert record["source"] in ("model", "matcher")
+        assert record["person"] == {
+            "rel": 0, "assessors": ["alice", "bob"], "how": "highest",
+        }  # fmt: skip
+        line = _line(inferred, "1", JUDGED_NON_RELEVANT)
+        assert int(line[3]) == record["rel"]
     probabilistic = export_make(
         kind="probabilistic", collection=fitted.collection, job=job
     )
     line = _line(probabilistic, "1", JUDGED_NON_RELEVANT)
     assert (line[2], float(line[3]), line[5]) == ("0", 0.0, "human")
+
+
+def _record(export, qid: str, docno: str) -> dict:
+    (record,) = [
+        r for r in export.provenance["lines"] if (r["qid"], r["docno"]) == (qid, docno)
+    ]
+    return record
+
+
+def test_inferred_and_merged_qrels_differ_as_their_names_say(fitted, staff_client):
+    """Inferred: the rule on every document of the job; merged: the people's
+    grade wherever someone judged, the inferred line elsewhere."""
+    job, collection = fitted.job, fitted.collection
+    rule = DecisionRule(kind="probability", threshold=0.0)  # calls all relevant
+    inferred = export_make(kind="inferred", collection=collection, job=job, rule=rule)
+    merged = export_make(kind="merged", collection=collection, job=job, rule=rule)
+    human = export_make(kind="human", collection=collection)
+    assert inferred.text() != merged.text()
+    scored = MatchResult.objects.filter(job=job).count()
+    assert len(inferred.lines) == scored
+    (level,) = {x.split()[3] for x in inferred.lines}  # every one relevant
+    assert int(level) > 0
+    by_doc = {tuple(x.split()[::2][:2]): x for x in inferred.lines}
+    people = {tuple(x.split()[::2][:2]): x for x in human.lines}
+    for line in merged.lines:
+        key = tuple(line.split()[::2][:2])
+        assert line == people.get(key, by_doc.get(key))
+    assert set(people) <= {tuple(x.split()[::2][:2]) for x in merged.lines}
+    counts = inferred.provenance["counts"]
+    assert counts["judged"] == sum(1 for k in people if k in by_doc)
+    assert counts["disagree"] == sum(
+        1 for k in people if k in by_doc and people[k].split()[3] == "0"
+    )
+    assert counts["disagree"] > 0
+    for export in (inferred, merged, human):
+        assert (
+            export.provenance["contents"] == QRELS_CONTENTS[export.provenance["kind"]]
+        )
+    page = staff_client.get(reverse("job-detail", args=[job.pk])).text
+    for kind in ("human", "inferred", "merged"):
+        item = page.split(f'id="download-{kind}">', 1)[1].split("</li>", 1)[0]
+        assert escape(QRELS_CONTENTS[kind]) in item
+    downloads = {
+        kind: staff_client.get(
+            reverse("job-export", args=[job.pk, kind]),
+            {"kind": "probability", "threshold": "0"},
+        ).content.decode()
+        for kind in ("inferred", "merged")
+    }
+    assert downloads == {"inferred": inferred.text(), "merged": merged.text()}
 
 
 def test_the_topic_page_lists_it_as_judged_non_relevant(fitted, staff_client):

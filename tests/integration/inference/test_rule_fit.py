@@ -182,15 +182,22 @@ def test_export_command_infers_with_the_fitted_threshold(hand_job, tmp_path):
         MatchResult.objects.filter(job=hand_job).values_list("document__docno", "score")
     )
     rows = [line.split() for line in out.read_text().splitlines()]
-    # Every result is judged here: each keeps the person's grade; the fitted rule is
-    # named in the sidecar.
+    # Every result is judged here: inferred qrels give the fitted rule's own call on
+    # each (the person's grade beside it in the sidecar); the rule is named there.
     grades = dict(
         Judgment.objects.filter(topic__match_jobs=hand_job).values_list(
             "document__docno", "relevance"
         )
     )
-    assert {r[2]: int(r[3]) for r in rows} == {d: grades[d] for d in scores}
+    level = max(int(r[3]) for r in rows)  # the job's relevance level
+    assert level > 0
+    assert {r[2]: int(r[3]) for r in rows} == {
+        d: level if s >= 0.4 else 0 for d, s in scores.items()
+    }
     side = json.loads(out.with_name(out.name + ".provenance.json").read_text())
+    assert {x["docno"]: x["person"]["rel"] for x in side["lines"]} == {
+        d: grades[d] for d in scores
+    }
     assert side["rule"]["threshold"] == 0.4
     assert "score >= 0.4; on the judged documents precision 0.750, recall 1.000" in (
         err.getvalue()

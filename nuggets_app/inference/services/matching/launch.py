@@ -69,6 +69,11 @@ def match_job_launch(
         except RelevanceLevelError as exc:
             raise MatchJobError(f"relevance level: {exc}") from None
     _validate_launch(collection, topics, source, pool, sample, k, lam, stem, stopwords)
+    if source != MatchJob.Source.SAMPLE:
+        # A sample chosen beside another source (the launch form preselects the only
+        # one) is not the job's: kept, it would make a pool job pass for a sample
+        # job, with the sample's prels among its downloads.
+        sample = None
     nugget_filter = _clean_filter(nugget_filter)
     _check_aspects(topics, nugget_filter.get("aspects", []))
     try:
