@@ -84,3 +84,13 @@ def test_the_manual_is_read_served_with_a_make_target():
     assert "mkdocs serve" in target.group(1)
     for path in ("README.md", "docs/development.md"):
         assert "make docs-serve" in (REPO / path).read_text(), path
+
+
+def test_make_run_says_where_it_listens_and_how_to_change_it():
+    # `make run PORT=8080` is how a second demo or a busy port is handled.
+    makefile = (REPO / "Makefile").read_text()
+    help_text = re.search(r"^run:.*## (.*)$", makefile, re.MULTILINE)
+    assert help_text, "no run target with a ## description"
+    assert "HOST" in help_text.group(1)
+    assert "PORT" in help_text.group(1)
+    assert "make run PORT=" in (REPO / "README.md").read_text()
