@@ -74,6 +74,66 @@ def select_fits(driver, name: str) -> bool:
     )
 
 
+def header_words(driver, table_id: str) -> dict[str, tuple[str, str]]:
+    """Each header of the table: its column's code name -> (its text, its tooltip)."""
+    from selenium.webdriver.common.by import By
+
+    return {
+        th.get_attribute("data-column"): (
+            th.text.replace("\n", " "),
+            th.get_attribute("title") or "",
+        )
+        for th in driver.find_elements(By.CSS_SELECTOR, f"#{table_id} thead th")
+    }
+
+
+def broken_words(driver) -> list[str]:
+    """Table headers and row names whose lines break inside a word: each line of a
+    cell must end where a word ends (measured on the rendered text's line boxes)."""
+    return driver.execute_script(
+        r"""
+        const bad = [];
+        const cells = document.querySelectorAll(
+          'table.progress thead th, table.progress tbody th');
+        for (const cell of cells) {
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const range = document.createRange();
+            let lastTop = null;
+            for (let i = 0; i < node.data.length; i += 1) {
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const rect = range.getBoundingClientRect();
+              if (rect.width === 0) continue;
+              const next = lastTop !== null && rect.top > lastTop + 2;
+              // A new line starting right after a letter or digit: a word was cut.
+              if (next && /[\p{L}\p{N}_]/u.test(node.data[i - 1] || ''))
+                bad.push(cell.textContent.trim());
+              lastTop = rect.top;
+            }
+          }
+        }
+        return bad;
+        """
+    )
+
+
+def first_estimate(driver) -> tuple[float, float]:
+    """The top of the runs page's first estimate cell (the first run's model-assisted
+    MAP) and the window's inner height, in CSS pixels, the page not scrolled."""
+    return driver.execute_script(
+        r"""
+        window.scrollTo(0, 0);
+        const table = document.getElementById('table-model_assisted');
+        const heads = Array.from(table.querySelectorAll('thead th'));
+        const column = heads.findIndex((th) => th.dataset.column === 'maAP');
+        const cell = table.querySelector('tbody tr').children[column];
+        if (!/^\d/.test(cell.textContent.trim())) throw new Error('not a number');
+        return [cell.getBoundingClientRect().top, window.innerHeight];
+        """
+    )
+
+
 def _runs_url(world) -> str:
     url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
     return f"{url}?sample={world.sample.pk}&expected={world.job.pk}&qrels=human"
@@ -105,7 +165,7 @@ def test_evaluate_runs_opens_on_the_default_estimate_and_fits(
     # One name per figure: the cross-fitted model's EAP and the job's EAP differ.
     heads = {
         table: [
-            th.text.replace("\n", " ")
+            th.get_attribute("data-column")
             for th in driver.find_elements(By.CSS_SELECTOR, f"#{table} thead th")
         ]
         for table in ("table-model_assisted", "table-expected")
@@ -114,7 +174,26 @@ def test_evaluate_runs_opens_on_the_default_estimate_and_fits(
     assert "EAP" not in heads["table-model_assisted"]
     assert "EAP" in heads["table-expected"]
     assert "EAP_check" not in heads["table-expected"]
-    assert "reason" not in heads["table-model_assisted"]  # listed above the table
+    assert "reason" not in heads["table-model_assisted"]  # listed below the table
+    # Headers in words, the code name in the tooltip; no word cut in two.
+    words = header_words(driver, "table-model_assisted")
+    assert words["ci_high"] == ("95% high", "ci_high in the CSV")
+    assert words["EAP_check"] == ("EAP check", "EAP_check in the CSV")
+    assert words["model_only"] == ("model only", "model_only in the CSV")
+    assert [name for name, (text, _) in words.items() if "_" in text] == []
+    assert broken_words(driver) == []
+    # The numbers before the method: the first estimate is above the fold, the
+    # method folded under "How this is computed".
+    top, height = first_estimate(driver)
+    assert top < height, f"the first estimate at {top} px, the window {height} px"
+    fold = driver.find_element(By.ID, "model-assisted-method")
+    assert fold.tag_name == "details"
+    assert fold.get_attribute("open") is None
+    summary = fold.find_element(By.TAG_NAME, "summary")
+    assert summary.text == "How this is computed"
+    assert not driver.find_element(By.ID, "interval-note").is_displayed()
+    summary.click()
+    assert driver.find_element(By.ID, "interval-note").is_displayed()
     assert overflowing(driver) == []
     assert misaligned_numbers(driver) == []
     # A run's row is one or two lines, not a column of broken words.
