@@ -118,19 +118,25 @@ def broken_words(driver) -> list[str]:
     )
 
 
-def first_estimate(driver) -> tuple[float, float]:
-    """The top of the runs page's first estimate cell (the first run's model-assisted
-    MAP) and the window's inner height, in CSS pixels, the page not scrolled."""
+def first_number(
+    driver, table_id: str = "table-model_assisted", column: str = "maAP"
+) -> tuple[float, float]:
+    """The top of the table's first cell of ``column`` (on the runs page, the first
+    run's model-assisted MAP) and the window's inner height, in CSS pixels, the page
+    not scrolled."""
     return driver.execute_script(
         r"""
+        const [id, name] = arguments;
         window.scrollTo(0, 0);
-        const table = document.getElementById('table-model_assisted');
+        const table = document.getElementById(id);
         const heads = Array.from(table.querySelectorAll('thead th'));
-        const column = heads.findIndex((th) => th.dataset.column === 'maAP');
+        const column = heads.findIndex((th) => th.dataset.column === name);
         const cell = table.querySelector('tbody tr').children[column];
-        if (!/^\d/.test(cell.textContent.trim())) throw new Error('not a number');
+        if (!/^-?\d/.test(cell.textContent.trim())) throw new Error('not a number');
         return [cell.getBoundingClientRect().top, window.innerHeight];
-        """
+        """,
+        table_id,
+        column,
     )
 
 
@@ -184,7 +190,7 @@ def test_evaluate_runs_opens_on_the_default_estimate_and_fits(
     assert broken_words(driver) == []
     # The numbers before the method: the first estimate is above the fold, the
     # method folded under "How this is computed".
-    top, height = first_estimate(driver)
+    top, height = first_number(driver)
     assert top < height, f"the first estimate at {top} px, the window {height} px"
     fold = driver.find_element(By.ID, "model-assisted-method")
     assert fold.tag_name == "details"
@@ -250,6 +256,8 @@ def test_compare_says_which_topics_it_compared_and_fits(
     head = [th.text for th in summary.find_elements(By.CSS_SELECTOR, "thead th")]
     cells = [td.text for td in summary.find_elements(By.CSS_SELECTOR, "tbody td")]
     assert dict(zip(head[1:], cells, strict=True))["topics"] == "4"
+    top, height = first_number(driver, "table-comparison_summary", "kendall_tau")
+    assert top < height, f"Kendall's tau at {top} px, the window {height} px"
     # Over the same four topics the same judgments give the same scores.
     for row in driver.find_elements(By.CSS_SELECTOR, "#table-comparison tbody tr"):
         score_a, score_b = (td.text for td in row.find_elements(By.TAG_NAME, "td")[:2])
