@@ -120,7 +120,9 @@ def test_means_give_the_number_of_topics_like_trec_evals_num_q(staff_client, wor
     html = staff_client.get(f"{url}?{query}").content.decode()
     assert "how many topics each mean is over (trec_eval's num_q)" in html
     # The header says it in words; the CSV's name is its tooltip.
-    assert 'data-column="num_q" title="num_q in the CSV" class="num">topics</th>' in html
+    assert (
+        'data-column="num_q" title="num_q in the CSV" class="num">topics</th>' in html
+    )
     rows = list(
         csv.reader(
             io.StringIO(
