@@ -152,6 +152,12 @@ def test_offsets_are_code_points_across_crlf_and_astral_characters(
         start + 12,
         "target words",
     )
+    # The page clears its selection once the nugget's answer arrives: wait for it,
+    # or the clearing can take the next selection.
+    wait_for(
+        lambda: "Nugget saved" in driver.find_element(By.ID, "save-status").text,
+        "the first nugget's answer",
+    )
     # A selection across the CRLF keeps the CR (rebuilt from its marker segment).
     select_text(driver, "notes")
     driver.execute_script(
