@@ -48,7 +48,7 @@ setup-dev: $(VENV)/.installed-dev node_modules/.installed ## Also install the te
 
 setup-semantic: $(VENV)/.installed-semantic ## Also install the optional semantic evidence (requirements-semantic.txt, 90 MB)
 
-run: setup ## Embedded demo: SQLite, in-process tasks, demo data, served on 127.0.0.1:8000
+run: setup ## Embedded demo: SQLite, in-process tasks, demo data, served on HOST:PORT (default 127.0.0.1:8000; e.g. make run PORT=8080)
 	DEBUG=1 $(PY) manage.py migrate --noinput -v0
 	DEBUG=1 $(PY) manage.py demo --url http://$(HOST):$(PORT)/
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)

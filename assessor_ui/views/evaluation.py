@@ -251,16 +251,11 @@ def _scorings(collection: Collection, form: forms.Form) -> list[str]:
 
 def _display(table: diagnostics.Table, csv_url: str) -> dict:
     """A table for the page: name, columns (``head``: each with ``num`` when the
-    column holds numbers), its rows (the ``number`` filter writes them), its CSV link."""
+    column holds numbers; the ``column_label`` filter names it in words), its rows (the
+    ``number`` filter writes them), its CSV link."""
     first = table.rows[0] if table.rows else ()
     head = [
-        {
-            "name": name,
-            "num": 0 < i < len(first) and is_number(first[i]),
-            # Cut after each underscore, where the page lets a long name
-            # (bias_diff_ci_low) wrap so a wide table fits its card.
-            "parts": tuple(name.replace("_", "_\0").split("\0")),
-        }
+        {"name": name, "num": 0 < i < len(first) and is_number(first[i])}
         for i, name in enumerate(table.columns)
     ]
     return {

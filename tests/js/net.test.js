@@ -1,6 +1,7 @@
 // The autosave transport against a real local server: saves leave in order, a 5xx is
 // retried with back-off, a 403 fetches a new CSRF token (read from the cookie at send
-// time) and tries again, a 4xx answer is returned, not retried.
+// time) and tries again, a 4xx answer is returned, not retried; as the page goes away,
+// saves queued behind a slow one are sent at once.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 
@@ -11,8 +12,10 @@ installDom();
 const { Saver, csrfToken, uuid4 } = await import("../../assessor_ui/static/assessor_ui/js/net.js");
 
 let failures = {}; // path -> statuses to answer before a 200
-const server = await startServer((request) => {
+let release = null; // answers /slow when called
+const server = await startServer(async (request) => {
   const path = new URL(request.url, "http://x").pathname;
+  if (path === "/slow") await new Promise((resolve) => (release = resolve));
   if (path === "/csrf") {
     document.cookie = "csrftoken=fresh";
     return { json: {} };
@@ -80,4 +83,31 @@ test("a 4xx answer other than 401/403 is returned at once", async () => {
   const { s } = saver();
   const answer = await s.post(`${server.base}/refused`, { n: 1 });
   assert.deepEqual(answer, { status: 409, body: { error: "try again" } });
+});
+
+test("as the page goes away, saves queued behind a slow one are sent at once", async () => {
+  const { s, statuses } = saver();
+  const before = server.requests.length;
+  const slow = s.post(`${server.base}/slow`, { n: 1 });
+  let text = "typed";
+  const queued = s.post(`${server.base}/edit`, () => ({ text }));
+  text = "typed then graded";
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The edit waits for the slow save's answer, which a closing tab never sees.
+  assert.deepEqual(server.requests.slice(before).map((r) => new URL(r.url, "http://x").pathname), ["/slow"]);
+  assert.equal(s.stuck(), true);
+  s.departing();
+  s.departing(); // called again, it sends nothing twice
+  for (let i = 0; i < 50 && server.requests.length < before + 2; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const sent = server.requests.slice(before);
+  assert.deepEqual(sent.map((r) => new URL(r.url, "http://x").pathname), ["/slow", "/edit"]);
+  assert.equal(new URLSearchParams(sent[1].body).get("text"), "typed then graded");
+  // The page stayed (back-forward cache): the queue takes the early answer, in turn.
+  release();
+  assert.equal((await slow).status, 200);
+  assert.equal((await queued).body.saved.text, "typed then graded");
+  assert.equal(server.requests.length, before + 2, "nothing sent twice");
+  assert.equal(statuses.at(-1), "saved");
 });

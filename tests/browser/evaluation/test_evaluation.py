@@ -57,16 +57,20 @@ def test_the_runs_page_shows_a_flagged_runs_flag_and_what_it_means(
         lambda: driver.find_element(By.ID, "table-model_assisted"),
         "the model-assisted table",
     )
-    headers = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
-    assert headers[:6] == ["run", "pool", "maAP", "ci_low", "ci_high", "topics"]
-    assert "statMAP" in headers
-    assert "bias_flag" in headers
+    heads = table.find_elements(By.CSS_SELECTOR, "thead th")
+    columns = [th.get_attribute("data-column") for th in heads]
+    assert columns[:6] == ["run", "pool", "maAP", "ci_low", "ci_high", "topics"]
+    assert "statMAP" in columns
+    assert "bias_flag" in columns
+    assert [th.text for th in heads[2:5]] == ["MAP estimate", "95% low", "95% high"]
     row = table.find_element(
         By.XPATH, f".//tbody/tr[th[normalize-space()='{FLAGGED}']]"
     )
     flag = row.find_element(By.CSS_SELECTOR, "td.bias-flag mark")
     assert flag.is_displayed()
     assert flag.text == "⚑ flagged"
+    # What a flag means is one click away, under the numbers.
+    driver.find_element(By.CSS_SELECTOR, "#model-assisted-method > summary").click()
     note = driver.find_element(By.ID, "flag-note")
     assert note.is_displayed()
     assert "by more than sampling explains" in note.text

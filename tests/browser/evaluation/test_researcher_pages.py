@@ -74,6 +74,72 @@ def select_fits(driver, name: str) -> bool:
     )
 
 
+def header_words(driver, table_id: str) -> dict[str, tuple[str, str]]:
+    """Each header of the table: its column's code name -> (its text, its tooltip)."""
+    from selenium.webdriver.common.by import By
+
+    return {
+        th.get_attribute("data-column"): (
+            th.text.replace("\n", " "),
+            th.get_attribute("title") or "",
+        )
+        for th in driver.find_elements(By.CSS_SELECTOR, f"#{table_id} thead th")
+    }
+
+
+def broken_words(driver) -> list[str]:
+    """Table headers and row names whose lines break inside a word: each line of a
+    cell must end where a word ends (measured on the rendered text's line boxes)."""
+    return driver.execute_script(
+        r"""
+        const bad = [];
+        const cells = document.querySelectorAll(
+          'table.progress thead th, table.progress tbody th');
+        for (const cell of cells) {
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const range = document.createRange();
+            let lastTop = null;
+            for (let i = 0; i < node.data.length; i += 1) {
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const rect = range.getBoundingClientRect();
+              if (rect.width === 0) continue;
+              const next = lastTop !== null && rect.top > lastTop + 2;
+              // A new line starting right after a letter or digit: a word was cut.
+              if (next && /[\p{L}\p{N}_]/u.test(node.data[i - 1] || ''))
+                bad.push(cell.textContent.trim());
+              lastTop = rect.top;
+            }
+          }
+        }
+        return bad;
+        """
+    )
+
+
+def first_number(
+    driver, table_id: str = "table-model_assisted", column: str = "maAP"
+) -> tuple[float, float]:
+    """The top of the table's first cell of ``column`` (on the runs page, the first
+    run's model-assisted MAP) and the window's inner height, in CSS pixels, the page
+    not scrolled."""
+    return driver.execute_script(
+        r"""
+        const [id, name] = arguments;
+        window.scrollTo(0, 0);
+        const table = document.getElementById(id);
+        const heads = Array.from(table.querySelectorAll('thead th'));
+        const column = heads.findIndex((th) => th.dataset.column === name);
+        const cell = table.querySelector('tbody tr').children[column];
+        if (!/^-?\d/.test(cell.textContent.trim())) throw new Error('not a number');
+        return [cell.getBoundingClientRect().top, window.innerHeight];
+        """,
+        table_id,
+        column,
+    )
+
+
 def _runs_url(world) -> str:
     url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
     return f"{url}?sample={world.sample.pk}&expected={world.job.pk}&qrels=human"
@@ -105,7 +171,7 @@ def test_evaluate_runs_opens_on_the_default_estimate_and_fits(
     # One name per figure: the cross-fitted model's EAP and the job's EAP differ.
     heads = {
         table: [
-            th.text.replace("\n", " ")
+            th.get_attribute("data-column")
             for th in driver.find_elements(By.CSS_SELECTOR, f"#{table} thead th")
         ]
         for table in ("table-model_assisted", "table-expected")
@@ -114,7 +180,26 @@ def test_evaluate_runs_opens_on_the_default_estimate_and_fits(
     assert "EAP" not in heads["table-model_assisted"]
     assert "EAP" in heads["table-expected"]
     assert "EAP_check" not in heads["table-expected"]
-    assert "reason" not in heads["table-model_assisted"]  # listed above the table
+    assert "reason" not in heads["table-model_assisted"]  # listed below the table
+    # Headers in words, the code name in the tooltip; no word cut in two.
+    words = header_words(driver, "table-model_assisted")
+    assert words["ci_high"] == ("95% high", "ci_high in the CSV")
+    assert words["EAP_check"] == ("EAP check", "EAP_check in the CSV")
+    assert words["model_only"] == ("model only", "model_only in the CSV")
+    assert [name for name, (text, _) in words.items() if "_" in text] == []
+    assert broken_words(driver) == []
+    # The numbers before the method: the first estimate is above the fold, the
+    # method folded under "How this is computed".
+    top, height = first_number(driver)
+    assert top < height, f"the first estimate at {top} px, the window {height} px"
+    fold = driver.find_element(By.ID, "model-assisted-method")
+    assert fold.tag_name == "details"
+    assert fold.get_attribute("open") is None
+    summary = fold.find_element(By.TAG_NAME, "summary")
+    assert summary.text == "How this is computed"
+    assert not driver.find_element(By.ID, "interval-note").is_displayed()
+    summary.click()
+    assert driver.find_element(By.ID, "interval-note").is_displayed()
     assert overflowing(driver) == []
     assert misaligned_numbers(driver) == []
     # A run's row is one or two lines, not a column of broken words.
@@ -171,6 +256,8 @@ def test_compare_says_which_topics_it_compared_and_fits(
     head = [th.text for th in summary.find_elements(By.CSS_SELECTOR, "thead th")]
     cells = [td.text for td in summary.find_elements(By.CSS_SELECTOR, "tbody td")]
     assert dict(zip(head[1:], cells, strict=True))["topics"] == "4"
+    top, height = first_number(driver, "table-comparison_summary", "kendall_tau")
+    assert top < height, f"Kendall's tau at {top} px, the window {height} px"
     # Over the same four topics the same judgments give the same scores.
     for row in driver.find_elements(By.CSS_SELECTOR, "#table-comparison tbody tr"):
         score_a, score_b = (td.text for td in row.find_elements(By.TAG_NAME, "td")[:2])

@@ -152,6 +152,12 @@ def test_offsets_are_code_points_across_crlf_and_astral_characters(
         start + 12,
         "target words",
     )
+    # The page clears its selection once the nugget's answer arrives: wait for it,
+    # or the clearing can take the next selection.
+    wait_for(
+        lambda: "Nugget saved" in driver.find_element(By.ID, "save-status").text,
+        "the first nugget's answer",
+    )
     # A selection across the CRLF keeps the CR (rebuilt from its marker segment).
     select_text(driver, "notes")
     driver.execute_script(
@@ -181,6 +187,75 @@ def test_keyboard_selection_makes_a_nugget_of_whole_words(
     text = world.docs["184"].text
     assert nugget.span_text == text[nugget.start : nugget.end]
     assert len(nugget.span_text.split()) >= 2
+
+
+def drag(driver, needle: str, start: int, end: int) -> None:
+    """Drag the mouse from character ``start`` to character ``end`` of the first
+    ``needle`` in the document text (the middle of each character)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    points = driver.execute_script(
+        """
+        const [needle, start, end] = arguments;
+        const root = document.getElementById('doc-text');
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.data.indexOf(needle);
+          if (at < 0) continue;
+          node.parentElement.scrollIntoView({block: 'center'});
+          return [at + start, at + end].map((i) => {
+            const range = document.createRange();
+            range.setStart(node, i);
+            range.setEnd(node, i + 1);
+            const r = range.getBoundingClientRect();
+            return [Math.round(r.left + r.width / 2), Math.round(r.top + r.height / 2)];
+          });
+        }
+        throw new Error('text not found: ' + needle);
+        """,
+        needle,
+        start,
+        end,
+    )
+    chain = ActionChains(driver)
+    chain.w3c_actions.pointer_action.move_to_location(*points[0])
+    chain.w3c_actions.pointer_action.pointer_down()
+    chain.w3c_actions.pointer_action.move_to_location(*points[1])
+    chain.w3c_actions.pointer_action.pointer_up()
+    chain.perform()
+
+
+def test_a_mouse_selection_is_snapped_to_whole_words(
+    driver, live_server, world, assessor
+):
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    line = "an investigation is made of the parameters"
+    # From "inv|estigation" to "para|meters": the drag stops mid-word at both ends.
+    drag(driver, line, line.index("vestigation"), line.index("meters"))
+    whole = "investigation is made of the parameters"
+    wait_for(
+        lambda: (
+            driver.execute_script("return window.getSelection().toString()") == whole
+        ),
+        "the selection snapped on mouse up",
+    )
+    press(driver, "h")
+    nugget = wait_for(
+        lambda: Nugget.objects.filter(assessor=assessor).first(), "nugget"
+    )
+    assert nugget.span_text == whole
+    text = world.docs["184"].text
+    assert (nugget.start, nugget.end) == (
+        text.index(whole),
+        text.index(whole) + len(whole),
+    )
+    # A selection made without the mouse (a script, a touch) is snapped when saved.
+    select_text(driver, "ly when aircraft and mod")
+    press(driver, "h")
+    wait_for(lambda: Nugget.objects.filter(assessor=assessor).count() == 2, "second")
+    second = Nugget.objects.filter(assessor=assessor).order_by("-pk").first()
+    assert second.span_text == "only when aircraft and model"
 
 
 def test_a_second_assessor_cannot_open_the_first_ones_page(driver, live_server, world):
@@ -276,11 +351,11 @@ def test_selections_are_trimmed_and_short_or_duplicate_ones_refused(
 ):
     login(driver, live_server.url, "alice")
     open_page(driver, doc_url(live_server, world, 1))
-    select_text(driver, "t")
+    select_text(driver, "sc")  # part of "scale": one word, once snapped
     press(driver, "h")
     wait_for(
         lambda: "at least 2 words" in driver.find_element(By.ID, "save-status").text,
-        "refusal of a one-letter selection",
+        "refusal of a one-word selection",
     )
     select_text(driver, f" {PHRASE} ")
     press(driver, "h")

@@ -4,6 +4,8 @@ the page is saved, and undo by key takes back a deleted nugget and a changed gra
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.urls import reverse
 
@@ -18,6 +20,7 @@ from tests.integration.worlds.judging import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 By = pytest.importorskip("selenium.webdriver.common.by").By
+Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 
 
 @pytest.fixture
@@ -174,3 +177,39 @@ def test_undo_by_key_restores_a_deleted_nugget_and_a_changed_grade(
     undos = WorkChange.objects.filter(owner=assessor, undo_of__isnull=False)
     assert undos.count() == 3
     screenshot(driver, "judge-history-after-undo")
+
+
+def test_an_edit_then_a_grade_survive_the_tab_closing_at_once(
+    driver, live_server, world, assessor, monkeypatch
+):
+    """e, type, Esc, a grade key, and the tab closed within the edit's debounce: the
+    grade's save is still on the wire (the server is slow to answer it), and the
+    edit queued behind it must not die with the page."""
+    from assessor_ui.views import judge as judge_views
+
+    login(driver, live_server.url, "alice")
+    open_page(driver, doc_url(live_server, world, 1))
+    nugget = highlight(driver, assessor)
+    wait_for(lambda: saved(driver), "the nugget saved")
+    record = judge_views.judgment_record
+
+    def slow_record(**kwargs):
+        time.sleep(1.5)
+        return record(**kwargs)
+
+    monkeypatch.setattr(judge_views, "judgment_record", slow_record)
+    keep = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    spare = driver.current_window_handle
+    driver.switch_to.window(keep)
+    press(driver, "e")
+    press(driver, " typed then graded")
+    press(driver, Keys.ESCAPE)
+    press(driver, "2")
+    driver.close()
+    driver.switch_to.window(spare)
+    wait_for(lambda: grade_stored(assessor, world) == 2, "the grade saved")
+    wait_for(
+        lambda: Nugget.objects.get(pk=nugget.pk).text.endswith("typed then graded"),
+        "the text saved",
+    )

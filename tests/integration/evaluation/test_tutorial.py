@@ -18,11 +18,13 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import sysconfig
 import time
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -142,6 +144,13 @@ def _run(clone: Path, env: dict[str, str], command: str) -> subprocess.Completed
     )  # fmt: skip
 
 
+def _users(database: Path) -> set[str]:
+    """The usernames of an embedded (SQLite) database."""
+    with closing(sqlite3.connect(database)) as connection:
+        rows = connection.execute("SELECT username FROM auth_user").fetchall()
+    return {name for (name,) in rows}
+
+
 def _no_nan(text: str) -> object:
     def refuse(constant: str) -> None:
         raise AssertionError(f"{constant} in the JSON output")
@@ -185,6 +194,9 @@ def test_the_tutorial_runs_from_a_fresh_clone_as_written(tmp_path):
         if value is None:
             assert summary["null_because"][key]
     assert (clone / "var" / "adi-report" / "report.json").exists()
+    # The simulation has a database of its own: the demo's pages show none of it.
+    assert _users(clone / "var" / "db.sqlite3") == {"admin", "alice", "bob"}
+    assert "simulated-assessor" in _users(clone / "var" / "lab" / "db.sqlite3")
     # Everything the tutorial wrote is under var/: the root holds what it held.
     assert {p.name for p in clone.iterdir()} - before == {".venv", "var"} - before
     assert not list(clone.glob("celerybeat-schedule*"))

@@ -118,7 +118,11 @@ def test_means_give_the_number_of_topics_like_trec_evals_num_q(staff_client, wor
     url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
     query = f"qrels=qrels:{world.qrels.pk}&{RULE}&measures=AP"
     html = staff_client.get(f"{url}?{query}").content.decode()
-    assert "num_q: topics averaged over" in html
+    assert "how many topics each mean is over (trec_eval's num_q)" in html
+    # The header says it in words; the CSV's name is its tooltip.
+    assert (
+        'data-column="num_q" title="num_q in the CSV" class="num">topics</th>' in html
+    )
     rows = list(
         csv.reader(
             io.StringIO(

@@ -11,7 +11,7 @@ import { WorkHistory } from "./history.js";
 import { JudgmentSync } from "./judgment_sync.js";
 import { bindKeymap } from "./keymap.js";
 import { guardLeaving } from "./leaving.js";
-import { keySelect } from "./keyselect.js";
+import { keySelect, snapSelection, wordOffsets } from "./keyselect.js";
 import { Saver } from "./net.js";
 import { NuggetPanel } from "./nuggets.js";
 import {
@@ -299,7 +299,9 @@ async function makeNugget() {
     status("error", "Select some text of the document first.");
     return;
   }
-  const span = trimSpan(root, raw.start, raw.end);
+  // Whole words, however the selection was made (a drag may stop mid-word).
+  const words = wordOffsets(root, raw.start, raw.end);
+  const span = trimSpan(root, words.start, words.end);
   if (tooShort(span.text, rules)) {
     status("error", `Select at least ${rules.minSpanWords} words for a nugget.`);
     return;
@@ -403,6 +405,8 @@ document.getElementById("guidelines-button").addEventListener("click", () => tog
 document.getElementById("guidelines-close").addEventListener("click", () => toggleGuidelines(false));
 originalButton.addEventListener("click", () => toggleOriginal());
 termsBox.addEventListener("change", () => toggleTerms(termsBox.checked));
+// A drag that ends mid-word shows at once the whole words a nugget will take.
+document.addEventListener("mouseup", () => setTimeout(() => snapSelection(root), 0));
 root.addEventListener("click", (event) => {
   const seg = event.target.closest(".seg.hl");
   if (seg && window.getSelection().isCollapsed) panel.focusNugget(seg.dataset.n.split(" ")[0]);

@@ -1,7 +1,9 @@
 // Keyboard selection by words, sentences and paragraphs over the canonical text's
 // offsets (not Selection.modify, which counts punctuation and line breaks as words).
 // A selection starts where the assessor is reading: the first line of the document
-// in view, unless a selection is already in view.
+// in view, unless a selection is already in view. A mouse selection is snapped to the
+// same words (snapSelection), so a drag that stops mid-word never makes a nugget of a
+// word's half, which could never match.
 
 import { boundaryOffset, pointAt, selectionOffsets, textBetween, textLength } from "./selection.js";
 
@@ -75,11 +77,42 @@ function inView() {
   return r.bottom > 0 && r.top < window.innerHeight;
 }
 
-function select(root, doc, a, b) {
+// [start, end) of `text` (UTF-16 indices) widened to whole words: a bound inside a
+// word (between two of its characters) moves out to that word's edge; a bound
+// between words stays where it is.
+export function snapToWords(text, start, end) {
+  let a = start;
+  let b = end;
+  for (const [x, y] of spans(WORD, text)) {
+    if (x < start && start < y) a = x;
+    if (x < end && end < y) b = y;
+    if (x >= end) break;
+  }
+  return [a, b];
+}
+
+// Code-point offsets {start, end} of the text in root widened to whole words.
+export function wordOffsets(root, start, end) {
+  const doc = canonical(root);
+  const [a, b] = snapToWords(doc.text, doc.unit(start), doc.unit(end));
+  return { start: doc.cp[a], end: doc.cp[b] };
+}
+
+// The selection in root (a mouse drag) widened to whole words, as the keys select.
+export function snapSelection(root) {
+  const sel = selectionOffsets(root);
+  if (!sel) return;
+  const doc = canonical(root);
+  const [a, b] = snapToWords(doc.text, doc.unit(sel.start), doc.unit(sel.end));
+  if (doc.cp[a] !== sel.start || doc.cp[b] !== sel.end) select(root, doc, a, b, { scroll: false });
+}
+
+function select(root, doc, a, b, { scroll = true } = {}) {
   const start = pointAt(root, doc.cp[a]);
   const end = pointAt(root, doc.cp[b]);
   if (!start || !end) return;
   window.getSelection().setBaseAndExtent(start.node, start.offset, end.node, end.offset);
+  if (!scroll) return;
   const node = window.getSelection().focusNode;
   const el = node && (node.nodeType === Node.TEXT_NODE ? node.parentElement : node);
   if (el) el.scrollIntoView({ block: "nearest" });

@@ -1,9 +1,10 @@
 // Nothing typed is lost on leaving the page. When the tab is hidden or the page goes
 // away (a link, a reload, closing the tab), edits still waiting for their debounce are
 // sent at once; the autosave requests are keep-alive, so a request started then
-// outlives the page. Text that cannot be sent that way (a save still waiting behind
-// another or for a retry, an unresolved conflict, no network) makes the browser ask
-// before leaving.
+// outlives the page, and as the page goes, saves still queued behind another are
+// started too (Saver.departing). Text that may still not arrive (a save waiting
+// behind another or for a retry, an unresolved conflict, no network) makes the
+// browser ask before leaving.
 
 export function guardLeaving({ saver, panel, sync }) {
   const waiting = () => panel.pending.size > 0 || panel.deletes.size > 0;
@@ -19,7 +20,10 @@ export function guardLeaving({ saver, panel, sync }) {
     event.preventDefault();
     event.returnValue = ""; // older browsers need it to ask
   });
-  window.addEventListener("pagehide", flush);
+  window.addEventListener("pagehide", () => {
+    flush();
+    saver.departing();
+  });
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") flush();
   });

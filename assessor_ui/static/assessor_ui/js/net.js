@@ -1,6 +1,7 @@
 // Autosave transport: ordered POSTs with retry and backoff, the CSRF token read from the
 // cookie at send time (a login in another tab rotates it), 401 -> ask for a new login.
-// Requests are keep-alive: one started as the page goes away still reaches the server.
+// Requests are keep-alive: one started as the page goes away still reaches the server,
+// and when it goes away the saves still waiting their turn are started at once.
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,6 +26,8 @@ export class Saver {
     this.onStatus = onStatus || (() => {});
     this.chain = Promise.resolve();
     this.pending = 0;
+    // Saves waiting their turn behind another (their request not started yet).
+    this.queued = new Set();
     // Requests on the wire now (the others wait in the queue or for a retry).
     this.sending = 0;
     // How many changes wait for the assessor (an edit conflict): while any does, the
@@ -37,7 +40,12 @@ export class Saver {
   post(url, data) {
     this.pending += 1;
     this.onStatus("saving", "Saving…");
-    const run = this.chain.then(() => this.attempt(url, data));
+    const entry = { url, data, early: null };
+    this.queued.add(entry);
+    const run = this.chain.then(() => {
+      this.queued.delete(entry);
+      return entry.early ? this.settle(entry) : this.attempt(url, data);
+    });
     this.chain = run.catch(() => {});
     return run.finally(() => {
       this.pending -= 1;
@@ -57,26 +65,49 @@ export class Saver {
     return this.pending > this.sending;
   }
 
+  // The page is going away (pagehide): a save queued behind one still on the wire
+  // would never be sent, since the queue moves on only when that one answers, and
+  // the page will not be there to see it. Each is sent now, keep-alive, in the order
+  // made; should the page come back (the back-forward cache), the queue takes their
+  // answers in turn and retries any that failed.
+  departing() {
+    for (const entry of this.queued) {
+      if (!entry.early) entry.early = this.send(entry.url, entry.data);
+    }
+  }
+
+  async settle(entry) {
+    const response = await entry.early;
+    if (response && response.status < 500 && response.status !== 401 && response.status !== 403) {
+      return { status: response.status, body: await readJson(response) };
+    }
+    return this.attempt(entry.url, entry.data);
+  }
+
+  // One keep-alive POST (its data read now); the response, or null when offline.
+  async send(url, data) {
+    const payload = typeof data === "function" ? data() : data;
+    this.sending += 1;
+    try {
+      return await fetch(url, {
+        method: "POST",
+        credentials: "same-origin",
+        keepalive: true,
+        headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+        body: new URLSearchParams(payload),
+      });
+    } catch (err) {
+      return null;
+    } finally {
+      this.sending -= 1;
+    }
+  }
+
   async attempt(url, data) {
     let delay = 500;
     let csrfRetries = 0;
     for (;;) {
-      const payload = typeof data === "function" ? data() : data;
-      let response = null;
-      this.sending += 1;
-      try {
-        response = await fetch(url, {
-          method: "POST",
-          credentials: "same-origin",
-          keepalive: true,
-          headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-          body: new URLSearchParams(payload),
-        });
-      } catch (err) {
-        response = null;
-      } finally {
-        this.sending -= 1;
-      }
+      const response = await this.send(url, data);
       if (response && response.status === 403 && csrfRetries < 2) {
         csrfRetries += 1;
         await this.refreshCsrf();
