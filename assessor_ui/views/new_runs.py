@@ -130,6 +130,7 @@ def _top_up(
         "parts_share": round(100 * parts.model_share),
         "parts_sampling_share": 100 - round(100 * parts.model_share),
         "target_width": 2 * half,
+        "half_width": figures.half_width,
         "needed": figures.draws_for(half),
         "topped": figures.topped_topics,
         "advice": outside_pool.top_up_advice(
