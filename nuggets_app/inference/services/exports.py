@@ -45,6 +45,7 @@ from nuggets_app.judging.aggregation import (
     Aggregation,
     aggregation_of,
     human_labels,
+    known_answer_checks,
 )
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
@@ -177,6 +178,10 @@ def qrels_export(
             "pk", "docno"
         )
     )
+    # What people said of a line's document as a check of a known answer (no label).
+    for key, checks in known_answer_checks(qids).items():
+        if key in records:
+            records[key] = {**records[key], "checks": checks}
     rows = sorted(
         ((qids[t], docnos[d], rec) for (t, d), rec in records.items()), key=_line_key
     )
@@ -203,6 +208,7 @@ def qrels_export(
         "counts": {
             **_counts(rows, level),
             "later": sum(1 for *_, rec in rows if rec.get("later")),
+            "checked": sum(1 for *_, rec in rows if rec.get("checks")),
         },
         "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
     }
@@ -418,6 +424,14 @@ def probabilistic_export(
             pi = inclusion.get((topic_id, doc_id), -1)
             rows.append((qids[topic_id], docnos[doc_id], rel, value, pi, source))
     rows.sort(key=_line_key)
+    said = {
+        (qids[t], docnos.get(d)): c for (t, d), c in known_answer_checks(qids).items()
+    }
+    checked = [
+        {"qid": q, "docno": d, "checks": said[q, d]}
+        for q, d, *_ in rows
+        if (q, d) in said
+    ]
     lines = [
         f"{q} {d} {rel} {value!r} {pi!r} {source}"
         for q, d, rel, value, pi, source in rows
@@ -441,14 +455,17 @@ def probabilistic_export(
             "topics": len({r[0] for r in rows}),
             **by_source,
             "expected_relevant": sum(r[3] for r in rows),
+            "checked": len(checked),
         },
+        "checks": checked,
         "notes": (
             "rel is the human grade under the aggregation rule, -1 when nobody "
             "judged the document; "
             "p is 1 or 0 where a person judged (human judgments override), else the "
             "model's probability of relevance; pi is -1 when unknown (and for the "
             "documents scored after the job, whose source is later: never drawn, "
-            "their p from the job's model)"
+            "their p from the job's model); checks: the grades people gave a line's "
+            "document as a check of a known answer, never labels"
         ),
     }
     return Export(lines=lines, provenance=provenance)

@@ -160,3 +160,54 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
     used = stored_top_ups(job=job, names=[NAME])[NAME]
     assert used[QID][DOCNO][0] == 1
     assert len(used) == status.topics
+
+
+def test_exports_say_a_person_judged_a_document_as_a_check(demo_job):  # noqa: F811
+    from nuggets_app.inference.services import rules
+    from nuggets_app.inference.services.exports import (
+        probabilistic_export,
+        qrels_export,
+    )
+
+    job, sample = demo_job
+    topic = job.topics.get(qid="6")
+    qrels = Qrels.objects.get(collection=job.collection)
+    known_answers_add(
+        collection=job.collection, source="qrels", qrels=qrels, qids=["6"],
+        per_topic=100,
+    )  # fmt: skip
+    known = KnownAnswer.objects.get(topic=topic, document__docno="demo-015")
+    KnownAnswer.objects.filter(topic=topic).exclude(pk=known.pk).delete()
+    assert known_answers_interleave(sample=sample, rate=0.1).added == {"6": 1}
+    item = SampleDocument.queue.get(sample=sample, topic=topic, document=known.document)
+    assignment = Assignment.objects.filter(sample=sample, topic=topic).first()
+    person = assignment.assessor
+    judgment_record(
+        assessor=person, topic=topic, document=known.document, relevance=0,
+        slot=(assignment, item),
+    )  # fmt: skip
+    said = [{"assessor": person.username, "rel": 0, "known": known.relevance}]
+    for kind in ("inferred", "merged"):
+        export = qrels_export(
+            collection=job.collection, kind=kind, job=job,
+            rule=rules.rule_default(job),
+        )  # fmt: skip
+        assert export.provenance is not None
+        (line,) = [
+            r
+            for r in export.provenance["lines"]
+            if (r["qid"], r["docno"]) == ("6", "demo-015")
+        ]
+        # The model's guess stays the line (a check is no label), and the check is
+        # said beside it.
+        assert line["source"] == "model"
+        assert line["checks"] == said
+        assert export.provenance["counts"]["checked"] == 1
+        assert sum("checks" in r for r in export.provenance["lines"]) == 1
+    prob = probabilistic_export(job=job)
+    assert prob.provenance is not None
+    assert prob.provenance["checks"] == [
+        {"qid": "6", "docno": "demo-015", "checks": said}
+    ]
+    (text,) = [x for x in prob.lines if x.startswith("6 demo-015 ")]
+    assert text.endswith(" model")
