@@ -28,12 +28,14 @@ from nuggets_app.models import (
     Assignment,
     Judgment,
     KnownAnswer,
+    Nugget,
     PoolDocument,
     Qrels,
     SampleDocument,
 )
 from nuggets_app.pooling.selectors import assignment_progress
 from nuggets_app.pooling.workload import workload
+from tests import factories as f
 from tests.integration.evaluation.test_one_path_demo import demo_job  # noqa: F401
 from tests.integration.evaluation.test_outside_pool_demo import adversarial_run
 
@@ -115,6 +117,16 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
     assert page.relevance is None
     assert page.version == 0
     assert item.order not in page.judged_positions
+    # My topics: the top-up's row counts the nuggets of its own documents only.
+    drawn = SampleDocument.objects.filter(sample=sample, topic=topic).first()
+    f.NuggetFactory(topic=topic, assessor=alice, document=drawn.document)
+    first = Assignment.objects.get(sample=sample, topic=topic, assessor=alice)
+    mine = Nugget.objects.filter(topic=topic, assessor=alice).count()
+    rows = assignment_progress(assignments=[first, assignment])
+    assert [p.nuggets for p in rows] == [mine, 0]
+    f.NuggetFactory(topic=topic, assessor=alice, document=document)
+    rows = assignment_progress(assignments=[first, assignment])
+    assert [p.nuggets for p in rows] == [mine + 1, 1]
     truth = qrels_read(DATA_DIR / "qrels.txt")
     _judge_top_up(top_up, alice, truth, skip=(topic.pk, document.pk))
     # Everything else judged: topic 3's top-up is one document short everywhere.
