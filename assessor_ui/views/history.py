@@ -53,6 +53,7 @@ def work_undo(request: HttpRequest, assignment_id: int, position: int) -> HttpRe
             owner_id=request.user.pk,
             topic_id=assignment.topic_id,
             document_id=item.document_id,
+            quality_check=item.known,
         )
     except JudgingError as exc:
         return json_error(exc)

@@ -24,6 +24,7 @@ from nuggets_app.judging.services.known_answers import (
     known_answers_add,
     known_answers_interleave,
 )
+from nuggets_app.judging.services.undo import change_undo
 from nuggets_app.models import (
     Assignment,
     Judgment,
@@ -172,6 +173,14 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
     used = stored_top_ups(job=job, names=[NAME])[NAME]
     assert used[QID][DOCNO][0] == 1
     assert len(used) == status.topics
+    # Undo on the check's page takes back the check, not the later label.
+    change_undo(
+        actor=alice, owner_id=alice.pk, topic_id=topic.pk, document_id=document.pk,
+        quality_check=True,
+    )  # fmt: skip
+    check.refresh_from_db()
+    label.refresh_from_db()
+    assert (check.relevance, label.relevance) == (None, 1)
 
 
 def test_exports_say_a_person_judged_a_document_as_a_check(demo_job):  # noqa: F811
