@@ -110,6 +110,9 @@ def test_a_top_up_over_a_checked_known_answer_corrects_every_topic(
     size.send_keys("5")
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait_for(lambda: driver.find_element(By.ID, "table-top-ups"), "the top-up")
+    # Before any label, the page names the documents each topic waits for.
+    waiting = driver.find_element(By.CSS_SELECTOR, "#table-top-ups td.waiting")
+    assert f"topic {topic.qid}: {document.docno}" in waiting.text
     sample = Sample.objects.get(new_run=kept, method=Sample.Method.TOP_UP)
     rows = sorted(
         SampleDocument.queue.filter(sample=sample).select_related("topic", "document"),
@@ -159,6 +162,8 @@ def test_a_top_up_over_a_checked_known_answer_corrects_every_topic(
     assert topic.qid in used.text
     judged = driver.find_element(By.CSS_SELECTOR, "#table-top-ups td.judged")
     assert judged.text == str(len(rows))
+    waiting = driver.find_element(By.CSS_SELECTOR, "#table-top-ups td.waiting")
+    assert waiting.text == "–"
     text = driver.find_element(By.TAG_NAME, "body").text
     assert f"{len(topics)} of {len(topics)}" in text
     assert "judge a top-up sample of them before trusting it" not in text

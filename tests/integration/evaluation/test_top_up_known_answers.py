@@ -139,6 +139,8 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
     (status,) = top_up_statuses(run=kept)
     assert status.judged == status.documents - 1
     assert status.topics_judged == status.topics - 1
+    # The page names the document topic 3 waits for.
+    assert status.waiting == {QID: [DOCNO]}
     assert QID not in stored_top_ups(job=job, names=[NAME])[NAME]
 
     # The label is a record of its own: the check keeps its grade and role.
@@ -169,6 +171,7 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
     assert progress.to_judge == 0
     (status,) = top_up_statuses(run=kept)
     assert status.done
+    assert status.waiting == {}
     assert status.topics_judged == status.topics
     used = stored_top_ups(job=job, names=[NAME])[NAME]
     assert used[QID][DOCNO][0] == 1
