@@ -173,24 +173,28 @@ def judgment_state(
     a known answer, or a label): ``relevance``, ``version`` (0 when never set), and
     the last change's author (``by``) and time (``at``, ISO 8601), both None when
     there is none."""
-    row = (
+    found = (
         Judgment.objects.filter(
             topic_id=topic_id,
             document_id=document_id,
             assessor_id=assessor_id,
             quality_check=quality_check,
         )
-        .values("pk", "relevance", "version")
+        .values_list("pk", "relevance", "version")
         .first()
-    ) or {"pk": None, "relevance": None, "version": 0}
+    )
+    pk, relevance, version = found or (None, None, 0)
     last = (
-        WorkChange.objects.filter(kind=WorkChange.JUDGMENT, object_id=row.pop("pk"))
+        WorkChange.objects.filter(kind=WorkChange.JUDGMENT, object_id=pk)
         .select_related("actor")
         .order_by("-id")
         .first()
+        if pk is not None
+        else None
     )
     return {
-        **row,
+        "relevance": relevance,
+        "version": version,
         "by": last.actor.get_username() if last else None,
         "at": last.at.isoformat() if last else None,
     }

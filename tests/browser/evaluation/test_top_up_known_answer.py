@@ -163,7 +163,7 @@ def test_a_top_up_over_a_checked_known_answer_corrects_every_topic(
     judged = driver.find_element(By.CSS_SELECTOR, "#table-top-ups td.judged")
     assert judged.text == str(len(rows))
     waiting = driver.find_element(By.CSS_SELECTOR, "#table-top-ups td.waiting")
-    assert waiting.text == "–"
+    assert waiting.text == "\u2013"  # nothing waits
     text = driver.find_element(By.TAG_NAME, "body").text
     assert f"{len(topics)} of {len(topics)}" in text
     assert "judge a top-up sample of them before trusting it" not in text
