@@ -13,17 +13,18 @@ from nuggets_app.judging.services.judgments import JudgingError, judgment_state
 from nuggets_app.judging.services.undo import change_undo
 
 
-def _state(assignment, document_id: int) -> dict:
+def _state(assignment, item) -> dict:
     key = {
         "owner_id": assignment.assessor_id,
         "topic_id": assignment.topic_id,
-        "document_id": document_id,
+        "document_id": item.document_id,
     }
     return {
         "judgment": judgment_state(
             assessor_id=key["owner_id"],
             topic_id=key["topic_id"],
-            document_id=document_id,
+            document_id=item.document_id,
+            quality_check=item.known,
         ),
         "changes": document_history(**key),
     }
@@ -38,7 +39,7 @@ def work_history(
     assignment's work on the document at ``position``, newest first."""
     assignment = access.assignment_for(request.user, assignment_id)
     item = access.queue_item_for(assignment, position, text=False)
-    return JsonResponse(_state(assignment, item.document_id))
+    return JsonResponse(_state(assignment, item))
 
 
 @json_login_required
@@ -54,9 +55,10 @@ def work_undo(request: HttpRequest, assignment_id: int, position: int) -> HttpRe
             owner_id=request.user.pk,
             topic_id=assignment.topic_id,
             document_id=item.document_id,
+            quality_check=item.known,
         )
     except JudgingError as exc:
         return json_error(exc)
-    body = _state(assignment, item.document_id)
+    body = _state(assignment, item)
     body["undone"] = {"kind": undo.kind, "object": undo.object_id}
     return JsonResponse(body)

@@ -72,6 +72,9 @@ def job_new_run(request: HttpRequest, pk: int) -> HttpResponse:
             new_runs.new_runs_evaluate(job=job, sample=sample, new_runs={name: scores})
         except EstimateError as error:
             form.add_error(None, str(error))
+            # A bad run file: every problem, one per line.
+            for problem in getattr(error, "problems", []):
+                form.add_error(None, problem)
         else:
             return redirect("job-new-run-kept", pk=job.pk, run=kept.pk)
     return render(request, TEMPLATE, context)
@@ -133,6 +136,7 @@ def _top_up(
         "parts_share": round(100 * parts.model_share),
         "parts_sampling_share": 100 - round(100 * parts.model_share),
         "target_width": 2 * half,
+        "half_width": figures.half_width,
         "needed": figures.draws_for(half),
         "topped": figures.topped_topics,
         "advice": outside_pool.top_up_advice(

@@ -105,9 +105,13 @@ def assessor_quality_page(request: HttpRequest, name: str) -> HttpResponse:
     if level_form.is_valid() and level_form.cleaned_data["level"] is not None:
         level = level_form.cleaned_data["level"]
     samples = Sample.objects.filter(pool__collection=collection).select_related("pool")
+    rows = assessor_quality(collection=collection, level=level)
     context = {
         "collection": collection,
-        "rows": assessor_quality(collection=collection, level=level),
+        "rows": rows,
+        # The flag's note only where it applies: someone flagged, or checks judged.
+        "flagged": any(r.flag for r in rows),
+        "checked": any(r.known.n for r in rows),
         "level": level,
         "level_form": level_form,
         "known_count": KnownAnswer.objects.filter(topic__collection=collection).count(),

@@ -55,13 +55,19 @@ def system_ranking(scores: Mapping[str, float]) -> list[str]:
     return sorted(scores, key=lambda name: (-scores[name], name))
 
 
+# Digits a tau keeps: the rest is floating-point noise (tau-b's square roots give
+# 0.9999999999999999 for two identical rankings with ties), never a figure.
+TAU_DIGITS = 12
+
+
 def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """Kendall's tau-b between the scores of the runs present in both mappings."""
+    """Kendall's tau-b between the scores of the runs present in both mappings
+    (rounded to ``TAU_DIGITS`` decimals)."""
     common = sorted(set(a) & set(b))
     if len(common) < 2:
         return math.nan
     result = stats.kendalltau([a[r] for r in common], [b[r] for r in common])
-    return float(result.statistic)
+    return round(float(result.statistic), TAU_DIGITS)
 
 
 def tau_ap(reference: Sequence[str], candidate: Sequence[str]) -> float:
@@ -77,7 +83,7 @@ def tau_ap(reference: Sequence[str], candidate: Sequence[str]) -> float:
         here = position[candidate[i]]
         correct = sum(1 for above in candidate[:i] if position[above] < here)
         total += correct / i
-    return 2 * total / (n - 1) - 1
+    return round(2 * total / (n - 1) - 1, TAU_DIGITS)
 
 
 def tau_ap_symmetric(a: Sequence[str], b: Sequence[str]) -> float:

@@ -28,7 +28,7 @@ from nuggets_app.ir.aggregation import (
     AggregationError,
     grade_combine,
 )
-from nuggets_app.models import Adjudication, Collection, Judgment, Topic
+from nuggets_app.models import Adjudication, Collection, Judgment, KnownAnswer, Topic
 
 __all__ = [
     "RULES",
@@ -39,6 +39,7 @@ __all__ = [
     "aggregation_of",
     "aggregation_set",
     "human_labels",
+    "known_answer_checks",
 ]
 
 
@@ -116,6 +117,34 @@ def human_labels(
             who = tuple(name for name, g in given.items() if g == grade)
         out[key] = HumanLabel(grade=grade, how=how, assessors=who, grades=dict(given))
     return out
+
+
+def known_answer_checks(
+    topic_ids: Iterable[int],
+) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    """{(topic id, document id): [{"assessor", "rel", "known"}]}: the grades people
+    gave the documents of the topics as checks of a known answer (``known``: its
+    known grade, None once it is no longer one), by username. Never labels, but an
+    export's provenance says a person saw the document and what they said. Two
+    queries."""
+    topic_ids = list(topic_ids)
+    known = {
+        (t, d): rel
+        for t, d, rel in KnownAnswer.objects.filter(topic_id__in=topic_ids).values_list(
+            "topic_id", "document_id", "relevance"
+        )
+    }
+    out: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+    for topic_id, doc_id, grade, username in (
+        Judgment.objects.filter(
+            topic_id__in=topic_ids, relevance__isnull=False, quality_check=True
+        )
+        .order_by("topic_id", "document_id", "assessor__username")
+        .values_list("topic_id", "document_id", "relevance", "assessor__username")
+    ):
+        key = (topic_id, doc_id)
+        out[key].append({"assessor": username, "rel": grade, "known": known.get(key)})
+    return dict(out)
 
 
 def _rules(

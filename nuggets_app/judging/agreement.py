@@ -92,14 +92,20 @@ def topic_agreement() -> list[PairAgreement]:
     labels: dict[int, dict[int, dict[int, int]]] = defaultdict(
         lambda: defaultdict(dict)
     )
-    rows = Judgment.objects.filter(relevance__isnull=False).values_list(
-        "topic_id",
-        "assessor_id",
-        "document_id",
-        "relevance",
-        "topic__qid",
-        "assessor__username",
-        "topic__collection_id",
+    # One grade per assessor and document: the label where there is one (read last),
+    # else the check of a known answer.
+    rows = (
+        Judgment.objects.filter(relevance__isnull=False)
+        .order_by("-quality_check")
+        .values_list(
+            "topic_id",
+            "assessor_id",
+            "document_id",
+            "relevance",
+            "topic__qid",
+            "assessor__username",
+            "topic__collection_id",
+        )
     )
     qids, names, thresholds = {}, {}, {}
     for topic_id, assessor_id, doc_id, rel, qid, name, collection_id in rows:

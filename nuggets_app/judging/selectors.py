@@ -284,35 +284,42 @@ def judge_page(
     """The judging page of ``item`` (a queue position of ``assignment``) as ``viewer``
     sees it; 3 queries whatever the number of nuggets."""
     document = item.document
-    # The queue with the assessor's judgments in one query (a filtered LEFT JOIN).
-    mine = FilteredRelation(
-        "document__judgments",
-        condition=Q(
-            document__judgments__topic_id=assignment.topic_id,
-            document__judgments__assessor_id=assignment.assessor_id,
-        ),
-    )
     # The whole queue, known answers included: on the page they are documents like
-    # any other.
+    # any other. Each item shows the assessor's judgment in the item's role (a check
+    # for a known answer, a label otherwise): two filtered LEFT JOINs, one query.
+    roles = {
+        role: FilteredRelation(
+            "document__judgments",
+            condition=Q(
+                document__judgments__topic_id=assignment.topic_id,
+                document__judgments__assessor_id=assignment.assessor_id,
+                document__judgments__quality_check=role == "check",
+            ),
+        )
+        for role in ("label", "check")
+    }
     rows = sorted(
         SampleDocument.queue.filter(
             sample_id=assignment.sample_id, topic_id=assignment.topic_id
         )
-        .annotate(mine=mine)
+        .annotate(**roles)
         .values_list(
             "order",
             "document_id",
-            "mine__relevance",
-            "mine__active_seconds",
-            "mine__version",
+            "known",
+            *(f"{r}__{f}" for r in roles for f in ("relevance", "active_seconds")),
+            "label__version",
+            "check__version",
         )
     )
     queue = [(order, doc_id) for order, doc_id, *_ in rows]
-    judged: dict[int, tuple[int | None, float, int]] = {
-        doc_id: (rel, secs or 0.0, version)
-        for _, doc_id, rel, secs, version in rows
-        if secs is not None
-    }
+    judged: dict[int, tuple[int | None, float, int]] = {}
+    for _, doc_id, known, *mine in rows:
+        rel, secs, version = (
+            (mine[2], mine[3], mine[5]) if known else (mine[0], mine[1], mine[4])
+        )
+        if secs is not None:
+            judged[doc_id] = (rel, secs, version)
     rows = topic_nugget_rows(
         viewer=viewer,
         topic_id=assignment.topic_id,
@@ -366,6 +373,7 @@ def nugget_preview(
             topic_id=assignment.topic_id,
             assessor_id=assignment.assessor_id,
             relevance__isnull=False,
+            quality_check=False,
             document__in=SampleDocument.objects.filter(
                 sample_id=assignment.sample_id, topic_id=assignment.topic_id
             ).values("document_id"),

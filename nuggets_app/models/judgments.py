@@ -51,8 +51,10 @@ class Judgment(models.Model):
     version = models.PositiveIntegerField(default=0)
     # The collection's guidelines version in force when the grade was last set.
     guidelines_version = models.PositiveIntegerField(null=True, blank=True)
-    # Made on a known answer interleaved in the queue: it checks the assessor and is
-    # never one of the human labels (the grade is known already).
+    # The judgment's role. Made on a known answer interleaved in the queue, it checks
+    # the assessor and is never one of the human labels (the grade is known already).
+    # A check and a label of the same document are two rows (the uniqueness key holds
+    # the role): judging a drawn document never rewrites a check, and the reverse.
     quality_check = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -61,8 +63,8 @@ class Judgment(models.Model):
         ordering = ["topic_id", "document_id", "assessor_id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["topic", "document", "assessor"],
-                name="one_judgment_per_assessor",
+                fields=["topic", "document", "assessor", "quality_check"],
+                name="one_judgment_per_assessor_and_role",
             )
         ]
         indexes = [

@@ -90,35 +90,41 @@ def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
     by_key = {(p.assignment.sample_id, p.assignment.topic_id): p for p in rows}
     assessor_ids = {p.assignment.assessor_id for p in rows}
     topic_ids = {p.assignment.topic_id for p in rows}
-    queue: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    queue: dict[tuple[int, int], list[tuple[int, int, bool]]] = defaultdict(list)
     # The whole queue the assessor sees, known answers included.
-    for sample_id, topic_id, order, doc_id in SampleDocument.queue.filter(
+    for sample_id, topic_id, order, doc_id, known in SampleDocument.queue.filter(
         sample_id__in={k[0] for k in by_key}, topic_id__in=topic_ids
-    ).values_list("sample_id", "topic_id", "order", "document_id"):
+    ).values_list("sample_id", "topic_id", "order", "document_id", "known"):
         if (sample_id, topic_id) in by_key:
-            queue[(sample_id, topic_id)].append((order, doc_id))
-    judgments: dict[tuple[int, int], dict[int, tuple[int | None, float]]] = defaultdict(
-        dict
-    )
-    for topic_id, assessor_id, doc_id, rel, secs in Judgment.objects.filter(
+            queue[(sample_id, topic_id)].append((order, doc_id, known))
+    # Keyed by document and role: a known answer's check is not its label.
+    judgments: dict[tuple[int, int], dict[tuple[int, bool], tuple[int | None, float]]]
+    judgments = defaultdict(dict)
+    for topic_id, assessor_id, doc_id, check, rel, secs in Judgment.objects.filter(
         topic_id__in=topic_ids, assessor_id__in=assessor_ids
     ).values_list(
-        "topic_id", "assessor_id", "document_id", "relevance", "active_seconds"
-    ):
-        judgments[(topic_id, assessor_id)][doc_id] = (rel, secs)
-    nugget_counts: dict[tuple[int, int], int] = defaultdict(int)
-    for topic_id, assessor_id in Nugget.objects.filter(
+        "topic_id", "assessor_id", "document_id", "quality_check", "relevance",
+        "active_seconds",
+    ):  # fmt: skip
+        judgments[(topic_id, assessor_id)][(doc_id, check)] = (rel, secs)
+    # Nuggets per document: an assignment counts those of its own queue's documents
+    # (a top-up and the topic's first sample share the topic, not the documents).
+    nugget_counts: dict[tuple[int, int, int], int] = defaultdict(int)
+    for topic_id, assessor_id, doc_id in Nugget.objects.filter(
         topic_id__in=topic_ids, assessor_id__in=assessor_ids
-    ).values_list("topic_id", "assessor_id"):
-        nugget_counts[(topic_id, assessor_id)] += 1
+    ).values_list("topic_id", "assessor_id", "document_id"):
+        nugget_counts[(topic_id, assessor_id, doc_id)] += 1
     for key, progress in by_key.items():
         a = progress.assignment
         level = a.topic.collection.relevance_level
         mine = judgments[(a.topic_id, a.assessor_id)]
-        progress.nuggets = nugget_counts[(a.topic_id, a.assessor_id)]
-        for order, doc_id in sorted(queue[key]):
+        progress.nuggets = sum(
+            nugget_counts[(a.topic_id, a.assessor_id, doc_id)]
+            for _, doc_id, _ in queue[key]
+        )
+        for order, doc_id, known in sorted(queue[key]):
             progress.total += 1
-            rel, secs = mine.get(doc_id, (None, 0.0))
+            rel, secs = mine.get((doc_id, known), (None, 0.0))
             progress.active_seconds += secs
             if rel is None:
                 if progress.resume_position is None:

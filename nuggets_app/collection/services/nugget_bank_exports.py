@@ -96,7 +96,8 @@ def nugget_records(
     )
     rows = nuggets.annotate(
         span=Substr("document__text", F("start") + 1, F("end") - F("start")),
-        judged=Subquery(judgments.values("relevance")[:1]),
+        # The label where the assessor also judged the document as a check.
+        judged=Subquery(judgments.order_by("quality_check").values("relevance")[:1]),
     ).values_list(
         "pk", "topic__qid", "source_id", "text", "keywords", "grade", "aspect",
         "document__docno", "start", "end", "span", "assessor__username",

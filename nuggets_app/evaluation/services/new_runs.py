@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db.models import Count
 
 from nuggets_app.evaluation.selectors import sample_prels
@@ -51,7 +52,7 @@ from nuggets_app.evaluation.services.outside_pool import (
     top_up_advice,
 )
 from nuggets_app.evaluation.services.top_ups import stored_top_ups
-from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.importers.errors import ErrorSink, ImportFormatError
 from nuggets_app.importers.runs import parse_run
 from nuggets_app.inference.services.unpooled import (
     UNPOOLED_INLINE,
@@ -549,19 +550,35 @@ def job_runs_evaluation(
     return found, frozenset(ready), sorted(set(new) - set(ready))
 
 
+class RunFileError(EstimateError):
+    """An uploaded run file with bad lines; ``problems`` lists each one (file and
+    line), up to ``UPLOAD_MAX_PROBLEMS``, as the other uploads do."""
+
+    def __init__(self, name: str, problems: list[str]) -> None:
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        super().__init__(f"{name}: {count}, nothing kept")
+        self.problems = problems
+
+
 def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
     """``(tag, {qid: {docno: score}})`` of an uploaded TREC run file (``.gz`` by its
-    name); a bad line raises :class:`EstimateError` naming the file and line."""
+    name); bad lines raise :class:`RunFileError` naming the file and every line."""
     base = Path(name).name or "run"
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / base
         with path.open("wb") as fh:
             for chunk in chunks:
                 fh.write(chunk)
+        sink = ErrorSink(settings.UPLOAD_MAX_PROBLEMS)
         try:
-            lines = list(parse_run(path))
+            lines = list(parse_run(path, sink=sink))
+            sink.check()
         except ImportFormatError as error:
-            raise EstimateError(str(error).replace(str(path), base)) from None
+            found = getattr(error, "errors", [error])
+            raise RunFileError(
+                base,
+                [ImportFormatError.__str__(e).replace(str(path), base) for e in found],
+            ) from None
         except (OSError, EOFError, UnicodeDecodeError) as error:
             raise EstimateError(f"{base}: cannot read the run ({error})") from None
     scores: Scores = {}

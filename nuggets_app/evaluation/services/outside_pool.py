@@ -90,9 +90,17 @@ class NewRunFigures:
     # Per topic still counted by the model: what a top-up would correct.
     plans: Mapping[str, Plan] = field(default_factory=dict)
 
+    @property
+    def half_width(self) -> float:
+        """``1.96 sqrt(V)`` of the run's interval as it stands (top-ups judged)."""
+        return Z_95 * max(self.interval.var, 0.0) ** 0.5
+
     def draws_for(self, half_width: float) -> tuple[int, float] | None:
         """Top-up draws per topic (and documents judged per topic) expected to bring
-        the interval to ``± half_width``; None when no top-up can."""
+        the interval to ``± half_width``: (0, 0) when it is there already; None when
+        no top-up can."""
+        if self.half_width <= half_width:
+            return 0, 0.0
         return draws_for_width(
             half_width, self.interval.var_sampling, self.interval.n_topics, self.plans
         )
@@ -202,10 +210,11 @@ def top_up_advice(
     half_width: float = TARGET_HALF_WIDTH,
 ) -> str:
     """One sentence for a new run whose figure rests on documents outside the pool
-    counted by the model ("" when none is): how much of its interval that is, and
-    the top-up that would correct it."""
+    counted by the model and whose interval is wider than ``± half_width`` ("" when
+    neither holds): how much of its interval that is, and the top-up that would
+    correct it."""
     parts = figures.interval
-    if parts.documents == 0:
+    if parts.documents == 0 or figures.half_width <= half_width:
         return ""
     share = round(100 * parts.model_share)
     found = figures.draws_for(half_width)
@@ -234,10 +243,19 @@ def top_up_advice(
 def new_run_flag_reason(figures: NewRunFigures, reason: str) -> str:
     """A flagged new run's reason: the bias check's, and when its figure rests on
     documents outside the pool counted by the model, that the top-up corrects it
-    (the model-assisted figure is then the model's there, not the sample's)."""
+    (the model-assisted figure is then the model's there, not the sample's). Where
+    its judged top-up corrects some topics, it says so and counts the documents of
+    the others."""
     if not reason or figures.interval.documents == 0:
         return reason
     head = reason.split(";", 1)[0]
+    if figures.topped_topics:
+        topics = ", ".join(figures.topped_topics)
+        return (
+            f"{head}; its judged top-up corrects topics {topics}, and its figure "
+            f"still counts {figures.interval.documents} documents outside the pool "
+            "of other topics by the model alone"
+        )
     return (
         f"{head}; its figure counts {figures.interval.documents} documents outside "
         "the pool by the model alone, so judge a top-up sample of them before "

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from nuggets_app.evaluation.services.estimates import EstimateError, estimate_sample
 from nuggets_app.evaluation.services.outside_pool import TopUp
+from nuggets_app.importers.fields import qid_key
 from nuggets_app.ir.model_assisted import ranked
 from nuggets_app.ir.outside_pool import top_up_draw
 from nuggets_app.judging.selectors import human_grades
@@ -49,6 +50,8 @@ class TopUpStatus:
     judged: int
     topics: int
     topics_judged: int
+    # {qid: [docno, ...]}: the documents a topic's correction still waits for.
+    waiting: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def done(self) -> bool:
@@ -203,15 +206,23 @@ def top_up_statuses(*, run: JobNewRun) -> list[TopUpStatus]:
     out = []
     for sample in run.top_ups.order_by("-pk"):
         rows = list(
-            SampleDocument.objects.filter(sample=sample).values_list(
-                "topic_id", "document_id"
-            )
+            SampleDocument.objects.filter(sample=sample)
+            .order_by("topic__qid", "order")
+            .values_list("topic_id", "document_id", "topic__qid", "document__docno")
         )
-        grades = human_grades({t for t, _ in rows})
-        judged = {key for key in rows if key in grades}
-        topics = {t for t, _ in rows}
-        done = {t for t in topics if all((t, d) in judged for tt, d in rows if tt == t)}
-        out.append(TopUpStatus(sample, len(rows), len(judged), len(topics), len(done)))
+        grades = human_grades({r[0] for r in rows})
+        waiting: dict[str, list[str]] = {}
+        for topic_id, doc_id, qid, docno in rows:
+            if (topic_id, doc_id) not in grades:
+                waiting.setdefault(qid, []).append(docno)
+        topics = {r[2] for r in rows}
+        judged = len(rows) - sum(len(docs) for docs in waiting.values())
+        out.append(
+            TopUpStatus(
+                sample, len(rows), judged, len(topics), len(topics) - len(waiting),
+                dict(sorted(waiting.items(), key=lambda kv: qid_key(kv[0]))),
+            )
+        )  # fmt: skip
     return out
 
 

@@ -47,6 +47,7 @@ from nuggets_app.judging.aggregation import (
     Aggregation,
     aggregation_of,
     human_labels,
+    known_answer_checks,
 )
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
@@ -160,33 +161,29 @@ def qrels_export(
         topic_qs = topic_qs.filter(match_jobs=job)
     qids = dict(topic_qs.values_list("pk", "qid"))
     records: dict[tuple[int, int], dict[str, Any]] = {}
-    undecided: list[str] = []
     reasons: dict[str, str] = {}
     if kind in ("inferred", "merged"):
+        assert job is not None
+        assert rule is not None
         reasons = {
             q: why
             for q, why in rule_undecided_reasons(job, rule).items()
             if q in qids.values()
         }
-        undecided = sorted(reasons, key=qid_key)
-        decided = {t: q for t, q in qids.items() if q not in undecided}
+        decided = {t: q for t, q in qids.items() if q not in reasons}
         records.update(_inferred_records(job, rule, collection, decided, later))
+    undecided = sorted(reasons, key=qid_key)
     rule_used = aggregation or aggregation_of(collection)
-    human = _human_records(qids, rule_used)
-    if kind in ("human", "merged"):
-        records.update(human)
-    else:
-        # Inferred lines are the rule's own, judged documents too; the person's
-        # label sits beside them in the sidecar (merged lets it decide).
-        for key, rec in human.items():
-            if key in records:
-                person = {k: rec[k] for k in ("rel", "assessors", "how")}
-                records[key] = {**records[key], "person": person}
+    _add_human_records(records, _human_records(qids, rule_used), kind)
     docnos = dict(
         Document.objects.filter(pk__in={d for _, d in records}).values_list(
             "pk", "docno"
         )
     )
+    # What people said of a line's document as a check of a known answer (no label).
+    for key, checks in known_answer_checks(qids).items():
+        if key in records:
+            records[key] = {**records[key], "checks": checks}
     rows = sorted(
         ((qids[t], docnos[d], rec) for (t, d), rec in records.items()), key=_line_key
     )
@@ -215,10 +212,28 @@ def qrels_export(
             **_counts(rows, level),
             "later": sum(1 for *_, rec in rows if rec.get("later")),
             **(_judged_counts(rows, level) if kind == "inferred" else {}),
+            "checked": sum(1 for *_, rec in rows if rec.get("checks")),
         },
         "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
     }
     return Export(lines=lines, provenance=provenance)
+
+
+def _add_human_records(
+    records: dict[tuple[int, int], dict[str, Any]],
+    human: dict[tuple[int, int], dict[str, Any]],
+    kind: str,
+) -> None:
+    """Human and merged qrels take the people's label; inferred lines stay the
+    rule's own, judged documents too, with the person's label beside them in the
+    sidecar (merged lets it decide)."""
+    if kind in ("human", "merged"):
+        records.update(human)
+        return
+    for key, rec in human.items():
+        if key in records:
+            person = {k: rec[k] for k in ("rel", "assessors", "how")}
+            records[key] = {**records[key], "person": person}
 
 
 def _level(collection: Collection, job: MatchJob | None) -> int:
@@ -366,28 +381,11 @@ def probabilistic_export(
     columns = job_probabilities(job=job, override=False, topics=qids)
     if not columns:
         raise ExportError(model_missing_reason(job))
-    added = later_columns(job=job, on_model=True, topics=list(qids)) if later else {}
-    later_keys = {
-        (topic_id, d) for topic_id, (docs, _) in added.items() for d in docs.tolist()
-    }
-    for topic_id, (docs, p) in added.items():
-        pooled_docs, pooled_p = columns.get(topic_id, (docs[:0], p[:0]))
-        columns[topic_id] = (
-            np.concatenate([pooled_docs, docs]),
-            np.concatenate([pooled_p, p]),
-        )
+    later_keys = _add_later_columns(job, columns, qids) if later else set()
     level = job.relevance_level
     rule_used = aggregation_of(job.collection)
     grades = human_grades(qids, aggregation=rule_used)
-    inclusion: dict[tuple[int, int], float] = {}
-    design = fit_sample(job)
-    if design is not None:
-        inclusion = {
-            (t, d): p
-            for t, d, p in SampleDocument.objects.filter(
-                sample=design, topic_id__in=list(qids)
-            ).values_list("topic_id", "document_id", "inclusion_prob")
-        }
+    inclusion = _fit_inclusion(job, qids)
     docnos = dict(
         Document.objects.filter(
             pk__in={d for docs, _ in columns.values() for d in docs.tolist()}
@@ -405,6 +403,14 @@ def probabilistic_export(
             pi = inclusion.get((topic_id, doc_id), -1)
             rows.append((qids[topic_id], docnos[doc_id], rel, value, pi, source))
     rows.sort(key=_line_key)
+    said = {
+        (qids[t], docnos.get(d)): c for (t, d), c in known_answer_checks(qids).items()
+    }
+    checked = [
+        {"qid": q, "docno": d, "checks": said[q, d]}
+        for q, d, *_ in rows
+        if (q, d) in said
+    ]
     lines = [
         f"{q} {d} {rel} {value!r} {pi!r} {source}"
         for q, d, rel, value, pi, source in rows
@@ -428,17 +434,48 @@ def probabilistic_export(
             "topics": len({r[0] for r in rows}),
             **by_source,
             "expected_relevant": sum(r[3] for r in rows),
+            "checked": len(checked),
         },
+        "checks": checked,
         "notes": (
             "rel is the human grade under the aggregation rule, -1 when nobody "
             "judged the document; "
             "p is 1 or 0 where a person judged (human judgments override), else the "
             "model's probability of relevance; pi is -1 when unknown (and for the "
             "documents scored after the job, whose source is later: never drawn, "
-            "their p from the job's model)"
+            "their p from the job's model); checks: the grades people gave a line's "
+            "document as a check of a known answer, never labels"
         ),
     }
     return Export(lines=lines, provenance=provenance)
+
+
+def _add_later_columns(
+    job: MatchJob, columns: dict[int, tuple[Any, Any]], qids: dict[int, str]
+) -> set[tuple[int, int]]:
+    """Append the documents scored after the job ran to ``columns`` (the model's p
+    beside the pool's); answers their (topic, document) keys."""
+    added = later_columns(job=job, on_model=True, topics=list(qids))
+    for topic_id, (docs, p) in added.items():
+        pooled_docs, pooled_p = columns.get(topic_id, (docs[:0], p[:0]))
+        columns[topic_id] = (
+            np.concatenate([pooled_docs, docs]),
+            np.concatenate([pooled_p, p]),
+        )
+    return {(t, d) for t, (docs, _) in added.items() for d in docs.tolist()}
+
+
+def _fit_inclusion(job: MatchJob, qids: dict[int, str]) -> dict[tuple[int, int], float]:
+    """Inclusion probabilities of the sample the job's model was fitted with."""
+    design = fit_sample(job)
+    if design is None:
+        return {}
+    return {
+        (t, d): p
+        for t, d, p in SampleDocument.objects.filter(
+            sample=design, topic_id__in=list(qids)
+        ).values_list("topic_id", "document_id", "inclusion_prob")
+    }
 
 
 def _counts(rows: list[tuple], level: int) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """Recording relevance judgments and time on task.
 
 Every write checks that the assessor was assigned the topic and that the document is in
-that assignment's sample. A judgment row is unique per (topic, document, assessor), so
-concurrent saves from two tabs converge on one row. Its ``version`` counts the times its
+that assignment's sample. A judgment row is unique per (topic, document, assessor,
+role), so concurrent saves from two tabs converge on one row; the role
+(``quality_check``) is the queue item's: a known answer interleaved as a check, or a
+document to label. The same document can be both, in two queues, and each keeps its
+own row. Its ``version`` counts the times its
 relevance was set: a save carrying the version it was based on is refused with a
 ``JudgmentConflict`` when another tab (or staff) changed the grade since, and a save
 carrying a ``client_uuid`` is stored once however often it is retried. Every change of
@@ -142,7 +145,7 @@ def _upsert(
         f"INSERT INTO {table} (topic_id, document_id, assessor_id, relevance, "
         "active_seconds, version, quality_check, created_at, updated_at) "
         "VALUES (%s, %s, %s, NULL, %s, 0, %s, %s, %s) "
-        f"ON CONFLICT (topic_id, document_id, assessor_id) DO UPDATE SET "
+        "ON CONFLICT (topic_id, document_id, assessor_id, quality_check) DO UPDATE SET "
         f"active_seconds = {table}.active_seconds + EXCLUDED.active_seconds, "
         "updated_at = EXCLUDED.updated_at "
         "RETURNING id, relevance, active_seconds, version"
@@ -159,33 +162,39 @@ def _upsert(
         relevance=stored_relevance,
         active_seconds=float(seconds),
         version=version,
+        quality_check=quality_check,
     )
 
 
-def judgment_state(*, assessor_id: int, topic_id: int, document_id: int) -> dict:
-    """The stored grade of (topic, document) by the assessor: ``relevance``,
-    ``version`` (0 when never set), and the last change's author (``by``) and time
-    (``at``, ISO 8601), both None when there is none."""
-    row = (
+def judgment_state(
+    *, assessor_id: int, topic_id: int, document_id: int, quality_check: bool = False
+) -> dict:
+    """The stored grade of (topic, document) by the assessor in its role (a check of
+    a known answer, or a label): ``relevance``, ``version`` (0 when never set), and
+    the last change's author (``by``) and time (``at``, ISO 8601), both None when
+    there is none."""
+    found = (
         Judgment.objects.filter(
-            topic_id=topic_id, document_id=document_id, assessor_id=assessor_id
-        )
-        .values("relevance", "version")
-        .first()
-    ) or {"relevance": None, "version": 0}
-    last = (
-        WorkChange.objects.filter(
-            kind=WorkChange.JUDGMENT,
-            owner_id=assessor_id,
             topic_id=topic_id,
             document_id=document_id,
+            assessor_id=assessor_id,
+            quality_check=quality_check,
         )
+        .values_list("pk", "relevance", "version")
+        .first()
+    )
+    pk, relevance, version = found or (None, None, 0)
+    last = (
+        WorkChange.objects.filter(kind=WorkChange.JUDGMENT, object_id=pk)
         .select_related("actor")
         .order_by("-id")
         .first()
+        if pk is not None
+        else None
     )
     return {
-        **row,
+        "relevance": relevance,
+        "version": version,
         "by": last.actor.get_username() if last else None,
         "at": last.at.isoformat() if last else None,
     }
@@ -298,7 +307,10 @@ def judgment_record(
         )
     if conflict:
         current = judgment_state(
-            assessor_id=assessor.pk, topic_id=topic.pk, document_id=document.pk
+            assessor_id=assessor.pk,
+            topic_id=topic.pk,
+            document_id=document.pk,
+            quality_check=known,
         )
         raise JudgmentConflict(
             f"the judgment is at version {current['version']}, not {version}",
@@ -324,11 +336,15 @@ def judgment_correct(
 ) -> Judgment:
     """Staff correct the grade of an assessor's existing judgment (no time added).
     The change is kept in the history with ``actor`` as its author and ``note`` as
-    its reason; the assessor's open page meets it as a newer version."""
+    its reason; the assessor's open page meets it as a newer version. Where the
+    assessor judged the document both as a label and as a check of a known answer,
+    the label is corrected."""
     grade_check(topic=topic, value=relevance, field="relevance")
-    existing = Judgment.objects.filter(
-        topic=topic, document=document, assessor=assessor
-    ).first()
+    existing = (
+        Judgment.objects.filter(topic=topic, document=document, assessor=assessor)
+        .order_by("quality_check")
+        .first()
+    )
     if existing is None:
         raise JudgingError(
             f"{assessor} has no judgment of document {document.docno} "

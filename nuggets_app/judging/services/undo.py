@@ -29,7 +29,7 @@ from nuggets_app.judging.services.nuggets import (
     nugget_change_record,
     nugget_embed_later,
 )
-from nuggets_app.models import Nugget, WorkChange
+from nuggets_app.models import Judgment, Nugget, WorkChange
 
 # The nugget fields an edit may change (and an undo restores).
 EDITABLE = ("text", "keywords", "grade", "aspect")
@@ -42,9 +42,17 @@ class NothingToUndo(JudgingError):
 
 
 def undoable_change(
-    *, owner_id: int, topic_id: int, document_id: int
+    *, owner_id: int, topic_id: int, document_id: int, quality_check: bool = False
 ) -> WorkChange | None:
-    """The last change of the owner's work on the document that undo would revert."""
+    """The last change of the owner's work on the document that undo would revert:
+    of its judgments, only the one in the role of the queue item (a check of a known
+    answer, or a label); the other is another record."""
+    other = Judgment.objects.filter(
+        assessor_id=owner_id,
+        topic_id=topic_id,
+        document_id=document_id,
+        quality_check=not quality_check,
+    )
     return (
         WorkChange.objects.filter(
             owner_id=owner_id,
@@ -53,20 +61,30 @@ def undoable_change(
             undone=False,
             undo_of__isnull=True,
         )
+        .exclude(kind=WorkChange.JUDGMENT, object_id__in=other.values("pk"))
         .order_by("-id")
         .first()
     )
 
 
 def change_undo(
-    *, actor: Any, owner_id: int, topic_id: int, document_id: int
+    *,
+    actor: Any,
+    owner_id: int,
+    topic_id: int,
+    document_id: int,
+    quality_check: bool = False,
 ) -> WorkChange:
-    """Revert the last undoable change of ``owner_id``'s work on the document (for
-    the owner or staff: the caller checks who may). Returns the undo's own change;
-    ``NothingToUndo`` when there is none left."""
+    """Revert the last undoable change of ``owner_id``'s work on the document, its
+    judgment in the role ``quality_check`` (for the owner or staff: the caller checks
+    who may). Returns the undo's own change; ``NothingToUndo`` when there is none
+    left."""
     with transaction.atomic():
         last = undoable_change(
-            owner_id=owner_id, topic_id=topic_id, document_id=document_id
+            owner_id=owner_id,
+            topic_id=topic_id,
+            document_id=document_id,
+            quality_check=quality_check,
         )
         # Locked and read again: two undos at once never revert one change twice.
         locked = WorkChange.objects.select_for_update().filter(undone=False)

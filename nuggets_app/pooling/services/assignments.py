@@ -143,6 +143,7 @@ def assignment_reassign(
                 assessor_id=assignment.assessor_id,
                 document_id__in=queue,
                 relevance__isnull=False,
+                quality_check=False,
             ).count()
             if judged >= queue.count():
                 raise AssignmentError(

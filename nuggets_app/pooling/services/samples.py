@@ -252,11 +252,16 @@ def sample_inclusion(sample: Sample) -> dict[tuple[str, str], float]:
 
 def _checks_drawn(rows: list[SampleDocument]) -> None:
     """Known answers the sampler drew: drawn documents from now on, and the grades
-    given to them human labels (the assessors could not tell them apart)."""
+    given to them human labels (the assessors could not tell them apart). An
+    assessor who already labelled the document elsewhere keeps that label, and the
+    check stays a check."""
     if not rows:
         return
     SampleDocument.queue.filter(pk__in=[r.pk for r in rows]).update(known=False)
     for row in rows:
+        labelled = Judgment.objects.filter(
+            topic_id=row.topic_id, document_id=row.document_id, quality_check=False
+        ).values("assessor_id")
         Judgment.objects.filter(
             topic_id=row.topic_id, document_id=row.document_id, quality_check=True
-        ).update(quality_check=False)
+        ).exclude(assessor_id__in=labelled).update(quality_check=False)

@@ -53,11 +53,15 @@ def test_staff_draws_a_top_up_the_assessor_judges_it_and_the_figure_changes(
     advice = driver.find_element(By.ID, "top-up-advice").text
     assert "top-up" in advice
     assert "outside the pool" in advice
-    # Six topics: a wide interval to plan for.
+    # Six topics: a wide interval, already within a width of 0.8, to plan for.
     driver.get(f"{page}?width=0.8")
     needed = driver.find_element(By.ID, "top-up-needed").text
+    assert "is already within a width of 0.80: no top-up is needed" in needed
+    assert not driver.find_elements(By.ID, "top-up-advice")
+    driver.get(f"{page}?width=0.4")
+    needed = driver.find_element(By.ID, "top-up-needed").text
     assert "judgments per topic" in needed
-    assert "width of 0.80" in needed
+    assert "width of 0.40" in needed
     form = driver.find_element(By.ID, "top-up-form")
     size = form.find_element(By.NAME, "size")
     size.clear()

@@ -220,15 +220,22 @@ def test_a_researcher_uploads_a_run_and_sees_it_beside_the_pooled_runs(
     assert "documents no run retrieved that deep" in html
 
 
-def test_a_bad_run_file_is_refused_with_its_line(fitted, client, researcher):
+def test_a_bad_run_file_is_refused_with_every_bad_line(fitted, client, researcher):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
     client.force_login(researcher)
-    bad = SimpleUploadedFile("bad.run", b"1 Q0 d1 1 2.0 tag\n1 Q0 d2 2\n")
+    bad = SimpleUploadedFile(
+        "bad.run",
+        b"1 Q0 d1 1 2.0 tag\n1 Q0 d2 2\n1 Q0 d3 3 high tag\n1 Q0 d4 4 1.0 other\n",
+    )
     page = client.post(reverse("job-new-run", args=[fitted.job.pk]), {"run": bad})
     assert page.status_code == 200
-    assert "bad.run:2" in page.content.decode()
+    html = page.content.decode()
+    assert "bad.run: 3 problems, nothing kept" in html
+    for line in ("bad.run:2", "bad.run:3", "bad.run:4"):
+        assert line in html
+    assert not fitted.job.new_runs.exists()
 
 
 def test_an_assessor_may_not_evaluate_anew_run(fitted, client, assessor):

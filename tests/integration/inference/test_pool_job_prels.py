@@ -41,7 +41,7 @@ def test_a_pool_job_launched_beside_the_preselected_sample_has_no_prels(
     assert prels not in staff_client.get(reverse("job-detail", args=[job.pk])).text
     assert staff_client.get(prels).status_code == 409
     with pytest.raises(
-        CommandError, match="ran over pool, not a sample; give --sample"
+        CommandError, match=r"ran over pool, not a sample; name a sample \(--sample\)"
     ):
         call_command(
             "export_qrels", "--collection", "demo", "--kind", "prels", "--job",

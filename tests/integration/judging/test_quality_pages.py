@@ -161,6 +161,33 @@ def test_the_assessors_page_and_the_workload(world, client, staff):
     assert '<td class="num assigned">10</td><td class="num judged">2</td>' in work
 
 
+def test_the_flag_note_shows_only_where_it_applies(world, client, staff, assessor):
+    url = reverse("staff-assessor-quality", args=[world.collection.name])
+    client.force_login(staff)
+    # No check of a known answer judged: nobody can be flagged, no note.
+    page = client.get(url).content.decode()
+    assert 'data-assessor="alice"' in page
+    assert "Flagged:" not in page
+    assert 'id="flag-note"' not in page
+    # Alice judged a known answer as a check, and agreed with it.
+    known = KnownAnswer.objects.create(
+        topic=world.topic, document=world.docs["29"], relevance=0, source="adjudicated"
+    )
+    Judgment.objects.create(
+        topic=world.topic, document=world.docs["29"], assessor=assessor,
+        relevance=0, quality_check=True,
+    )  # fmt: skip
+    page = client.get(url).content.decode()
+    assert "Flagged:" not in page
+    assert "Nobody's agreement with the known answers is below 0.80." in page
+    # The known grade was 2: she is flagged, and the note says why.
+    known.relevance = 2
+    known.save()
+    page = client.get(url).content.decode()
+    assert 'class="flagged"' in page
+    assert "Flagged: agreement with the known answers below 0.80." in page
+
+
 def test_the_collection_rule_is_set_from_its_page(world, client, staff):
     client.force_login(staff)
     name = world.collection.name

@@ -23,6 +23,14 @@ def test_a_swap_at_the_top_costs_more_than_at_the_bottom():
     assert tau_ap(list("abcd"), list("abdc")) == pytest.approx(7 / 9)
 
 
+def test_a_ranking_against_itself_has_tau_exactly_one_even_with_ties():
+    scores = {"r0": 0.6, "r1": 0.8, "r2": 0.1, "r3": 0.1, "r4": 0.8}
+    assert kendall_tau(scores, scores) == 1.0
+    assert repr(kendall_tau(scores, dict(scores))) == "1.0"
+    items = [str(i) for i in range(30)]
+    assert tau_ap(items, list(items)) == 1.0
+
+
 def test_kendall_tau_of_one_swap_among_four_is_two_thirds():
     a = {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}
     b = {"a": 3.0, "b": 4.0, "c": 2.0, "d": 1.0}
