@@ -162,25 +162,44 @@ def _arrays(
     return _Pairs(qids, Design(topic, pi, sampled, len(qids)), y, j, grades)
 
 
-def _estimate(value: float, var: float, low: float, high: float) -> Estimate:
+def _estimate(
+    value: float, var: float, low: float, high: float, df: float = math.inf
+) -> Estimate:
     if not math.isfinite(value):
         return Estimate(math.nan, math.nan, math.nan)
     value = float(min(max(value, low), high))
-    lo, hi = jd.interval(value, var, float(low), float(high))
+    lo, hi = jd.interval(value, var, float(low), float(high), df)
     return Estimate(value, float(lo), float(hi))
+
+
+def _proportion(design: Design, num: np.ndarray, den: np.ndarray) -> Estimate:
+    """The ratio ``HT(num)/HT(den)`` (``num`` a part of the 0/1 ``den``) with its
+    Wilson interval at the design's effective sample size."""
+    value, var, df = jd.linearised(
+        design, np.column_stack([num, den]), jd.ratio, jd.ratio_grad
+    )
+    if not math.isfinite(value):
+        return Estimate(math.nan, math.nan, math.nan)
+    inside = design.sampled & (design.pi < 1.0) & (den > 0)
+    boundary = (
+        float(inside.sum()) / (1.0 - float(design.pi[inside].mean()))
+        if inside.any()
+        else math.inf
+    )
+    value = min(max(value, 0.0), 1.0)
+    low, high = jd.proportion_interval(value, var, df, boundary)
+    return Estimate(value, low, high)
 
 
 def _agreement(design: Design, y: np.ndarray, j: np.ndarray) -> tuple[Estimate, ...]:
     """(kappa, precision, recall) of the judge against the people on ``design``."""
     jy = j * y
     table = np.column_stack([jy, j * (1 - y), (1 - j) * y, (1 - j) * (1 - y)])
-    k, kv = jd.linearised(design, table, jd.kappa, jd.kappa_grad)
-    pr, pv = jd.linearised(design, np.column_stack([jy, j]), jd.ratio, jd.ratio_grad)
-    rc, rv = jd.linearised(design, np.column_stack([jy, y]), jd.ratio, jd.ratio_grad)
+    k = jd.linearised(design, table, jd.kappa, jd.kappa_grad)
     return (
-        _estimate(k, kv, -1.0, 1.0),
-        _estimate(pr, pv, 0.0, 1.0),
-        _estimate(rc, rv, 0.0, 1.0),
+        _estimate(k[0], k[1], -1.0, 1.0, k[2]),
+        _proportion(design, jy, j),
+        _proportion(design, jy, y),
     )
 
 
@@ -206,9 +225,7 @@ def _by_grade(
     result: dict[float, Estimate] = {}
     for b, key in enumerate(keys):
         member = (bins == b).astype(np.float64)
-        z = np.column_stack([y * member, member])
-        value, var = jd.linearised(design, z, jd.ratio, jd.ratio_grad)
-        result[key] = _estimate(value, var, 0.0, 1.0)
+        result[key] = _proportion(design, y * member, member)
     return result
 
 
