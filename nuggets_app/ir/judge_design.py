@@ -46,6 +46,9 @@ from scipy.stats import t as student_t
 from nuggets_app.ir.intervals import THIN_BELOW
 
 Z_95 = 1.959963984540054
+# Distinct judge grades up to which P(relevant | grade) is reported per grade.
+MAX_DISTINCT_GRADES = 10
+GRADE_BINS = 5  # quantile bins of the judge's scores beyond that
 Array = NDArray[np.float64]
 
 
@@ -271,3 +274,31 @@ def proportion_interval(
     half = q / (1 + q2n) * math.sqrt(spread / n + q2n / (4 * n))
     # Wilson's interval holds p; min/max only absorb rounding at p = 0 or 1.
     return min(value, max(0.0, centre - half)), max(value, min(1.0, centre + half))
+
+
+def grade_bins(grades: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """Each pair's judge-grade bin and the bins' lowest grades (the keys of
+    P(relevant | grade)); pairs with no grade get a bin of their own, unkeyed."""
+    known = grades[~np.isnan(grades)]
+    distinct = np.unique(known)
+    if distinct.size <= MAX_DISTINCT_GRADES:
+        edges = distinct[1:]
+    else:
+        qs = np.quantile(known, np.arange(1, GRADE_BINS) / GRADE_BINS)
+        edges = np.unique(qs[qs > distinct[0]])
+    bins = np.searchsorted(edges, np.nan_to_num(grades, nan=-np.inf), side="right")
+    keys = [float(distinct[0]), *map(float, edges)] if distinct.size else []
+    bins = np.where(np.isnan(grades), len(keys), bins).astype(np.int64)
+    return bins, keys
+
+
+def size_needed(var: float, n: int, big_n: int, half: float) -> int:
+    """The uniform design's ``n'`` with ``1.96² N²(1/n' - 1/N) S² <= half²``, with
+    ``N² S² = V̂ / (1/n - 1/N)`` from the sample of ``n`` of ``N`` uncertain pairs."""
+    if n >= big_n or not var > 0:
+        return n
+    if n == 0 or not half > 0:
+        return big_n
+    scaled = var / (1.0 / n - 1.0 / big_n)
+    exact = 1.0 / ((half / Z_95) ** 2 / scaled + 1.0 / big_n)
+    return min(big_n, max(1, math.ceil(exact - 1e-9)))

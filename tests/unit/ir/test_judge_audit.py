@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nuggets_app.ir.judge_audit import (
-    GRADE_BINS,
     Estimate,
     JudgeAudit,
     JudgeAuditError,
@@ -20,7 +19,11 @@ from nuggets_app.ir.judge_audit import (
     audit_judge,
     plan_sample_size,
 )
-from nuggets_app.ir.judge_design import effective_df, proportion_interval
+from nuggets_app.ir.judge_design import (
+    GRADE_BINS,
+    effective_df,
+    proportion_interval,
+)
 from nuggets_app.ir.proportions import wilson_interval
 from nuggets_app.ir.sampling import draw_uniform
 
