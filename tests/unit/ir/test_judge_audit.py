@@ -22,6 +22,8 @@ from nuggets_app.ir.judge_audit import (
 from nuggets_app.ir.judge_design import (
     GRADE_BINS,
     effective_df,
+    kappa,
+    kappa_grad,
     proportion_interval,
 )
 from nuggets_app.ir.proportions import wilson_interval
@@ -342,3 +344,16 @@ def test_the_degrees_of_freedom_count_the_pairs_that_carry_the_variance() -> Non
     assert effective_df(np.full(12, 0.3)) == pytest.approx(12)
     assert effective_df(np.array([1.0, 0.0, 0.0])) == pytest.approx(1)
     assert effective_df(np.zeros(3)) == math.inf
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.5, 100.0), min_size=4, max_size=4))
+def test_kappas_gradient_is_its_derivative(cells: list[float]) -> None:
+    t = np.array(cells)
+    step = 1e-6
+    for k in range(4):
+        up, down = t.copy(), t.copy()
+        up[k] += step
+        down[k] -= step
+        numeric = (kappa(up) - kappa(down)) / (2 * step)
+        assert kappa_grad(t)[k] == pytest.approx(numeric, rel=1e-4, abs=1e-7)
