@@ -33,6 +33,7 @@ from django.db.models import Count
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
+    EstimateInputs,
     RunEstimates,
     Scores,
     flag_reasons,
@@ -257,15 +258,19 @@ def new_runs_evaluate(
             names[pk]: float(v) for pk, v in zip(ids, p.tolist(), strict=True)
         }
     result.unpooled_p = unsampled
+    inputs = EstimateInputs(
+        prels=sample_prels(sample),
+        probs=probs,
+        design=sample_design(sample=sample),
+        level=job.relevant_threshold,
+    )
     result.estimates = _estimates(
         job,
-        sample_prels(sample),
-        probs,
+        inputs,
         pooled,
         new_runs,
         unsampled,
         depth,
-        sample_design(sample=sample),
         result,
         stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
     )
@@ -274,13 +279,11 @@ def new_runs_evaluate(
 
 def _estimates(
     job: MatchJob,
-    prels,
-    probs: Scores,
+    inputs: EstimateInputs,
     pooled: Mapping[str, Scores],
     new_runs: Mapping[str, Scores],
     unsampled: Mapping[str, Mapping[str, float]],
     depth: int | None,
-    design: Mapping[str, Mapping[str, float]],
     result: NewRunsEvaluation,
     top_ups: Mapping[str, TopUp],
 ) -> dict[str, RunEstimates]:
@@ -289,7 +292,9 @@ def _estimates(
     P (calibrated p, or corrected by its judged top-up sample) and its bias check
     against the pooled runs' shift: the same figure alone or beside other new runs.
     Fills ``result``'s calibration and interval parts."""
-    level = job.relevant_threshold
+    prels, probs, design, level = (
+        inputs.prels, inputs.probs, inputs.design, inputs.level
+    )  # fmt: skip
     pool_runs = job_pool_runs(job)
     reference = pooled_estimates(
         job=job, prels=prels, probs=probs, design=design, pooled=pool_runs
@@ -317,9 +322,8 @@ def _estimates(
     for name, run in fresh.items():
         assert result.calibration is not None
         figures = new_run_estimates(
-            name=name, run=run, prels=prels, probs=probs, unpooled_p=unsampled,
-            depth=depth, level=level, calibration=result.calibration, shift=shift,
-            design=design, top_up=top_ups.get(name),
+            name=name, run=run, inputs=inputs, unpooled_p=unsampled, depth=depth,
+            calibration=result.calibration, shift=shift, top_up=top_ups.get(name),
         )  # fmt: skip
         out[name] = figures.estimates
         result.intervals[name] = figures.interval
