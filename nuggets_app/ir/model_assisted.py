@@ -179,6 +179,23 @@ def _expected_gain(steps: Sequence[float], at_least: Sequence[float]) -> float:
     return math.fsum(s * q for s, q in zip(steps, at_least, strict=True))
 
 
+def _inputs_check(
+    qid: str,
+    probs: Mapping[str, float],
+    unsampled: Mapping[str, float],
+    *,
+    cutoff: int,
+    graded: bool,
+) -> None:
+    if cutoff < 1:
+        raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
+    if unsampled and graded:
+        raise ModelAssistedError("unsampled documents are for binary relevance only")
+    for docno, p in (*probs.items(), *unsampled.items()):
+        if not 0.0 <= p <= 1.0:
+            raise ModelAssistedError(f"topic {qid}: p({docno}) = {p} not in [0,1]")
+
+
 def topic_sample(
     judged: TopicPrels,
     probs: Mapping[str, float],
@@ -208,16 +225,10 @@ def topic_sample(
     document, drawn or not (the ``anticipated`` interval of :mod:`.intervals`).
     The estimator's ``bounded``: R̂ is at least the number of relevant documents judged.
     """
-    if cutoff < 1:
-        raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
     unsampled = unsampled or {}
-    if unsampled and grades is not None:
-        raise ModelAssistedError("unsampled documents are for binary relevance only")
-    for docno, p in (*probs.items(), *unsampled.items()):
-        if not 0.0 <= p <= 1.0:
-            raise ModelAssistedError(
-                f"topic {judged.qid}: p({docno}) = {p} not in [0,1]"
-            )
+    _inputs_check(
+        judged.qid, probs, unsampled, cutoff=cutoff, graded=grades is not None
+    )
     tuning = estimator.tuning
     scale = tuning(judged, probs, level=level) if tuning is not None else 1.0
     if scale != 1.0:

@@ -205,32 +205,10 @@ def new_runs_evaluate(
         d for run in new_runs.values() for docs in run.values() for d in docs
     }
     doc_id = _document_ids(job, wanted_docnos)
-    documents: dict[str, RunDocuments] = {}
-    wanted: dict[int, set[int]] = {}
-    by_run: dict[str, set[tuple[int, int]]] = {}
-    for name, run in new_runs.items():
-        counts = documents.setdefault(name, RunDocuments())
-        for qid, docs in run.items():
-            topic = topic_of.get(qid)
-            if topic is None:
-                if qid in job_qids:
-                    counts.topics_unjudged += 1
-                else:
-                    counts.topics_outside_job += 1
-                continue
-            for rank, docno in enumerate(ranking_order(docs), start=1):
-                counts.retrieved += 1
-                pk = doc_id.get(docno)
-                if pk is None:
-                    counts.not_in_collection += 1
-                elif pk in in_job[topic]:
-                    counts.pooled += 1
-                elif depth is not None and rank > depth:
-                    counts.below_depth += 1
-                else:
-                    counts.unpooled += 1
-                    wanted.setdefault(topic, set()).add(pk)
-                    by_run.setdefault(name, set()).add((topic, pk))
+    documents, wanted, by_run = _run_documents(
+        new_runs, topic_of=topic_of, job_qids=job_qids, doc_id=doc_id, in_job=in_job,
+        depth=depth,
+    )  # fmt: skip
     wanted_lists = {t: sorted(d) for t, d in wanted.items()}
     progress = unpooled_ensure(
         job=job,
@@ -275,6 +253,49 @@ def new_runs_evaluate(
         stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
     )
     return result
+
+
+def _run_documents(
+    new_runs: Mapping[str, Scores],
+    *,
+    topic_of: Mapping[str, int],
+    job_qids: set[str],
+    doc_id: Mapping[str, int],
+    in_job: Mapping[int, set[int]],
+    depth: int | None,
+) -> tuple[
+    dict[str, RunDocuments], dict[int, set[int]], dict[str, set[tuple[int, int]]]
+]:
+    """Each new run's documents counted (pooled, unpooled, below depth, not in the
+    collection; topics unjudged or outside the job), the unpooled ones to score per
+    topic, and per run its (topic, document) pairs among them."""
+    documents: dict[str, RunDocuments] = {}
+    wanted: dict[int, set[int]] = {}
+    by_run: dict[str, set[tuple[int, int]]] = {}
+    for name, run in new_runs.items():
+        counts = documents.setdefault(name, RunDocuments())
+        for qid, docs in run.items():
+            topic = topic_of.get(qid)
+            if topic is None:
+                if qid in job_qids:
+                    counts.topics_unjudged += 1
+                else:
+                    counts.topics_outside_job += 1
+                continue
+            for rank, docno in enumerate(ranking_order(docs), start=1):
+                counts.retrieved += 1
+                pk = doc_id.get(docno)
+                if pk is None:
+                    counts.not_in_collection += 1
+                elif pk in in_job[topic]:
+                    counts.pooled += 1
+                elif depth is not None and rank > depth:
+                    counts.below_depth += 1
+                else:
+                    counts.unpooled += 1
+                    wanted.setdefault(topic, set()).add(pk)
+                    by_run.setdefault(name, set()).add((topic, pk))
+    return documents, wanted, by_run
 
 
 def _estimates(
