@@ -25,6 +25,9 @@ from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 
+# The replicates' generator seed: the same worlds for every option set compared.
+SEED = 0
+
 
 def _logit(x):
     x = np.clip(x, 1e-4, 1 - 1e-4)
@@ -122,13 +125,12 @@ def simulated_bias(
     level,
     estimator: Estimator = REPORTED,
     replicates=50,
-    seed=0,
     world="cal",
     truth_labels=None,
 ) -> dict[str, dict[str, float]]:
     """run -> qid -> mean (estimate - world truth) of AP by ``estimator`` over the
-    replicates."""
-    rng = np.random.default_rng(seed)
+    replicates (drawn from a generator seeded with :data:`SEED`)."""
+    rng = np.random.default_rng(SEED)
     beta = calibration_fit(prels, probs, level)
     offsets = topic_offsets(prels, probs, beta, level) if world == "topic" else {}
     topics = {}
