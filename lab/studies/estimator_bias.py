@@ -40,7 +40,7 @@ import math
 import pickle
 import sys
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from statistics import NormalDist
@@ -91,10 +91,7 @@ class Spec:
     thins: int = 20
 
 
-SPEC_CASTS: dict[str, Callable[[str], object]] = {
-    "zero": lambda v: v == "true", "pboot": int, "world": str, "synthetic": float,
-    "allow": str, "thin": float, "thins": int,
-}  # fmt: skip
+SPEC_KEYS = ("zero", "pboot", "world", "synthetic", "allow", "thin", "thins")
 
 
 def options_parse(text: str) -> tuple[str, Spec]:
@@ -103,11 +100,19 @@ def options_parse(text: str) -> tuple[str, Spec]:
     name, _, rest = text.partition("=")
     given = dict(item.partition(":")[::2] for item in filter(None, rest.split(",")))
     own = {k: v for k, v in given.items() if k not in ESTIMATOR_KEYS}
-    unknown = set(own) - set(SPEC_CASTS)
+    unknown = set(own) - set(SPEC_KEYS)
     if unknown:
         raise SystemExit(f"{name}: unknown options {', '.join(sorted(unknown))}")
-    values = {k: SPEC_CASTS[k](v) for k, v in own.items()}
-    return name, Spec(estimator_parse(given), **values)
+    return name, Spec(
+        estimator=estimator_parse(given),
+        zero=own.get("zero") == "true",
+        pboot=int(own.get("pboot", 0)),
+        world=own.get("world", "cal"),
+        synthetic=float(own.get("synthetic", 0)),
+        allow=own.get("allow"),
+        thin=float(own.get("thin", 0)),
+        thins=int(own.get("thins", 20)),
+    )
 
 
 def figures(inputs, prels, probs, spec: Spec, per_topic) -> dict:
@@ -126,12 +131,12 @@ def figures(inputs, prels, probs, spec: Spec, per_topic) -> dict:
         prels, {} if zero else probs, inputs["runs"], estimator=estimator,
         level=inputs["level"], design=design, unsampled=unsampled,
     )  # fmt: skip
-    uncorrected = allow and model_assisted_evaluate(
-        prels, {} if zero else probs, inputs["runs"],
-        estimator=replace(estimator, beale=None), level=inputs["level"],
-        design=design, unsampled=unsampled,
-    )  # fmt: skip
     if allow:  # the interval reaches as far as Beale's correction moved the estimate
+        uncorrected = model_assisted_evaluate(
+            prels, {} if zero else probs, inputs["runs"],
+            estimator=replace(estimator, beale=None), level=inputs["level"],
+            design=design, unsampled=unsampled,
+        )  # fmt: skip
         for run, measures in found.items():
             ap = measures["AP"]
             moved = uncorrected[run]["AP"].estimate - ap.estimate
