@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from assessor_ui.forms.assessor import NewRunForm, TopUpForm
 from assessor_ui.views.calibration import calibration_context
 from assessor_ui.views.decorators import researcher_required, staff_required
-from nuggets_app.evaluation.services import new_runs, outside_pool, top_ups
+from nuggets_app.evaluation.services import new_runs, outside_pool, run_uploads, top_ups
 from nuggets_app.evaluation.services.estimates import (
     FLAG_NOTE,
     INTERVAL_NOTE,
@@ -60,7 +60,7 @@ def job_new_run(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["run"]
         try:
-            name, scores = new_runs.run_upload_read(upload.name, upload.chunks())
+            name, scores = run_uploads.run_upload_read(upload.name, upload.chunks())
             sample = estimate_sample(job, _sample_name(form.cleaned_data["sample"]))
             if sample is None:
                 raise EstimateError(

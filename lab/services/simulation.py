@@ -482,7 +482,9 @@ def simulation_run(
         )
         inferred = model_inferred(figures.probabilities, human, config.rule)
         lap("relevance model")
-    baseline = _baseline(collection, pooled, human, config)
+    baseline = (
+        {} if config.inputs_only else _baseline(collection, pooled, human, config)
+    )
     lap("baseline")
     data = simulation_data(
         config=config,

@@ -39,3 +39,6 @@ class SimulationConfig:
     # Replace an earlier simulation's judgments on this collection, deleting the jobs
     # that were fitted on them (without it, such a simulation is refused).
     replace: bool = False
+    # Only the estimators' inputs (lab.studies.simulate_dump): neither the feedback
+    # baseline nor the job's estimates, which no estimator variant reads.
+    inputs_only: bool = False

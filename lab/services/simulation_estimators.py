@@ -41,17 +41,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from lab.services.simulation import SimulationData
 from nuggets_app.ir.bias_check import bias_check
+from nuggets_app.ir.estimator import REPORTED
 from nuggets_app.ir.intervals import INTERVALS
 from nuggets_app.ir.measures import average_precision
-from nuggets_app.ir.model_assisted import (
-    DEFAULT_ESTIMATOR,
-    REPORTED,
-    model_assisted_evaluate,
-)
+from nuggets_app.ir.model_assisted import DEFAULT_ESTIMATOR, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau, tau_ap_symmetric
 from nuggets_app.ir.run_intervals import Z_95
@@ -171,8 +169,10 @@ def _assisted(
 ) -> dict[str, tuple[float, tuple[float, float], list[str]]]:
     """run -> (MAP, interval, qids averaged) of the reported estimator with the
     given interval method."""
-    options = {**REPORTED, "interval": interval}
-    found = model_assisted_evaluate(prels, probs, runs, design=design, **options)
+    estimator = replace(REPORTED, interval=interval)
+    found = model_assisted_evaluate(
+        prels, probs, runs, estimator=estimator, design=design
+    )
     return {
         name: (ap.estimate, ap.ci95, [t.qid for t in ap.topics])
         for name, ap in ((n, m["AP"]) for n, m in found.items())
@@ -221,8 +221,8 @@ def estimators_report(
         }
         checks = [e.check for e in data.estimates.values()]
     else:
-        model_assisted = by_interval[REPORTED["interval"]]
-        checks = bias_check(prels, probs, runs, design=design, **REPORTED)
+        model_assisted = by_interval[REPORTED.interval]
+        checks = bias_check(prels, probs, runs, estimator=REPORTED, design=design)
     estimators: dict[str, Any] = {}
     for name in ("sample_only", "eap"):
         scores = dict(system_maps[name])

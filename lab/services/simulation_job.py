@@ -97,7 +97,9 @@ def job_fit_and_figures(
         crossfit=job_crossfit(job=job, sample=sample),
         prels=sample_prels(sample),
         estimates=(
-            job_sample_estimates(job=job, sample=sample, runs=runs) if runs else {}
+            job_sample_estimates(job=job, sample=sample, runs=runs)
+            if runs and not config.inputs_only
+            else {}
         ),
         expected=job_probability_qrels(job),
         model=json.loads(json.dumps(model)),

@@ -2,7 +2,9 @@
 
 Reads the ``inputs.pickle`` of :mod:`lab.studies.simulate_dump` (one simulation: the
 sample's prels, the job's cross-fitted p, the design, the runs, the truth) and, for
-estimator options given as ``NAME=key:value,...``:
+option sets given as ``NAME=key:value,...`` (the estimator's options, read by
+:func:`lab.maths.estimators.estimator_parse` into a value of the product's
+:class:`~nuggets_app.ir.estimator.Estimator`, and the study's own, :class:`Spec`):
 
 * ``observed``: per option set, on the simulation's own sample, the mean over runs of
   (MAP estimate - pooled truth), its sd, the RMSE, coverage, mean half-width, tau and
@@ -39,19 +41,20 @@ import pickle
 import sys
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from statistics import NormalDist
 
 import numpy as np
 
+from lab.maths.estimators import estimator_parse
 from lab.studies.simulated_bias import draws_infer, simulated_bias
 from lab.studies.synthetic_band import common_variance, synthetic_band
 from lab.studies.thinned_jackknife import extrapolated, thinned
-from nuggets_app.ir import model_assisted as ma
+from nuggets_app.ir.estimator import REPORTED, Estimator
 from nuggets_app.ir.intervals import THIN_BELOW
 from nuggets_app.ir.measures import average_precision
-from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
+from nuggets_app.ir.model_assisted import model_assisted_evaluate, topic_samples
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.ranking import kendall_tau
 from nuggets_app.ir.run_intervals import Z_95, interval95
@@ -69,25 +72,53 @@ def pooled_truth(inputs: Mapping) -> dict[str, dict[str, float]]:
     }
 
 
-def options_parse(text: str) -> tuple[str, dict]:
+ESTIMATOR_KEYS = ("beale", "bounded", "interval", "tune", "lam")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One option set: the estimator, and what the study adds around it (module
+    docstring): ``zero`` (p ≡ 0), ``pboot``/``world``, ``synthetic``, ``allow``,
+    ``thin``/``thins``."""
+
+    estimator: Estimator = REPORTED
+    zero: bool = False
+    pboot: int = 0
+    world: str = "cal"
+    synthetic: float = 0.0
+    allow: str | None = None
+    thin: float = 0.0
+    thins: int = 20
+
+
+SPEC_KEYS = ("zero", "pboot", "world", "synthetic", "allow", "thin", "thins")
+
+
+def options_parse(text: str) -> tuple[str, Spec]:
+    """``NAME=key:value,...``: the reported estimator with those options, and the
+    study's own."""
     name, _, rest = text.partition("=")
-    opts: dict = dict(REPORTED)
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition(":")
-        opts[key] = {"true": True, "false": False}.get(value, value)
-    return name, opts
+    given = dict(item.partition(":")[::2] for item in filter(None, rest.split(",")))
+    own = {k: v for k, v in given.items() if k not in ESTIMATOR_KEYS}
+    unknown = set(own) - set(SPEC_KEYS)
+    if unknown:
+        raise SystemExit(f"{name}: unknown options {', '.join(sorted(unknown))}")
+    return name, Spec(
+        estimator=estimator_parse(given),
+        zero=own.get("zero") == "true",
+        pboot=int(own.get("pboot", 0)),
+        world=own.get("world", "cal"),
+        synthetic=float(own.get("synthetic", 0)),
+        allow=own.get("allow"),
+        thin=float(own.get("thin", 0)),
+        thins=int(own.get("thins", 20)),
+    )
 
 
-def figures(inputs, prels, probs, opts, per_topic) -> dict:
-    opts = dict(opts)
-    zero = opts.pop("zero", False)
-    lam = opts.pop("lam", "half")
-    pboot = int(opts.pop("pboot", 0))
-    world = opts.pop("world", "cal")
-    synthetic = float(opts.pop("synthetic", 0))
-    allow = opts.pop("allow", None)
-    rho = float(opts.pop("thin", 0))
-    thins = int(opts.pop("thins", 20))
+def figures(inputs, prels, probs, spec: Spec, per_topic) -> dict:
+    estimator = spec.estimator
+    zero, pboot, world, allow = spec.zero, spec.pboot, spec.world, spec.allow
+    synthetic, rho, thins = spec.synthetic, spec.thin, spec.thins
     design, unsampled = inputs["design"], None
     if synthetic:
         band = synthetic_band(
@@ -99,31 +130,25 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
         )
         prels, probs, design = band.prels, band.probs, band.design
         unsampled = band.unsampled
-    tuning = ma.power_tuning
-    if lam == "full":  # λ̂ itself instead of (1 + λ̂)/2
-        ma.power_tuning = lambda *a, **k: 2 * tuning(*a, **k) - 1
-    try:
-        found = model_assisted_evaluate(
-            prels,
-            {} if zero else probs,
-            inputs["runs"],
-            level=inputs["level"],
-            design=design,
-            unsampled=unsampled,
-            **opts,
-        )
-        uncorrected = allow and model_assisted_evaluate(
-            prels,
-            {} if zero else probs,
-            inputs["runs"],
-            level=inputs["level"],
-            design=design,
-            unsampled=unsampled,
-            **dict(opts, beale=False),
-        )
-    finally:
-        ma.power_tuning = tuning
+    found = model_assisted_evaluate(
+        prels,
+        {} if zero else probs,
+        inputs["runs"],
+        estimator=estimator,
+        level=inputs["level"],
+        design=design,
+        unsampled=unsampled,
+    )
     if allow:  # the interval reaches as far as Beale's correction moved the estimate
+        uncorrected = model_assisted_evaluate(
+            prels,
+            {} if zero else probs,
+            inputs["runs"],
+            estimator=replace(estimator, beale=None),
+            level=inputs["level"],
+            design=design,
+            unsampled=unsampled,
+        )
         for run, measures in found.items():
             ap = measures["AP"]
             moved = uncorrected[run]["AP"].estimate - ap.estimate
@@ -148,10 +173,10 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             prels,
             {} if zero else probs,
             design,
-            opts,
+            estimator,
             found,
             rho=rho,
-            thins=thins,
+            thins=int(thins),
         )
     if pboot:
         bias = simulated_bias(
@@ -160,8 +185,8 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             inputs["design"],
             inputs["runs"],
             level=inputs["level"],
-            opts=opts,
-            replicates=pboot,
+            estimator=estimator,
+            replicates=int(pboot),
             world=world,
             truth_labels=inputs["truth"],
         )
@@ -172,8 +197,8 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
             )
     # The topics whose R̂ was raised to the relevant documents judged: their part of
     # the shift is reported apart (docs/results/intervals.md, "Where the shift is").
-    samples = ma.topic_samples(
-        prels, {} if zero else probs, level=inputs["level"], floor=True
+    samples = topic_samples(
+        prels, {} if zero else probs, estimator=REPORTED, level=inputs["level"]
     )
     floored = {q for q, sample in samples.items() if sample.floored}
     errors, inside, half, est, tru, from_floored = [], [], [], {}, {}, []
@@ -219,7 +244,7 @@ def figures(inputs, prels, probs, opts, per_topic) -> dict:
     }
 
 
-def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict:
+def jackknifed(inputs, prels, probs, design, estimator, found, *, rho, thins) -> dict:
     """``found`` with each run's per-topic AP extrapolated from ``thins`` thinnings of
     the sample at ``rho`` (:mod:`lab.studies.thinned_jackknife`)."""
     rng = np.random.default_rng(11)
@@ -230,9 +255,9 @@ def jackknifed(inputs, prels, probs, design, opts, found, *, rho, thins) -> dict
             thinned(prels, rho, rng),
             probs,
             inputs["runs"],
+            estimator=estimator,
             level=inputs["level"],
             design=smaller,
-            **opts,
         )
         for run, measures in part.items():
             for t in measures["AP"].topics:
@@ -409,8 +434,8 @@ def main(argv: list[str]) -> None:
         per_topic = pooled_truth(inputs)
         probs = inputs["crossfit"] or {}
         if mode in ("observed", "table"):
-            for name, opts in specs:
-                f = figures(inputs, inputs["prels"], probs, opts, per_topic)
+            for name, spec in specs:
+                f = figures(inputs, inputs["prels"], probs, spec, per_topic)
                 rows.setdefault(name, []).append((path, f))
                 if mode == "observed":
                     shown = {k: v for k, v in f.items() if k[0] != "_"}
@@ -425,8 +450,8 @@ def main(argv: list[str]) -> None:
         for _ in range(n):
             prels, design = redraw(inputs, rng, factor)
             drawn = dict(inputs, design=design)
-            for name, opts in specs:
-                acc[name].append(figures(drawn, prels, probs, opts, per_topic))
+            for name, spec in specs:
+                acc[name].append(figures(drawn, prels, probs, spec, per_topic))
         for name, draws in acc.items():
             mean = {k: np.mean([r[k] for r in draws]) for k in draws[0] if k[0] != "_"}
             shifts = np.array([r["shift"] for r in draws])

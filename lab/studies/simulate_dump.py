@@ -1,7 +1,7 @@
 """Run one simulation (as ``manage.py simulate`` does) and keep its estimator inputs.
 
-Writes ``inputs.pickle`` (no report; the BM25 feedback baseline, which no estimator
-reads, is skipped to save time): the sample's
+Writes ``inputs.pickle`` (no report; with ``inputs_only`` the BM25 feedback baseline
+and the job's estimates, which no estimator variant reads, are skipped): the sample's
 prels, the job's cross-fitted p, the design (π of every pooled document), the pool,
 the runs restricted to the pooled topics, the binary truth and the relevance level,
 so that estimator variants can be compared on the very samples of the product's path
@@ -36,11 +36,6 @@ def main(argv: list[str]) -> None:
     semantic = "--semantic" in argv
     argv = [a for a in argv if a != "--semantic"]
     name, qrels, out, size, seed, level = argv[:6]
-    from lab.services import simulation_job
-
-    # Neither the feedback baseline nor the old estimates are estimator inputs.
-    simulation._baseline = lambda *args, **kwargs: {}
-    simulation_job.job_sample_estimates = lambda **kwargs: {}  # type: ignore[attr-defined]
     collection = Collection.objects.get(name=name)
     count, fraction = sample_size(size)
     config = SimulationConfig(
@@ -51,6 +46,7 @@ def main(argv: list[str]) -> None:
         relevance_level=int(level),
         replace=True,
         semantic=semantic,
+        inputs_only=True,
     )
     runs = Command()._runs(collection, argv[6] if len(argv) > 6 else None)
     data = simulation.simulation_run(

@@ -20,9 +20,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from nuggets_app.ir.estimator import REPORTED, Estimator
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, ranking_order
+
+# The replicates' generator seed: the same worlds for every option set compared.
+SEED = 0
 
 
 def _logit(x):
@@ -119,14 +123,14 @@ def simulated_bias(
     runs,
     *,
     level,
-    opts,
+    estimator: Estimator = REPORTED,
     replicates=50,
-    seed=0,
     world="cal",
     truth_labels=None,
 ) -> dict[str, dict[str, float]]:
-    """run -> qid -> mean (estimate - world truth) of AP over the replicates."""
-    rng = np.random.default_rng(seed)
+    """run -> qid -> mean (estimate - world truth) of AP by ``estimator`` over the
+    replicates (drawn from a generator seeded with :data:`SEED`)."""
+    rng = np.random.default_rng(SEED)
     beta = calibration_fit(prels, probs, level)
     offsets = topic_offsets(prels, probs, beta, level) if world == "topic" else {}
     topics = {}
@@ -168,7 +172,7 @@ def simulated_bias(
             for run, ranking in lists.items():
                 truth.setdefault(run, {})[qid] = average_precision(ranking, relevant)
         found = model_assisted_evaluate(
-            world_prels, probs, runs, level=level, design=design, **opts
+            world_prels, probs, runs, estimator=estimator, level=level, design=design
         )
         for run, measures in found.items():
             for t in measures["AP"].topics:

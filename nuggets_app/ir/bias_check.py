@@ -12,22 +12,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nuggets_app.ir.beale import Beale
+from nuggets_app.ir.estimator import PLAIN, REPORTED, Estimator
 from nuggets_app.ir.expected import expected_ap
 from nuggets_app.ir.model_assisted import (
     Probs,
     Runs,
-    ranked,
     topic_estimates,
     topic_samples,
 )
-from nuggets_app.ir.prels import TopicPrels
+from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.run_intervals import (
     NAN,
     TopicEstimate,
     interval95,
     run_estimate,
-    topic_bounded,
 )
 
 
@@ -65,28 +63,24 @@ def bias_check(
     probs: Probs,
     runs: Runs,
     *,
+    estimator: Estimator = REPORTED,
     level: int = 1,
-    depth: int | None = None,
-    bounded: bool = False,
-    beale: Beale = False,
-    tune: bool = True,
     unsampled: Probs | None = None,
-    interval: str = "linearised",
     design: Probs | None = None,
     shift: float | None = None,
 ) -> list[BiasCheck]:
-    """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0)
-    and model-assisted, over the topics valid for all three (``bounded``: the
-    model-assisted AP through :func:`topic_bounded`; ``beale``: by Beale's ratio
-    estimator; statAP is kept as it is).
+    """Per run: MAP under EAP (the model, human labels where judged), statAP (p ≡ 0,
+    :data:`~nuggets_app.ir.estimator.PLAIN`) and the model-assisted AP by
+    ``estimator`` (default: what the application reports), over the topics valid for
+    all three. Lists are ordered by :func:`ranking_order` (the caller cuts them).
 
     ``shift = Σ_runs EAP / Σ_runs statAP`` (per-run means); ``diff = EAP - shift *
     statAP`` has the interval ``± 1.96 shift sqrt(Σ var_statAP / n²)`` with the
     linearised variance (EAP and the shift treated as fixed); ``correction =
     model_assisted - EAP`` the model-assisted interval. See :class:`BiasCheck`.
     ``unsampled``: p of documents outside the sampled pool (new runs' unpooled
-    documents), in EAP and, unscaled, in the model-assisted AP. ``interval``,
-    ``design``: the model-assisted variance (:mod:`nuggets_app.ir.intervals`).
+    documents), in EAP and, unscaled, in the model-assisted AP. ``design``: π of
+    every pooled document, for the model-assisted variance.
     ``shift``: the shift of the reference runs (a job's pooled runs,
     :func:`bias_shift`), so that a run's verdict does not depend on which other runs
     are checked beside it; None: the shift of ``runs``.
@@ -95,25 +89,22 @@ def bias_check(
     assisted = topic_samples(
         judged,
         probs,
+        estimator=estimator,
         level=level,
-        tune=tune,
         unsampled=unsampled,
         design=design,
-        floor=bounded,
     )
-    plain = topic_samples(judged, {}, level=level)
+    plain = topic_samples(judged, {}, estimator=PLAIN, level=level)
     per_run: dict[str, list[tuple[float, TopicEstimate, TopicEstimate]]] = {}
     for run in sorted(runs):
         rows = per_run.setdefault(run, [])
         for qid in assisted:
             if qid not in runs[run]:
                 continue
-            ranking = ranked(runs[run][qid], depth)
+            ranking = ranking_order(runs[run][qid])
             if not (assisted[qid].est_r > 0 and plain[qid].est_r > 0):
                 continue
-            ma = topic_estimates(assisted[qid], ranking, beale=beale, interval=interval)
-            if bounded:
-                ma = topic_bounded(ma)
+            ma = topic_estimates(assisted[qid], ranking)
             st = topic_estimates(plain[qid], ranking)
             merged = {**unsampled.get(qid, {}), **probs.get(qid, {})}
             merged.update(

@@ -14,27 +14,33 @@ from difference estimates of the counts per grade).
 With p ≡ 0 these are statAP's R̂, statAP, statRprec and statP@k exactly; with p = y
 they are exact for every sample. R̂, SP̂ and P@k̂ are unbiased for any fixed p.
 
-Power tuning (``tune=True``): each topic uses ``λ p`` (:func:`power_tuning`).
+The estimator's options are one value, :class:`nuggets_app.ir.estimator.Estimator`,
+passed whole (``estimator``, default :data:`~nuggets_app.ir.estimator.REPORTED`, what
+the application reports): its ``tuning`` scales each topic's p to ``λ p``
+(:func:`~nuggets_app.ir.estimator.power_tuning`); its ``bounded``, ``beale`` and
+``interval`` are described below.
 
 Variance (linearisation, Poisson approximation of the design): with ``a_d`` the
 derivative of the measure with respect to ``y_d`` at the estimates,
 ``V̂ = Σ_{d ∈ S} (1 - π_d)/π_d² · (a_d (y_d - p_d))²`` (graded: the residual of each
 grade level); 95% interval ``estimate ± 1.96 sqrt(V̂)``; ``interval`` picks another
-variance (:mod:`nuggets_app.ir.intervals`; the application's is ``REPORTED``'s). Topics:
+variance (:mod:`nuggets_app.ir.intervals`; the application's is ``sparse``). Topics:
 every topic of the prels the run answers but ``UMASS`` ones, valid when ``R̂ > 0``.
 Per run: mean over valid topics, ``var = Σ var_t / n²``. No Django here.
 
 Beale's ratio estimator of AP (``beale``): ``(N̂ R̂ + Ĉ)/(R̂² + V̂_R)`` removes the
 second-order ratio bias ``(AP V(R̂) - C(N̂, R̂))/R²`` of N̂/R̂ (Cochran 1977, §6.8),
 with the linearised ``Ĉ = Σ_S v (y - p)² ∂N/∂y_d`` and ``V̂_R``. The expansion of 1/R̂
-converges only for ``|R̂ - R| < R``; ``beale=c`` (e.g. ``BEALE_CV``) corrects a topic
-only where ``sqrt(V̂_R)/R̂ <= c``; the application (``BEALE_SPAN``) corrects every
-topic, and where R̂ was floored its interval also spans the uncorrected ratio N̂/m.
+converges only for ``|R̂ - R| < R``; where it applies is a rule
+(:mod:`nuggets_app.ir.beale`): the application's (:func:`~nuggets_app.ir.beale.
+beale_span`) corrects every topic, and where R̂ was floored its interval also spans
+the uncorrected ratio N̂/m.
 
-``bounded=True`` (what the application reports; :func:`topic_bounded`): a topic's
+``bounded`` (what the application reports; :func:`topic_bounded`): a topic's
 AP, R-prec, P@k and nDCG@k are clipped to [0, 1], their variance capped at 1/4
 (Popoviciu), and R̂ floored at the relevant documents judged: the truth lies inside
-both ranges. ``bounded=False`` keeps statAP's own values at p ≡ 0.
+both ranges. Unbounded (:data:`~nuggets_app.ir.estimator.PLAIN`) keeps statAP's own
+values at p ≡ 0.
 Derivations: docs/explanation/model-assisted.md.
 """
 
@@ -45,14 +51,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from nuggets_app.errors import DomainError
-from nuggets_app.ir.beale import BEALE_SPAN, Beale, beale_applies, spans_uncorrected
+from nuggets_app.ir.estimator import REPORTED, Estimator
 from nuggets_app.ir.intervals import (
     MODEL_ONLY_VAR,
     anticipated_vars,
-    interval_check,
     uses_anticipated,
     uses_model_only_bound,
 )
@@ -69,8 +74,6 @@ from nuggets_app.ir.run_intervals import (
 DEFAULT_ESTIMATOR = "model_assisted"
 ESTIMATORS = ("sample_only", "statap", "eap", "model_assisted")
 CUTOFF = 30  # statAP's P@30 and nDCG@30
-# The options of the default estimator as the application reports it.
-REPORTED: dict[str, Any] = {"bounded": True, "beale": BEALE_SPAN, "interval": "sparse"}
 
 Probs = Mapping[str, Mapping[str, float]]  # qid -> docno -> p
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]  # run -> qid -> docno -> score
@@ -111,7 +114,8 @@ class _Unit(NamedTuple):
 
 @dataclass(frozen=True)
 class TopicSample:
-    """Run-independent parts of one topic (built once, used for every run)."""
+    """Run-independent parts of one topic (built once, used for every run), prepared
+    for ``estimator``, whose options its estimates follow."""
 
     qid: str
     label: str
@@ -123,11 +127,12 @@ class TopicSample:
     var_r: float  # Σ_S var_w resid², the variance of R̂
     idcg: float
     ideal_var: float  # Σ_S var_w ideal²
-    scale: float = 1.0  # λ of power_tuning (1: p as given)
+    scale: float = 1.0  # λ of the estimator's tuning (1: p as given)
     design: Mapping[str, float] = field(default_factory=dict)  # π of pooled documents
     n_relevant: int = 0  # sampled documents judged relevant
     expected_relevant: float = 0.0  # Σ_S p, the model's count of relevant in S
     floored: bool = False  # R̂ was raised to the relevant documents judged
+    estimator: Estimator = REPORTED
 
 
 @lru_cache(maxsize=64)
@@ -174,43 +179,19 @@ def _expected_gain(steps: Sequence[float], at_least: Sequence[float]) -> float:
     return math.fsum(s * q for s, q in zip(steps, at_least, strict=True))
 
 
-def power_tuning(
-    judged: TopicPrels, probs: Mapping[str, float], *, level: int = 1
-) -> float:
-    """The topic's ``λ`` in [1/2, 1]: the model's p is used as ``λ p``.
-
-    ``λ̂ = Σ_S v y p / Σ_S v p²`` (``v = (1 - π)/π²`` or the sample's variance
-    factor; clipped to [0, 1]) minimises the estimated variance of ``R̂`` (GREG's
-    regression coefficient; PPI++'s power tuning); ``λ = (1 + λ̂)/2``, half-way to a
-    calibrated model's 1, since λ̂ alone also shrinks the variance estimate it was
-    chosen to minimise (docs/explanation/model-assisted.md). 1 when the sample says
-    nothing (no sampled document with ``p > 0`` and ``π < 1``).
-    """
-    num = den = 0.0
-    for docno, rel in judged.rel.items():
-        pi = judged.inclusion_prob[docno]
-        p = probs.get(docno, 0.0)
-        if 0 < pi < 1 and p > 0:
-            v = judged.var_weight.get(docno, (1.0 - pi) / (pi * pi))
-            num += v * p * float(rel >= level)
-            den += v * p * p
-    if den <= 0:
-        return 1.0
-    return (1.0 + min(max(num / den, 0.0), 1.0)) / 2
-
-
-def _check_topic_inputs(
+def _inputs_check(
     qid: str,
     probs: Mapping[str, float],
     unsampled: Mapping[str, float],
-    grades: GradeModel | None,
+    *,
     cutoff: int,
+    graded: bool,
 ) -> None:
     """:func:`topic_sample`'s refusals: a cutoff below 1, unsampled documents with
     graded relevance, a p outside [0, 1]."""
     if cutoff < 1:
         raise ModelAssistedError(f"cutoff must be >= 1, got {cutoff}")
-    if unsampled and grades is not None:
+    if unsampled and graded:
         raise ModelAssistedError("unsampled documents are for binary relevance only")
     for docno, p in (*probs.items(), *unsampled.items()):
         if not 0.0 <= p <= 1.0:
@@ -221,22 +202,22 @@ def topic_sample(
     judged: TopicPrels,
     probs: Mapping[str, float],
     *,
+    estimator: Estimator = REPORTED,
     level: int = 1,
     cutoff: int = CUTOFF,
     grades: GradeModel | None = None,
-    tune: bool = True,
     unsampled: Mapping[str, float] | None = None,
     design: Mapping[str, float] | None = None,
-    floor: bool = False,
 ) -> TopicSample:
-    """Prepare one topic: ``R̂``, its variance, the ideal DCG and per-document terms.
+    """Prepare one topic for ``estimator``: ``R̂``, its variance, the ideal DCG and
+    per-document terms.
 
     ``probs`` gives p for every pooled document (sampled ones included, predicted
     without their own label); a document without p has p = 0. Binary labels are
     ``rel >= level``. A judged document with ``π = 0`` is not a sampled unit (it has no
-    weight) and is ignored. ``tune``: p is scaled by :func:`power_tuning`'s ``λ``
-    (graded: every ``P(grade >= g)``); without it the estimates are exactly unbiased
-    for the given p, with it approximately (``λ`` is estimated from the sample).
+    weight) and is ignored. The estimator's ``tuning`` scales p by its ``λ`` (graded:
+    every ``P(grade >= g)``); without one the estimates are exactly unbiased for the
+    given p, with it approximately (``λ`` is estimated from the sample).
 
     ``unsampled``: p of documents outside the sampled pool (a new run's unpooled
     documents, π = 0), binary only. They enter ``R̂`` and the lists with ``ŷ = p`` and
@@ -244,11 +225,14 @@ def topic_sample(
     best prediction, while ``λ`` only trades variance within the sampled pool (a
     document of ``probs`` keeps its pooled p). ``design``: π of every pooled
     document, drawn or not (the ``anticipated`` interval of :mod:`.intervals`).
-    ``floor``: R̂ is at least the number of relevant documents judged (``bounded``).
+    The estimator's ``bounded``: R̂ is at least the number of relevant documents judged.
     """
     unsampled = unsampled or {}
-    _check_topic_inputs(judged.qid, probs, unsampled, grades, cutoff)
-    scale = power_tuning(judged, probs, level=level) if tune else 1.0
+    _inputs_check(
+        judged.qid, probs, unsampled, cutoff=cutoff, graded=grades is not None
+    )
+    tuning = estimator.tuning
+    scale = tuning(judged, probs, level=level) if tuning is not None else 1.0
     if scale != 1.0:
         probs = {d: scale * p for d, p in probs.items()}
     if unsampled:
@@ -287,7 +271,7 @@ def topic_sample(
     est_r = math.fsum(probs.values()) + math.fsum(
         u.resid * u.weight for u in units.values()
     )
-    floored = floor and est_r < n_relevant
+    floored = estimator.bounded and est_r < n_relevant
     if floored:  # R is at least the relevant documents judged
         est_r = float(n_relevant)
     exp_gain: Mapping[str, float] = probs
@@ -309,6 +293,7 @@ def topic_sample(
         n_relevant=n_relevant,
         floored=floored,
         expected_relevant=math.fsum(probs.get(d, 0.0) for d, *_ in sampled),
+        estimator=estimator,
     )
 
 
@@ -361,22 +346,21 @@ def _walk(sample: TopicSample, ranking: Sequence[str]) -> _Walk:
 
 
 def topic_estimates(
-    sample: TopicSample,
-    ranking: Sequence[str],
-    *,
-    beale: Beale = False,
-    interval: str = "linearised",
+    sample: TopicSample, ranking: Sequence[str]
 ) -> dict[str, TopicEstimate]:
-    """Every measure of one ranked list (best first, cut by the caller). O(|L|).
+    """Every measure of one ranked list (best first, cut by the caller), by the
+    estimator the sample was prepared for. O(|L|).
 
     AP and R-prec are NaN when ``R̂ <= 0`` (not a valid topic: the run means leave it
-    out, as statAP does); P@k, nDCG@k and R are given for every sample. ``beale``:
-    AP by Beale's ratio estimator (True; a number c: where R̂'s coefficient of
-    variation is at most c; module docstring); its variance is the same
-    linearisation. ``interval``: the variance of :mod:`nuggets_app.ir.intervals`
-    (``anticipated``: AP, R-prec and P@k; ``model_only``: every measure but R).
+    out, as statAP does); P@k, nDCG@k and R are given for every sample. The
+    estimator's ``beale``: where AP is Beale's ratio estimator (module docstring); its
+    variance is the same linearisation. Its ``interval``: the variance of
+    :mod:`nuggets_app.ir.intervals` (``anticipated``: AP, R-prec and P@k;
+    ``model_only``: every measure but R). Its ``bounded``: through
+    :func:`topic_bounded`.
     """
-    interval_check(interval)
+    estimator = sample.estimator
+    interval = estimator.interval
     est_r, k, idcg = sample.est_r, sample.cutoff, sample.idcg
     r = est_r if est_r > 0 else NAN
     w = _walk(sample, ranking)
@@ -422,8 +406,10 @@ def topic_estimates(
         )
         var_ap, var_rp, var_pk = map(max, (var_ap, var_rp, var_pk), more)
     uncorrected = None
-    if beale_applies(beale, r, sample.var_r, floored=sample.floored):
-        if spans_uncorrected(beale, floored=sample.floored):
+    rule = estimator.beale
+    use = rule(r, sample.var_r, floored=sample.floored) if rule and r > 0 else None
+    if use is not None and use.corrects:
+        if use.spans:
             uncorrected = ap
         ap = (w.num * r + cov_nr) / (r * r + sample.var_r)
     values = (
@@ -435,7 +421,7 @@ def topic_estimates(
     )
     alone = sample.n_relevant == 0
     bound = MODEL_ONLY_VAR if alone and uses_model_only_bound(interval) else 0.0
-    return {
+    found = {
         name: TopicEstimate(
             sample.qid,
             value,
@@ -446,19 +432,19 @@ def topic_estimates(
         )
         for name, (value, var) in zip(measure_names(k), values, strict=True)
     }
+    return topic_bounded(found) if estimator.bounded else found
 
 
 def topic_samples(
     judged: Mapping[str, TopicPrels],
     probs: Probs,
     *,
+    estimator: Estimator = REPORTED,
     level: int = 1,
     cutoff: int = CUTOFF,
     grades: GradeModel | None = None,
-    tune: bool = True,
     unsampled: Probs | None = None,
     design: Probs | None = None,
-    floor: bool = False,
 ) -> dict[str, TopicSample]:
     """:func:`topic_sample` of every topic that has a statAP-sampled document (not
     ``UMASS``), in numeric topic order; a topic absent from ``probs`` gets p ≡ 0."""
@@ -467,13 +453,12 @@ def topic_samples(
         qid: topic_sample(
             judged[qid],
             probs.get(qid, {}),
+            estimator=estimator,
             level=level,
             cutoff=cutoff,
             grades=grades,
-            tune=tune,
             unsampled=unsampled.get(qid),
             design=design.get(qid),
-            floor=floor,
         )
         for qid in sorted(judged, key=topic_key)
         if judged[qid].label != "UMASS"
@@ -490,57 +475,46 @@ def model_assisted_evaluate(
     probs: Probs,
     runs: Runs,
     *,
+    estimator: Estimator = REPORTED,
     level: int = 1,
     cutoff: int = CUTOFF,
-    depth: int | None = None,
     grades: GradeModel | None = None,
-    bounded: bool = False,
-    beale: Beale = False,
-    tune: bool = True,
     unsampled: Probs | None = None,
-    interval: str = "linearised",
     design: Probs | None = None,
 ) -> dict[str, dict[str, RunEstimate]]:
-    """``run -> measure -> RunEstimate`` for every run (``qid -> {docno: score}``).
+    """``run -> measure -> RunEstimate`` for every run (``qid -> {docno: score}``) by
+    ``estimator`` (default: what the application reports).
 
-    Lists are ordered by :func:`ranking_order` and cut at ``depth`` (None: whole list).
+    Lists are ordered by :func:`ranking_order` (the caller cuts them to a depth).
     A topic is used when the run answers it, it is not ``UMASS`` and ``R̂ > 0``.
-    Per-topic work is done once; each run costs O(|L| + |S|) per topic.
-    ``bounded``: per-topic estimates through :func:`topic_bounded`, and the run's
-    interval of every measure but ``R`` intersected with [0, 1], and R̂ floored at
-    the relevant documents judged. ``beale``: AP by Beale's ratio estimator
-    (:func:`topic_estimates`). ``tune``: each
-    topic's p scaled by :func:`power_tuning` (the default estimator). ``unsampled``:
-    p of documents outside the sampled pool, unscaled (:func:`topic_sample`).
-    ``interval``, ``design``: the variance of :mod:`nuggets_app.ir.intervals` and the
-    π of every pooled document it may use (``qid -> docno -> π``).
+    Per-topic work is done once; each run costs O(|L| + |S|) per topic. The
+    estimator's ``bounded``: per-topic estimates through :func:`topic_bounded`, R̂
+    floored at the relevant documents judged, and the run's interval of every measure
+    but ``R`` intersected with [0, 1]. ``unsampled``: p of documents outside the
+    sampled pool, unscaled (:func:`topic_sample`). ``design``: the π of every pooled
+    document the interval may use (``qid -> docno -> π``).
     """
     samples = topic_samples(
         judged,
         probs,
+        estimator=estimator,
         level=level,
         cutoff=cutoff,
         grades=grades,
-        tune=tune,
         unsampled=unsampled,
         design=design,
-        floor=bounded,
     )
     names = measure_names(cutoff)
     out: dict[str, dict[str, RunEstimate]] = {}
     for run in sorted(runs):
         per: dict[str, list[TopicEstimate]] = {m: [] for m in names}
         for qid, sample in samples.items():
-            if qid not in runs[run]:
+            if qid not in runs[run] or not sample.est_r > 0:
                 continue
-            ranking = ranked(runs[run][qid], depth)
-            found = topic_estimates(sample, ranking, beale=beale, interval=interval)
-            if bounded:
-                found = topic_bounded(found)
-            if sample.est_r > 0:
-                for m, estimate in found.items():
-                    per[m].append(estimate)
+            found = topic_estimates(sample, ranking_order(runs[run][qid]))
+            for m, estimate in found.items():
+                per[m].append(estimate)
         out[run] = {m: run_estimate(run, m, per[m]) for m in names}
-        if bounded:
+        if estimator.bounded:
             out[run] = {m: bounded_ci(e) for m, e in out[run].items()}
     return out

@@ -24,7 +24,8 @@ BOUNDED_VAR = 0.25
 class TopicEstimate:
     """One measure of one run on one topic, with its variance (``model_only``: the
     topic's sample holds no relevant judged document; ``other``: a second estimate
-    the interval spans as well, AP's uncorrected ratio under ``BEALE_SPAN``)."""
+    the interval spans as well: AP's uncorrected ratio on a floored topic under the
+    reported Beale rule, :func:`nuggets_app.ir.beale.beale_span`)."""
 
     qid: str
     estimate: float

@@ -103,9 +103,13 @@ def assignment_progress(*, assignments: Iterable[Assignment]) -> list[Progress]:
     for topic_id, assessor_id, doc_id, check, rel, secs in Judgment.objects.filter(
         topic_id__in=topic_ids, assessor_id__in=assessor_ids
     ).values_list(
-        "topic_id", "assessor_id", "document_id", "quality_check", "relevance",
+        "topic_id",
+        "assessor_id",
+        "document_id",
+        "quality_check",
+        "relevance",
         "active_seconds",
-    ):  # fmt: skip
+    ):
         judgments[(topic_id, assessor_id)][(doc_id, check)] = (rel, secs)
     # Nuggets per document: an assignment counts those of its own queue's documents
     # (a top-up and the topic's first sample share the topic, not the documents).

@@ -23,6 +23,7 @@ import sys
 
 from lab.services.simulation import simulation_run
 from lab.services.simulation_config import SimulationConfig
+from nuggets_app.ir.estimator import PLAIN, Estimator
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.prels import PrelsRecord, prels_load
 from nuggets_app.ir.rounds import (
@@ -78,14 +79,18 @@ full_prels = prels_load(
 )
 true = {
     n: e["AP"].estimate
-    for n, e in model_assisted_evaluate(full_prels, {}, runs).items()
+    for n, e in model_assisted_evaluate(full_prels, {}, runs, estimator=PLAIN).items()
 }
 sizes = [len(v) for v in d.pool.values()]
 mean_pool = sum(sizes) / len(sizes)
 
 
+# Tuned p, bounded, no ratio correction, the linearised variance.
+BOUNDED = Estimator(beale=None, interval="linearised")
+
+
 def evaluate(prels):
-    est = model_assisted_evaluate(prels, p, runs, bounded=True)
+    est = model_assisted_evaluate(prels, p, runs, estimator=BOUNDED)
     m = {n: e["AP"].estimate for n, e in est.items()}
     w = statistics.mean(e["AP"].ci95[1] - e["AP"].ci95[0] for e in est.values())
     cov = statistics.mean(

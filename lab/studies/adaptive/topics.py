@@ -13,6 +13,7 @@ import sys
 
 from lab.services.simulation_config import SimulationConfig
 from lab.services.simulation_rounds import rounds_run
+from nuggets_app.ir.estimator import Estimator
 from nuggets_app.ir.model_assisted import topic_estimates, topic_samples
 from nuggets_app.ir.prels import PrelsRecord, prels_load, ranking_order
 from nuggets_app.ir.run_intervals import topic_bounded
@@ -60,7 +61,9 @@ def main() -> None:
     for q, weights in d.var_weight.items():
         if q in prels:
             prels[q].var_weight = dict(weights)
-    samples = topic_samples(prels, d.crossfit or {}, level=level)
+    # Tuned p, R̂ unfloored, no ratio correction; each topic's AP clipped below.
+    estimator = Estimator(bounded=False, beale=None, interval="linearised")
+    samples = topic_samples(prels, d.crossfit or {}, estimator=estimator, level=level)
     rows = []
     for q, sample in samples.items():
         relevant = {x for x in d.pool[q] if d.truth.get(q, {}).get(x, 0) >= level}

@@ -33,9 +33,7 @@ from pathlib import Path
 # methods (the threshold and moderated variants compared on the results page) list
 # theirs too, in the order found.
 METHODS = ("linearised", "anticipated", "model_only", "combined", "sparse")
-REPORTED = (
-    "sparse"  # REPORTED["interval"] of nuggets_app/ir/model_assisted.py; --reported
-)
+REPORTED = "sparse"  # REPORTED.interval of nuggets_app/ir/estimator.py; --reported
 LABELS = {
     "npl-vaswani": "NPL",
     "dl19": "DL19",

@@ -35,8 +35,9 @@ from nuggets_app.inference.services.job_model import (
     stored_semantic,
 )
 from nuggets_app.ir.bias_check import BiasCheck, bias_check, bias_shift
+from nuggets_app.ir.estimator import REPORTED, Estimator
 from nuggets_app.ir.intervals import judgments_to_narrow
-from nuggets_app.ir.model_assisted import CUTOFF, REPORTED, model_assisted_evaluate
+from nuggets_app.ir.model_assisted import CUTOFF, model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels, topic_key
 from nuggets_app.ir.run_intervals import RunEstimate
 from nuggets_app.learning.crossfit import (
@@ -154,6 +155,18 @@ class EstimateError(DomainError):
 
 
 @dataclass(frozen=True)
+class EstimateInputs:
+    """What a job's runs are estimated from: the sample's prels, the job's
+    cross-fitted p of the pooled documents, π of every pooled document (the sample's
+    design) and the job's relevance level."""
+
+    prels: Mapping[str, TopicPrels]
+    probs: Mapping[str, Mapping[str, float]]
+    design: Mapping[str, Mapping[str, float]]
+    level: int
+
+
+@dataclass(frozen=True)
 class RunEstimates:
     """One run: the model-assisted estimates (``AP``, ``P@30``, ``Rprec``) and the
     bias check."""
@@ -256,15 +269,34 @@ def runs_model_assisted(
     unsampled: Mapping[str, Mapping[str, float]] | None = None,
     shift: float | None = None,
     design: Mapping[str, Mapping[str, float]] | None = None,
+    estimator: Estimator = REPORTED,
 ) -> dict[str, RunEstimates]:
-    """Every run's model-assisted estimates (per topic bounded to [0, 1]) and bias
-    check, by run name; ``unsampled``: p of new runs' unpooled documents; ``shift``:
-    the bias check's shift of the job's pooled runs (None: of ``runs``); ``design``:
-    π of every pooled document (the interval's, :mod:`nuggets_app.ir.intervals`)."""
+    """Every run's model-assisted estimates by ``estimator`` (default: the reported
+    one, per topic bounded to [0, 1]) and bias check, by run name; ``unsampled``: p
+    of new runs' unpooled documents; ``shift``: the bias check's shift of the job's
+    pooled runs (None: of ``runs``); ``design``: π of every pooled document (the
+    interval's, :mod:`nuggets_app.ir.intervals`)."""
     plain = {n: {q: dict(d) for q, d in s.items()} for n, s in runs.items()}
-    common = {"level": level, "unsampled": unsampled, "design": design, **REPORTED}
-    found = model_assisted_evaluate(prels, probs, plain, **common)
-    checks = {c.run: c for c in bias_check(prels, probs, plain, shift=shift, **common)}
+    found = model_assisted_evaluate(
+        prels,
+        probs,
+        plain,
+        estimator=estimator,
+        level=level,
+        unsampled=unsampled,
+        design=design,
+    )
+    checked = bias_check(
+        prels,
+        probs,
+        plain,
+        estimator=estimator,
+        level=level,
+        unsampled=unsampled,
+        design=design,
+        shift=shift,
+    )
+    checks = {c.run: c for c in checked}
     return {
         name: RunEstimates(name, {m: found[name][m] for m in MEASURES}, checks[name])
         for name in sorted(runs)

@@ -22,18 +22,16 @@ correction, and the interval covers the sampling variance of the pooled part onl
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from django.conf import settings
 from django.db.models import Count
 
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
+    EstimateInputs,
     RunEstimates,
     Scores,
     flag_reasons,
@@ -52,8 +50,6 @@ from nuggets_app.evaluation.services.outside_pool import (
     top_up_advice,
 )
 from nuggets_app.evaluation.services.top_ups import stored_top_ups
-from nuggets_app.importers.errors import ErrorSink, ImportFormatError
-from nuggets_app.importers.runs import parse_run
 from nuggets_app.inference.services.unpooled import (
     UNPOOLED_INLINE,
     UnpooledProgress,
@@ -206,7 +202,12 @@ def new_runs_evaluate(
     }
     doc_id = _document_ids(job, wanted_docnos)
     documents, wanted, by_run = _run_documents(
-        new_runs, topic_of, job_qids, in_job, doc_id, depth
+        new_runs,
+        topic_of=topic_of,
+        job_qids=job_qids,
+        doc_id=doc_id,
+        in_job=in_job,
+        depth=depth,
     )
     wanted_lists = {t: sorted(d) for t, d in wanted.items()}
     progress = unpooled_ensure(
@@ -233,35 +234,55 @@ def new_runs_evaluate(
     extra = unpooled_features(job=job, wanted=wanted_lists, semantic=semantic)
     unsampled = _unpooled_p(crossfit, features, extra, qids, doc_id)
     result.unpooled_p = unsampled
+    inputs = EstimateInputs(
+        prels=sample_prels(sample),
+        probs=probs,
+        design=sample_design(sample=sample),
+        level=job.relevance_level,
+    )
     result.estimates = _estimates(
         job,
-        sample_prels(sample),
-        probs,
+        inputs,
         pooled,
         new_runs,
         unsampled,
         depth,
-        sample_design(sample=sample),
         result,
         stored_top_ups(job=job, names=list(new_runs)) if top_ups is None else top_ups,
     )
     return result
 
 
+def _unpooled_p(crossfit, features, extra, qids, doc_id) -> dict[str, dict[str, float]]:
+    """The cross-fitted model's p of the unpooled documents ``{qid: {docno: p}}``,
+    read with the pool's fold models from their ``extra`` features."""
+    names = {pk: d for d, pk in doc_id.items()}
+    topic_of = {qids[t]: t for t in features}
+    pool_x = {qids[t]: m for t, (_, m) in features.items()}
+    extra_x = {qids[t]: m for t, (_, m) in extra.items()}
+    unsampled: dict[str, dict[str, float]] = {}
+    for qid, p in crossfit_beside_pool(crossfit, pool_x, extra_x).items():
+        ids = extra[topic_of[qid]][0]
+        unsampled[qid] = {
+            names[pk]: float(v) for pk, v in zip(ids, p.tolist(), strict=True)
+        }
+    return unsampled
+
+
 def _run_documents(
     new_runs: Mapping[str, Scores],
+    *,
     topic_of: Mapping[str, int],
     job_qids: set[str],
-    in_job: Mapping[int, set[int]],
     doc_id: Mapping[str, int],
+    in_job: Mapping[int, set[int]],
     depth: int | None,
 ) -> tuple[
     dict[str, RunDocuments], dict[int, set[int]], dict[str, set[tuple[int, int]]]
 ]:
-    """Where each new run's documents stand: ``{run: RunDocuments}`` (pooled,
-    unpooled, below the pool's depth, not in the collection; topics outside the job
-    or unjudged), the unpooled documents the model must score ``{topic id: {document
-    id}}`` and, per run, its ``(topic id, document id)`` among them."""
+    """Each new run's documents counted (pooled, unpooled, below depth, not in the
+    collection; topics unjudged or outside the job), the unpooled ones to score per
+    topic, and per run its (topic, document) pairs among them."""
     documents: dict[str, RunDocuments] = {}
     wanted: dict[int, set[int]] = {}
     by_run: dict[str, set[tuple[int, int]]] = {}
@@ -291,31 +312,13 @@ def _run_documents(
     return documents, wanted, by_run
 
 
-def _unpooled_p(crossfit, features, extra, qids, doc_id) -> dict[str, dict[str, float]]:
-    """The cross-fitted model's p of the unpooled documents ``{qid: {docno: p}}``,
-    read with the pool's fold models from their ``extra`` features."""
-    names = {pk: d for d, pk in doc_id.items()}
-    topic_of = {qids[t]: t for t in features}
-    pool_x = {qids[t]: m for t, (_, m) in features.items()}
-    extra_x = {qids[t]: m for t, (_, m) in extra.items()}
-    unsampled: dict[str, dict[str, float]] = {}
-    for qid, p in crossfit_beside_pool(crossfit, pool_x, extra_x).items():
-        ids = extra[topic_of[qid]][0]
-        unsampled[qid] = {
-            names[pk]: float(v) for pk, v in zip(ids, p.tolist(), strict=True)
-        }
-    return unsampled
-
-
 def _estimates(
     job: MatchJob,
-    prels,
-    probs: Scores,
+    inputs: EstimateInputs,
     pooled: Mapping[str, Scores],
     new_runs: Mapping[str, Scores],
     unsampled: Mapping[str, Mapping[str, float]],
     depth: int | None,
-    design: Mapping[str, Mapping[str, float]],
     result: NewRunsEvaluation,
     top_ups: Mapping[str, TopUp],
 ) -> dict[str, RunEstimates]:
@@ -324,7 +327,12 @@ def _estimates(
     P (calibrated p, or corrected by its judged top-up sample) and its bias check
     against the pooled runs' shift: the same figure alone or beside other new runs.
     Fills ``result``'s calibration and interval parts."""
-    level = job.relevance_level
+    prels, probs, design, level = (
+        inputs.prels,
+        inputs.probs,
+        inputs.design,
+        inputs.level,
+    )
     pool_runs = job_pool_runs(job)
     reference = pooled_estimates(
         job=job, prels=prels, probs=probs, design=design, pooled=pool_runs
@@ -357,14 +365,11 @@ def _estimates(
         figures = new_run_estimates(
             name=name,
             run=run,
-            prels=prels,
-            probs=probs,
+            inputs=inputs,
             unpooled_p=unsampled,
             depth=depth,
-            level=level,
             calibration=result.calibration,
             shift=shift,
-            design=design,
             top_up=top_ups.get(name),
         )
         out[name] = figures.estimates
@@ -548,43 +553,6 @@ def job_runs_evaluation(
         enqueue=False,
     )
     return found, frozenset(ready), sorted(set(new) - set(ready))
-
-
-class RunFileError(EstimateError):
-    """An uploaded run file with bad lines; ``problems`` lists each one (file and
-    line), up to ``UPLOAD_MAX_PROBLEMS``, as the other uploads do."""
-
-    def __init__(self, name: str, problems: list[str]) -> None:
-        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        super().__init__(f"{name}: {count}, nothing kept")
-        self.problems = problems
-
-
-def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
-    """``(tag, {qid: {docno: score}})`` of an uploaded TREC run file (``.gz`` by its
-    name); bad lines raise :class:`RunFileError` naming the file and every line."""
-    base = Path(name).name or "run"
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / base
-        with path.open("wb") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-        sink = ErrorSink(settings.UPLOAD_MAX_PROBLEMS)
-        try:
-            lines = list(parse_run(path, sink=sink))
-            sink.check()
-        except ImportFormatError as error:
-            found = getattr(error, "errors", [error])
-            raise RunFileError(
-                base,
-                [ImportFormatError.__str__(e).replace(str(path), base) for e in found],
-            ) from None
-        except (OSError, EOFError, UnicodeDecodeError) as error:
-            raise EstimateError(f"{base}: cannot read the run ({error})") from None
-    scores: Scores = {}
-    for line in lines:
-        scores.setdefault(line.qid, {})[line.docno] = line.score
-    return lines[0].tag, scores
 
 
 def runs_page_context(job, evaluation: NewRunsEvaluation, new: Iterable[str]) -> dict:

@@ -16,14 +16,15 @@ from dataclasses import dataclass, field, replace
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
+    EstimateInputs,
     RunEstimates,
     estimate_sample,
     job_crossfit,
     job_pool_runs,
     runs_model_assisted,
 )
+from nuggets_app.ir.estimator import REPORTED, Estimator
 from nuggets_app.ir.model_assisted import (
-    REPORTED,
     model_assisted_evaluate,
     ranked,
     topic_estimates,
@@ -44,7 +45,7 @@ from nuggets_app.ir.outside_pool import (
 )
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.reusability import run_groups
-from nuggets_app.ir.run_intervals import Z_95, topic_bounded
+from nuggets_app.ir.run_intervals import Z_95
 
 Scores = Mapping[str, Mapping[str, float]]
 # {qid: {docno: (relevance, π)}} of one run's judged top-up sample.
@@ -110,20 +111,19 @@ def new_run_estimates(
     *,
     name: str,
     run: Scores,
-    prels: Mapping[str, TopicPrels],
-    probs: Mapping[str, Mapping[str, float]],
+    inputs: EstimateInputs,
     unpooled_p: Mapping[str, Mapping[str, float]],
     depth: int | None,
-    level: int,
     calibration: Calibration,
     shift: float | None,
-    design: Mapping[str, Mapping[str, float]],
     top_up: TopUp | None = None,
+    estimator: Estimator = REPORTED,
 ) -> NewRunFigures:
-    """The new run's figures: its unpooled documents (``unpooled_p``: uncalibrated p
-    of every scored unpooled document) with the calibrated q, the model's error on
-    them in the AP interval; a topic whose top-up sample is judged uses it instead
-    (the design's correction). The bias check stays the pool sample's."""
+    """The new run's figures by ``estimator``: its unpooled documents
+    (``unpooled_p``: uncalibrated p of every scored unpooled document) with the
+    calibrated q, the model's error on them in the AP interval; a topic whose top-up
+    sample is judged uses it instead (the design's correction). The bias check stays
+    the pool sample's."""
     own: dict[str, dict[str, float]] = {}
     lists: dict[str, list[str]] = {}
     for qid, docs in run.items():
@@ -137,36 +137,37 @@ def new_run_estimates(
         q: {d: calibration.apply(p) for d, p in docs.items()} for q, docs in own.items()
     }
     base = runs_model_assisted(
-        prels=prels,
-        probs=probs,
+        prels=inputs.prels,
+        probs=inputs.probs,
         runs={name: run},
-        level=level,
+        level=inputs.level,
         unsampled=calibrated,
         shift=shift,
-        design=design,
+        design=inputs.design,
+        estimator=estimator,
     )[name]
     topped = {q: d for q, d in (top_up or {}).items() if d and q in own}
-    judged = top_up_prels(prels, topped) if topped else prels
+    judged = top_up_prels(inputs.prels, topped) if topped else inputs.prels
     figures = base
     if topped:
         again = model_assisted_evaluate(
             judged,
-            probs,
+            inputs.probs,
             {name: {q: dict(d) for q, d in run.items()}},
-            level=level,
+            estimator=estimator,
+            level=inputs.level,
             unsampled=calibrated,
-            design=design,
-            **REPORTED,
+            design=inputs.design,
         )[name]
         figures = RunEstimates(name, {m: again[m] for m in base.measures}, base.check)
-    # The same per-topic samples as the figure's: R̂ floored where REPORTED bounds it.
+    # The same per-topic samples and estimator as the figure's.
     samples = topic_samples(
         judged,
-        probs,
-        level=level,
+        inputs.probs,
+        estimator=estimator,
+        level=inputs.level,
         unsampled=calibrated,
-        design=design,
-        floor=REPORTED["bounded"],
+        design=inputs.design,
     )
     errors: dict[str, TopicUncertainty] = {}
     plans: dict[str, Plan] = {}
@@ -175,14 +176,7 @@ def new_run_estimates(
         if not mine or topic.qid in topped:
             continue
         sample, ranking = samples[topic.qid], lists[topic.qid]
-        ap = topic_bounded(
-            topic_estimates(
-                sample,
-                ranking,
-                beale=REPORTED["beale"],
-                interval=REPORTED["interval"],
-            )
-        )["AP"].estimate
+        ap = topic_estimates(sample, ranking)["AP"].estimate
         errors[topic.qid], plans[topic.qid] = topic_error(
             sample, ranking, raw=mine, ap=ap, calibration=calibration
         )

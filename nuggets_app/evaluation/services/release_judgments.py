@@ -164,10 +164,17 @@ def judgments_tsv(collection: Collection, sample: Sample, name: Naming) -> str:
     rows = Judgment.objects.filter(
         topic__collection=collection, relevance__isnull=False
     ).values_list(
-        "topic_id", "document_id", "quality_check", "topic__qid", "document__docno",
-        "assessor__username", "relevance", "active_seconds", "created_at",
+        "topic_id",
+        "document_id",
+        "quality_check",
+        "topic__qid",
+        "document__docno",
+        "assessor__username",
+        "relevance",
+        "active_seconds",
+        "created_at",
         "updated_at",
-    )  # fmt: skip
+    )
     lines = []
     for (
         topic_id,
@@ -196,9 +203,13 @@ def adjudications_tsv(collection: Collection, name: Naming) -> str:
     """Every adjudicated decision of the collection (the ``adjudicated`` rule's
     grade where one exists)."""
     rows = Adjudication.objects.filter(topic__collection=collection).values_list(
-        "topic__qid", "document__docno", "adjudicator__username", "relevance",
-        "created_at", "updated_at",
-    )  # fmt: skip
+        "topic__qid",
+        "document__docno",
+        "adjudicator__username",
+        "relevance",
+        "created_at",
+        "updated_at",
+    )
     ordered = sorted(rows, key=lambda r: (qid_key(r[0]), r[1]))
     return _tsv(
         ADJUDICATION_COLUMNS,

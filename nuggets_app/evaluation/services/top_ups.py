@@ -219,10 +219,14 @@ def top_up_statuses(*, run: JobNewRun) -> list[TopUpStatus]:
         judged = len(rows) - sum(len(docs) for docs in waiting.values())
         out.append(
             TopUpStatus(
-                sample, len(rows), judged, len(topics), len(topics) - len(waiting),
+                sample,
+                len(rows),
+                judged,
+                len(topics),
+                len(topics) - len(waiting),
                 dict(sorted(waiting.items(), key=lambda kv: qid_key(kv[0]))),
             )
-        )  # fmt: skip
+        )
     return out
 
 

@@ -21,7 +21,7 @@ multi-round weights and the linearised variance: the model-assisted estimator wi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import transaction
 
@@ -32,6 +32,7 @@ from nuggets_app.inference.services.matching import (
     match_job_finish_here,
     match_job_launch,
 )
+from nuggets_app.ir.estimator import PLAIN
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.rounds import (
     DocWeight,
@@ -54,6 +55,9 @@ from nuggets_app.models import (
 from nuggets_app.pooling.services.rounds import sample_round_next
 
 Labels = dict[str, dict[str, int]]
+
+# The rounds table's MAP: statAP of the rounds judged so far (p ≡ 0), bounded to [0, 1].
+ROUNDS_ESTIMATOR = replace(PLAIN, bounded=True)
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,7 @@ def rounds_overview(sample: Sample) -> list[RoundRow]:
                 topic_rounds[:number], lambdas[qid], design=design
             )
         prels = rounds_prels(labels, weights)
-        estimates = model_assisted_evaluate(prels, {}, runs, bounded=True)
+        estimates = model_assisted_evaluate(prels, {}, runs, estimator=ROUNDS_ESTIMATOR)
         maps = [e["AP"] for e in estimates.values() if e["AP"].n_topics]
         if maps:
             row = RoundRow(

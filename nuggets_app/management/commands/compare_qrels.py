@@ -42,6 +42,7 @@ from nuggets_app.evaluation.services.inputs import (
     read_run_file,
 )
 from nuggets_app.ir.bias_check import bias_check
+from nuggets_app.ir.estimator import Estimator
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.ranking import RankingComparison, ranking_compare
 from nuggets_app.ir.statap import statap_evaluate
@@ -51,6 +52,11 @@ from nuggets_app.management.commands._base import (
 )
 
 Judgments = dict[str, dict[str, int]]
+
+# The bias check's model-assisted AP here only chooses the topics valid for every
+# estimator compared: tuned p, unbounded, so a topic counts only where the model-assisted
+# R̂ itself is positive (no floor at the relevant documents judged).
+CHECK_ESTIMATOR = Estimator(bounded=False, beale=None, interval="linearised")
 
 
 def plot_scatter(
@@ -169,7 +175,12 @@ class Command(BaseCommand):
             for r in runs
         }
         comparison = ranking_compare(scores_a, scores_b)
-        checks = bias_check(prels, probs, {r.name: r.scores for r in runs})
+        checks = bias_check(
+            prels,
+            probs,
+            {r.name: r.scores for r in runs},
+            estimator=CHECK_ESTIMATOR,
+        )
         self._write(
             "statMAP vs EAP", comparison, flags={c.run: c.flagged for c in checks}
         )

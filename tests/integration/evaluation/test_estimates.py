@@ -20,12 +20,17 @@ from nuggets_app.evaluation.services.estimates import (
     INTERVAL_NOTE,
     MODEL_ONLY_NOTE,
     job_crossfit,
+    job_pool_runs,
     job_sample_estimates,
 )
 from nuggets_app.inference.services.exports import prels_export, probabilistic_export
+from nuggets_app.ir.bias_check import bias_check
+from nuggets_app.ir.estimator import REPORTED, Estimator
 from nuggets_app.ir.intervals import MODEL_ONLY_VAR
+from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.statap import statap_evaluate
 from nuggets_app.models import Judgment, PoolDocument, Run, RunEntry
+from nuggets_app.pooling.selectors import sample_design
 
 pytestmark = pytest.mark.django_db
 
@@ -308,3 +313,28 @@ def test_topics_whose_sample_holds_no_relevant_document_are_named(
     ]
     assert all(t.var == MODEL_ONLY_VAR for t in topics if t.model_only)
     assert found[name].ap.n_model_only == sum(t.qid == qid for t in topics)
+
+
+def test_the_reported_figures_are_the_estimators_own_with_its_defaults(fitted):
+    """One front door: what the runs page, ``evaluate --job`` and the exports report
+    for the job's pooled runs is ``model_assisted_evaluate`` and ``bias_check`` called
+    with their defaults (the reported estimator) on the sample's prels, the job's
+    cross-fitted p and the sample's design, to the last digit (repr also holds NaN
+    equal)."""
+    world = fitted
+    prels = sample_prels(world.sample)
+    probs = job_crossfit(job=world.job, sample=world.sample)
+    design = sample_design(sample=world.sample)
+    level = world.job.relevance_level
+    runs = job_pool_runs(world.job)
+    page = job_sample_estimates(job=world.job, sample=world.sample, runs=runs)
+    direct = model_assisted_evaluate(prels, probs, runs, level=level, design=design)
+    checks = {
+        c.run: c for c in bias_check(prels, probs, runs, level=level, design=design)
+    }
+    assert set(page) == set(direct) == set(runs)
+    for name, found in page.items():
+        for measure, estimate in found.measures.items():
+            assert repr(estimate) == repr(direct[name][measure])
+        assert repr(found.check) == repr(checks[name])
+    assert Estimator() == REPORTED

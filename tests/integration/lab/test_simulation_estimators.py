@@ -11,9 +11,9 @@ import pytest
 
 from lab.services.simulation import SimulationConfig, simulation_run
 from lab.services.simulation_report import report_build, report_write
+from nuggets_app.ir.estimator import REPORTED
 from nuggets_app.ir.intervals import INTERVALS
 from nuggets_app.ir.measures import run_evaluate
-from nuggets_app.ir.model_assisted import REPORTED
 from nuggets_app.models import Run
 
 ESTIMATORS = {"sample_only", "statap", "eap", "model_assisted"}
@@ -97,7 +97,7 @@ def test_the_report_compares_estimators_with_intervals_coverage_and_bias_checks(
     # Every interval method on the same estimates; the reported one is the top level.
     assisted = estimators["model_assisted"]
     assert set(assisted["intervals"]) == set(INTERVALS)
-    reported = assisted["intervals"][REPORTED["interval"]]
+    reported = assisted["intervals"][REPORTED.interval]
     assert reported["coverage"] == assisted["coverage"]
     assert reported["half_width"] == pytest.approx(
         sum((high - low) / 2 for low, high in assisted["ci"].values()) / len(runs)

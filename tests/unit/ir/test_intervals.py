@@ -11,11 +11,14 @@ import math
 import random
 import statistics
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nuggets_app.ir.beale import BealeRule, beale_span
+from nuggets_app.ir.estimator import PLAIN, REPORTED
 from nuggets_app.ir.intervals import (
     MODEL_ONLY_VAR,
     THIN_BELOW,
@@ -24,7 +27,6 @@ from nuggets_app.ir.intervals import (
     judgments_to_narrow,
 )
 from nuggets_app.ir.model_assisted import (
-    REPORTED,
     model_assisted_evaluate,
     topic_estimates,
     topic_sample,
@@ -36,12 +38,21 @@ from nuggets_app.ir.sampling import (
     inclusion_probabilities,
     pool_distribution,
 )
+from tests.unit.ir.estimators import TUNED
 
 # The pool of algorithms.md 1.5 (run1 = a b c d, run2 = c a e) with two relevant
 # documents that the runs' AP prior rarely draws, and a model that under-rates them.
 RUNS = {"run1": ["a", "b", "c", "d"], "run2": ["c", "a", "e"]}
 SPARSE = {"a": 0, "b": 0, "c": 1, "d": 1, "e": 0}
 MODEL = {"a": 0.3, "b": 0.2, "c": 0.1, "d": 0.05, "e": 0.2}
+
+
+def by(prepared, interval: str, beale: BealeRule | None = None):
+    """The prepared sample's estimates with another interval method (and Beale rule):
+    neither changes the run-independent terms."""
+    return replace(
+        prepared, estimator=replace(prepared.estimator, interval=interval, beale=beale)
+    )
 
 
 def topic_of(labels, pi):
@@ -98,7 +109,7 @@ def test_the_anticipated_variance_sums_the_models_residual_over_the_whole_pool(
     ranking, k, h = RUNS[run], 2, 1e-6
     for sample in samples_of_design(q, draws):
         labels = {d: SPARSE[d] for d in sorted(sample)}
-        prepared = topic_sample(topic_of(labels, pi), MODEL, tune=False, design=pi)
+        prepared = topic_sample(topic_of(labels, pi), MODEL, estimator=PLAIN, design=pi)
         if prepared.est_r <= 0:
             continue
         y_hat = {
@@ -140,9 +151,9 @@ def test_sparse_floors_the_variance_only_below_the_thin_sample_threshold(relevan
     pi = {d: 0.9 if d in drawn else 0.1 for d in pool}
     labels = {d: int(i < relevant) for i, d in enumerate(drawn)}
     probs = {d: 0.3 for d in pool} | {d: 0.1 + 0.8 * y for d, y in labels.items()}
-    prepared = topic_sample(topic_of(labels, pi), probs, tune=False, design=pi)
+    prepared = topic_sample(topic_of(labels, pi), probs, estimator=PLAIN, design=pi)
     var = {
-        method: topic_estimates(prepared, pool[::2], interval=method)["AP"].var
+        method: topic_estimates(by(prepared, method), pool[::2])["AP"].var
         for method in ("linearised", "combined", "sparse")
     }
     assert var["combined"] > 100 * var["linearised"]
@@ -161,9 +172,9 @@ def enumerated(draws, interval):
     out = {run: defaultdict(float) for run in RUNS}
     for sample, prob in samples_of_design(q, draws).items():
         labels = {d: SPARSE[d] for d in sorted(sample)}
-        prepared = topic_sample(topic_of(labels, pi), MODEL, tune=False, design=pi)
+        prepared = topic_sample(topic_of(labels, pi), MODEL, estimator=PLAIN, design=pi)
         for run, ranking in RUNS.items():
-            found = topic_estimates(prepared, ranking, beale=True, interval=interval)
+            found = topic_estimates(by(prepared, interval, beale_span), ranking)
             est = topic_bounded(found)["AP"]
             if math.isnan(est.estimate):
                 continue
@@ -186,7 +197,7 @@ def test_the_reported_variance_matches_the_enumerated_error_on_a_sparse_pool(dra
     (measured E[V̂]/MSE 0.37-0.51, coverage 0.35-0.52), the reported one matches it
     (0.90-1.00, coverage 0.88-0.89) and covers run1 in every valid sample."""
     linear = enumerated(draws, "linearised")
-    reported = enumerated(draws, REPORTED["interval"])
+    reported = enumerated(draws, REPORTED.interval)
     for run in RUNS:
         assert reported[run]["alone"] > 0.05  # samples with no relevant document
         assert reported[run]["var"] >= 0.85 * reported[run]["mse"]
@@ -203,16 +214,12 @@ def test_a_topic_without_a_relevant_judged_document_rests_on_the_model():
     q = pool_distribution(RUNS)
     pi = inclusion_probabilities(q, 2)
     labels = {"b": 0}
-    prepared = topic_sample(topic_of(labels, pi), MODEL, tune=False, design=pi)
+    prepared = topic_sample(topic_of(labels, pi), MODEL, estimator=PLAIN, design=pi)
     assert prepared.n_relevant == 0
     assert prepared.est_r > 0
     for ranking in RUNS.values():
-        narrow = topic_bounded(
-            topic_estimates(prepared, ranking, interval="linearised")
-        )
-        wide = topic_bounded(
-            topic_estimates(prepared, ranking, interval=REPORTED["interval"])
-        )
+        narrow = topic_bounded(topic_estimates(by(prepared, "linearised"), ranking))
+        wide = topic_bounded(topic_estimates(by(prepared, REPORTED.interval), ranking))
         for name in ("AP", "Rprec", "P@30", "nDCG@30"):
             assert wide[name].model_only
             assert wide[name].var == MODEL_ONLY_VAR
@@ -226,10 +233,8 @@ def test_a_topic_without_a_relevant_judged_document_rests_on_the_model():
 
 
 def test_an_unknown_interval_method_is_refused():
-    q = pool_distribution(RUNS)
-    prepared = topic_sample(topic_of({"a": 1}, q), MODEL)
     with pytest.raises(IntervalError, match="got 'bootstrap'"):
-        topic_estimates(prepared, RUNS["run1"], interval="bootstrap")
+        replace(TUNED, interval="bootstrap")
 
 
 @pytest.mark.parametrize(
@@ -288,7 +293,7 @@ def test_the_reported_interval_covers_the_pooled_truth_on_sparse_simulated_pools
     ones (measured on three such pools: 0.98-1.00 against 0.79-0.84)."""
     scores, truth, probs, dists = simulated(seed, rate=rate, shift=shift)
     rng = random.Random(seed)
-    covered = {"linearised": [], REPORTED["interval"]: []}
+    covered = {"linearised": [], REPORTED.interval: []}
     for _ in range(20):
         prels, design = {}, {}
         for qid, dist in dists.items():
@@ -298,9 +303,9 @@ def test_the_reported_interval_covers_the_pooled_truth_on_sparse_simulated_pools
             prels[qid] = TopicPrels(qid, rel=labels, inclusion_prob=pi, neu=len(pi))
             design[qid] = draw.inclusion
         for interval in covered:
-            options = {**REPORTED, "interval": interval}
+            estimator = replace(REPORTED, interval=interval)
             found = model_assisted_evaluate(
-                prels, probs, scores, design=design, **options
+                prels, probs, scores, estimator=estimator, design=design
             )
             for run, measures in found.items():
                 est = measures["AP"]
@@ -318,6 +323,6 @@ def test_the_reported_interval_covers_the_pooled_truth_on_sparse_simulated_pools
                 low, high = est.ci95
                 covered[interval].append(low <= pooled <= high)
     linear = statistics.fmean(covered["linearised"])
-    reported = statistics.fmean(covered[REPORTED["interval"]])
+    reported = statistics.fmean(covered[REPORTED.interval])
     assert reported >= 0.85
     assert reported >= linear

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nuggets_app.importers.qrels import parse_qrels
+from nuggets_app.ir.estimator import PLAIN
 from nuggets_app.ir.model_assisted import (
     GradeModel,
     model_assisted_evaluate,
@@ -36,6 +37,7 @@ from nuggets_app.ir.sampling import (
     pool_distribution,
 )
 from nuggets_app.ir.statap import statap_evaluate
+from tests.unit.ir.estimators import TUNED
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 EXACT = 1e-12
@@ -90,7 +92,7 @@ def enumerate_estimates(p, draws, cutoff):
     pi = inclusion_probabilities(q, draws)
     for sample, prob in samples_of_design(q, draws).items():
         judged = prels_of({d: TRUTH[d] for d in sorted(sample)}, pi)
-        prepared = topic_sample(judged, p, cutoff=cutoff, tune=False)
+        prepared = topic_sample(judged, p, cutoff=cutoff, estimator=PLAIN)
         yield prob, sample, {n: topic_estimates(prepared, r) for n, r in RUNS.items()}
 
 
@@ -126,7 +128,9 @@ def test_linear_estimates_are_unbiased_on_random_tiny_designs(data):
     mean_r = mean_p = 0.0
     for sample, prob in samples_of_design(q, draws).items():
         topic = TopicPrels("1", rel={d: labels[d] for d in sample}, inclusion_prob=pi)
-        est = topic_estimates(topic_sample(topic, p, cutoff=k, tune=False), ranking)
+        est = topic_estimates(
+            topic_sample(topic, p, cutoff=k, estimator=PLAIN), ranking
+        )
         mean_r += prob * est["R"].estimate
         mean_p += prob * est[f"P@{k}"].estimate
     assert mean_r == pytest.approx(sum(labels.values()), rel=1e-9, abs=1e-9)
@@ -227,7 +231,7 @@ def tiny_inputs():
 
 def test_a_zero_model_gives_the_reference_scripts_test_vector():
     prels, run = tiny_inputs()
-    result = model_assisted_evaluate(prels, {}, {"tiny": run})["tiny"]
+    result = model_assisted_evaluate(prels, {}, {"tiny": run}, estimator=TUNED)["tiny"]
     # docs/reference/algorithms.md 2.10: the output of statAP_MQ_eval_v3.pl on tiny.prels/tiny.run.
     assert result["AP"].n_topics == 2
     assert result["AP"].estimate == pytest.approx(0.764666666666667, abs=1e-14)
@@ -285,7 +289,7 @@ def test_a_zero_model_reproduces_statap_on_cranfield_samples(cranfield):
             q: replace(t, rel={d: int(g >= level) for d, g in t.rel.items()})
             for q, t in prels.items()
         }
-        got = model_assisted_evaluate(prels, {}, runs, level=level)
+        got = model_assisted_evaluate(prels, {}, runs, level=level, estimator=TUNED)
         for name, run in runs.items():
             want = statap_evaluate(binary, run)
             assert got[name]["AP"].n_topics == want.summary.valid_topics > 15
@@ -331,7 +335,7 @@ def test_repeated_samples_are_unbiased_and_the_interval_covers_r():
     for _ in range(400):
         draw = draw_statap(q, 40, rng, stop="draws")
         topic = prels_of({d: truth[d] for d in draw.order}, draw.inclusion)
-        est = topic_estimates(topic_sample(topic, p, tune=False), ranking)
+        est = topic_estimates(topic_sample(topic, p, estimator=PLAIN), ranking)
         r_hat.append(est["R"].estimate)
         p30_hat.append(est["P@30"].estimate)
         low, high = est["R"].ci95
@@ -417,7 +421,7 @@ def reference(topic, probs, ranking, grades, level, k, nudge=None, h=0.0):
 
 def check_against_reference(topic, probs, ranking, grades, level, k):
     prepared = topic_sample(
-        topic, probs, level=level, cutoff=k, grades=grades, tune=False
+        topic, probs, level=level, cutoff=k, grades=grades, estimator=PLAIN
     )
     got = topic_estimates(prepared, ranking)
     want = reference(topic, probs, ranking, grades, level, k)
@@ -440,7 +444,7 @@ def check_against_reference(topic, probs, ranking, grades, level, k):
 @given(small_topics(graded=False))
 def test_binary_estimates_equal_the_plug_in_and_its_linearised_variance(case):
     topic, probs, ranking, _, level, k = case
-    prepared = topic_sample(topic, probs, level=level, cutoff=k, tune=False)
+    prepared = topic_sample(topic, probs, level=level, cutoff=k, estimator=PLAIN)
     r = prepared.est_r
     if r > 0 and abs((r + 0.5) - round(r + 0.5)) < 1e-5:
         return  # R̂r about to change: R-prec is not differentiable there
@@ -451,7 +455,7 @@ def test_binary_estimates_equal_the_plug_in_and_its_linearised_variance(case):
 @given(small_topics(graded=True))
 def test_graded_estimates_equal_the_plug_in_and_its_linearised_variance(case):
     topic, probs, ranking, grades, level, k = case
-    prepared = topic_sample(topic, probs, level=level, cutoff=k, tune=False)
+    prepared = topic_sample(topic, probs, level=level, cutoff=k, estimator=PLAIN)
     r = prepared.est_r
     if r > 0 and abs((r + 0.5) - round(r + 0.5)) < 1e-5:
         return
@@ -466,7 +470,7 @@ def test_precision_and_r_are_affine_in_the_model(case, weight):
     mixed = {d: weight * p + (1 - weight) * other[d] for d, p in probs.items()}
     values = [
         topic_estimates(
-            topic_sample(topic, m, level=level, cutoff=k, tune=False), ranking
+            topic_sample(topic, m, level=level, cutoff=k, estimator=PLAIN), ranking
         )
         for m in (probs, other, mixed)
     ]
@@ -479,7 +483,9 @@ def test_precision_and_r_are_affine_in_the_model(case, weight):
 @given(small_topics(graded=True))
 def test_the_interval_is_around_the_estimate(case):
     topic, probs, ranking, grades, level, k = case
-    prepared = topic_sample(topic, probs, level=level, cutoff=k, grades=grades)
+    prepared = topic_sample(
+        topic, probs, level=level, cutoff=k, grades=grades, estimator=TUNED
+    )
     for estimate in topic_estimates(prepared, ranking).values():
         if math.isnan(estimate.estimate):
             continue

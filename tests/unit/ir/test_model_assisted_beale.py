@@ -1,4 +1,5 @@
-"""Beale's ratio estimator of AP (``beale=True``, what the application reports):
+"""Beale's ratio estimator of AP (the reported rule, ``beale_span``; on an unfloored
+sample it corrects every topic):
 against a brute-force plug-in with numerical derivatives, and its bias against the
 plain ratio's over seeded samples of a pool with few relevant documents
 (docs/explanation/model-assisted.md)."""
@@ -8,14 +9,20 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nuggets_app.ir.beale import beale_span
+from nuggets_app.ir.estimator import PLAIN
 from nuggets_app.ir.model_assisted import topic_estimates, topic_sample
 from nuggets_app.ir.prels import TopicPrels
 from nuggets_app.ir.sampling import draw_statap, pool_distribution
+
+# The plain difference estimator with Beale's correction of AP.
+BEALE = replace(PLAIN, beale=beale_span)
 
 
 def plug_in_numerator(yhat, ranking):
@@ -69,12 +76,14 @@ def topics(draw):
 @given(topics())
 def test_beale_equals_the_plug_in_formula_with_numerical_derivatives(case):
     topic, probs, ranking = case
-    prepared = topic_sample(topic, probs, tune=False)
+    prepared = topic_sample(topic, probs, estimator=PLAIN)
     if not prepared.est_r > 0:
-        assert math.isnan(topic_estimates(prepared, ranking, beale=True)["AP"].estimate)
+        assert math.isnan(
+            topic_estimates(replace(prepared, estimator=BEALE), ranking)["AP"].estimate
+        )
         return
     plain, beale = beale_reference(topic, probs, ranking)
-    got = topic_estimates(prepared, ranking, beale=True)
+    got = topic_estimates(replace(prepared, estimator=BEALE), ranking)
     assert topic_estimates(prepared, ranking)["AP"].estimate == pytest.approx(
         plain, rel=1e-9, abs=1e-12
     )
@@ -94,9 +103,11 @@ def test_a_census_or_a_perfect_model_leaves_ap_as_it_is():
     sampled = TopicPrels("1", rel={"a": 1, "b": 0}, inclusion_prob={"a": 0.3, "b": 0.2})
     perfect = {d: float(y) for d, y in labels.items()}
     for topic, probs in ((census, {}), (sampled, perfect)):
-        prepared = topic_sample(topic, probs, tune=False)
+        prepared = topic_sample(topic, probs, estimator=PLAIN)
         plain = topic_estimates(prepared, ranking)["AP"].estimate
-        beale = topic_estimates(prepared, ranking, beale=True)["AP"].estimate
+        beale = topic_estimates(replace(prepared, estimator=BEALE), ranking)[
+            "AP"
+        ].estimate
         assert beale == pytest.approx(plain, abs=1e-15)
         assert plain == pytest.approx((1 / 2 + 2 / 4) / 2)
 
@@ -127,11 +138,14 @@ def errors(noise, shift, rng, samples=300):
             rel={d: truth[d] for d in draw.order},
             inclusion_prob={d: draw.inclusion[d] for d in draw.order},
         )
-        prepared = topic_sample(topic, p, tune=False)
+        prepared = topic_sample(topic, p, estimator=PLAIN)
         if prepared.est_r > 0:
             plain.append(topic_estimates(prepared, ranking)["AP"].estimate - ap_true)
             beale.append(
-                topic_estimates(prepared, ranking, beale=True)["AP"].estimate - ap_true
+                topic_estimates(replace(prepared, estimator=BEALE), ranking)[
+                    "AP"
+                ].estimate
+                - ap_true
             )
     return plain, beale
 

@@ -10,6 +10,7 @@ import pytest
 from nuggets_app.ir.bias_check import bias_check
 from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.run_intervals import BOUNDED_VAR, TopicEstimate, topic_bounded
+from tests.unit.ir.estimators import BOUNDED, TUNED
 from tests.unit.ir.test_model_assisted import tiny_inputs
 
 
@@ -32,8 +33,12 @@ def test_a_topic_is_clipped_to_the_measures_range_and_r_is_left_alone():
 
 def test_bounded_statap_clips_the_reference_vectors_topic_above_one():
     prels, run = tiny_inputs()
-    plain = model_assisted_evaluate(prels, {}, {"tiny": run})["tiny"]["AP"]
-    bounded = model_assisted_evaluate(prels, {}, {"tiny": run}, bounded=True)["tiny"]
+    plain = model_assisted_evaluate(prels, {}, {"tiny": run}, estimator=TUNED)["tiny"][
+        "AP"
+    ]
+    bounded = model_assisted_evaluate(prels, {}, {"tiny": run}, estimator=BOUNDED)[
+        "tiny"
+    ]
     # docs/reference/algorithms.md 2.10: statAP 0.446 and 1.0833 on the two topics.
     assert [t.estimate for t in plain.topics] == pytest.approx([0.446, 1.0833333333])
     assert [t.estimate for t in bounded["AP"].topics] == pytest.approx([0.446, 1.0])
@@ -44,9 +49,11 @@ def test_bounded_statap_clips_the_reference_vectors_topic_above_one():
             assert estimate.ci95 == plain_ci(prels, run, "R")
         else:
             assert 0.0 <= low <= estimate.estimate <= high <= 1.0
-    checks = bias_check(prels, {}, {"tiny": run}, bounded=True)
+    checks = bias_check(prels, {}, {"tiny": run}, estimator=BOUNDED)
     assert checks[0].model_assisted == pytest.approx(bounded["AP"].estimate)
 
 
 def plain_ci(prels, run, measure):
-    return model_assisted_evaluate(prels, {}, {"tiny": run})["tiny"][measure].ci95
+    return model_assisted_evaluate(prels, {}, {"tiny": run}, estimator=TUNED)["tiny"][
+        measure
+    ].ci95

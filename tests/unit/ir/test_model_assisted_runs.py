@@ -10,13 +10,13 @@ import ir_measures
 import pytest
 
 from nuggets_app.ir.bias_check import bias_check
+from nuggets_app.ir.estimator import PLAIN, power_tuning
 from nuggets_app.ir.model_assisted import (
     DEFAULT_ESTIMATOR,
     ESTIMATORS,
     GradeModel,
     ModelAssistedError,
     model_assisted_evaluate,
-    power_tuning,
     topic_estimates,
     topic_sample,
 )
@@ -26,6 +26,7 @@ from nuggets_app.ir.sampling import (
     pool_distribution,
 )
 from nuggets_app.ir.statap import statap_evaluate
+from tests.unit.ir.estimators import TUNED
 from tests.unit.ir.test_model_assisted import (
     EXACT,
     RUNS,
@@ -42,7 +43,9 @@ def test_a_perfect_grade_model_gives_trec_evals_ndcg():
     at_least = {d: tuple(float(g >= lv) for lv in (1, 2, 3)) for d, g in grade.items()}
     model = GradeModel({"1": at_least}, (0, 1, 2, 3))
     ranking = ["c", "a", "b", "g", "e", "d"]
-    got = topic_estimates(topic_sample(topic, {}, cutoff=5, grades=model), ranking)
+    got = topic_estimates(
+        topic_sample(topic, {}, cutoff=5, grades=model, estimator=TUNED), ranking
+    )
     run = {"1": {d: 10.0 - i for i, d in enumerate(ranking)}}
     want = ir_measures.calc_aggregate([ir_measures.nDCG @ 5], {"1": grade}, run)
     assert got["nDCG@5"].estimate == pytest.approx(want[ir_measures.nDCG @ 5], abs=1e-9)
@@ -62,7 +65,7 @@ def test_runs_are_averaged_over_valid_topics_the_run_answers():
     }
     runs = {"r": {"1": scores_of(["a", "b"]), "2": scores_of(["a"])}}
     result = model_assisted_evaluate(
-        prels, {"1": {"a": 0.5, "b": 0.5}}, runs, tune=False
+        prels, {"1": {"a": 0.5, "b": 0.5}}, runs, estimator=PLAIN
     )["r"]
     assert result["R"].n_topics == 1
     (topic,) = result["R"].topics
@@ -91,14 +94,14 @@ def test_the_bias_check_flags_a_model_that_overrates_one_run():
             {d: truth[d] for d in draw.order}, draw.inclusion, str(t)
         )
     perfect = {str(t): {d: float(y) for d, y in truth.items()} for t in range(8)}
-    for check in bias_check(prels, perfect, runs):
+    for check in bias_check(prels, perfect, runs, estimator=TUNED):
         assert check.correction == pytest.approx(0.0, abs=EXACT)
         assert check.model_assisted == pytest.approx(check.eap, abs=EXACT)
     biased = {
         str(t): {d: 0.9 if d in lists["B"] else truth[d] for d in docs}
         for t in range(8)
     }
-    checks = {c.run: c for c in bias_check(prels, biased, runs)}
+    checks = {c.run: c for c in bias_check(prels, biased, runs, estimator=TUNED)}
     assert checks["B"].flagged
     assert checks["B"].diff > 0
     assert checks["B"].ci95[0] > 0
@@ -107,13 +110,18 @@ def test_the_bias_check_flags_a_model_that_overrates_one_run():
 def test_bad_inputs_are_named():
     topic = prels_of({"a": 1}, {"a": 0.5})
     with pytest.raises(ModelAssistedError, match=r"p\(a\) = 1.5"):
-        topic_sample(topic, {"a": 1.5})
+        topic_sample(topic, {"a": 1.5}, estimator=TUNED)
     with pytest.raises(ModelAssistedError, match="not decrease"):
-        topic_sample(topic, {}, grades=GradeModel({}, (0, 2, 1)))
+        topic_sample(topic, {}, grades=GradeModel({}, (0, 2, 1)), estimator=TUNED)
     with pytest.raises(ModelAssistedError, match="b needs 2 non-increasing"):
-        topic_sample(topic, {}, grades=GradeModel({"1": {"b": (0.2, 0.5)}}, (0, 1, 2)))
+        topic_sample(
+            topic,
+            {},
+            grades=GradeModel({"1": {"b": (0.2, 0.5)}}, (0, 1, 2)),
+            estimator=TUNED,
+        )
     with pytest.raises(ModelAssistedError, match="cutoff"):
-        topic_sample(topic, {}, cutoff=0)
+        topic_sample(topic, {}, cutoff=0, estimator=TUNED)
 
 
 def test_the_default_estimator_is_model_assisted():
@@ -128,7 +136,7 @@ def test_the_worked_example_of_the_explanation_page():
     pi = inclusion_probabilities(q, 3)
     topic = prels_of({"a": 1, "c": 0, "d": 1}, pi)
     p = {"a": 0.8, "b": 0.6, "c": 0.5, "d": 0.2, "e": 0.3}
-    prepared = topic_sample(topic, p, cutoff=3)
+    prepared = topic_sample(topic, p, cutoff=3, estimator=TUNED)
     assert power_tuning(topic, p) == prepared.scale == 1.0  # λ̂ = 3.25, clipped
     assert prepared.est_r == pytest.approx(5.664170, abs=1e-6)
     assert prepared.var_r == pytest.approx(10.862479, abs=1e-6)
@@ -144,7 +152,7 @@ def test_the_worked_example_of_the_explanation_page():
     assert run2["AP"].var == pytest.approx(0.013120, abs=1e-6)
     assert run2["P@3"].estimate == pytest.approx(0.389908, abs=1e-6)
     assert run2["nDCG@3"].estimate == pytest.approx(0.291841, abs=1e-6)
-    zero = topic_sample(topic, {}, cutoff=3)
+    zero = topic_sample(topic, {}, cutoff=3, estimator=TUNED)
     assert zero.est_r == pytest.approx(6.007691, abs=1e-6)
     statap1 = topic_estimates(zero, RUNS["run1"])["AP"]
     assert statap1.estimate == pytest.approx(0.690532, abs=1e-6)
@@ -153,7 +161,9 @@ def test_the_worked_example_of_the_explanation_page():
     assert statap_evaluate({"1": topic}, scores["run1"]).topics[0].var == (
         pytest.approx(0.055448, abs=1e-6)
     )
-    checks = {c.run: c for c in bias_check({"1": topic}, {"1": p}, scores)}
+    checks = {
+        c.run: c for c in bias_check({"1": topic}, {"1": p}, scores, estimator=TUNED)
+    }
     one, two = checks["run1"], checks["run2"]
     assert (one.eap, one.raw_diff) == pytest.approx((0.775862, 0.085330), abs=1e-6)
     assert one.shift == pytest.approx(1.261794, abs=1e-6)

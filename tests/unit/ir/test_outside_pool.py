@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from nuggets_app.ir.estimator import PLAIN
 from nuggets_app.ir.model_assisted import (
     model_assisted_evaluate,
     topic_estimates,
@@ -125,7 +126,7 @@ def test_the_models_error_widens_a_new_runs_interval_and_says_its_share():
         unique={"1": {"p4": "g", "p5": "g"}}, probs={"1": probs}, judged={"1": judged}
     )
     q = {d: cal.apply(p) for d, p in raw.items()}
-    sample = topic_sample(judged, probs, unsampled=q, tune=False)
+    sample = topic_sample(judged, probs, unsampled=q, estimator=PLAIN)
     ap = topic_estimates(sample, ranking)["AP"].estimate
     error, plan = topic_error(sample, ranking, raw=raw, ap=ap, calibration=cal)
     assert error.documents == 4
@@ -135,14 +136,14 @@ def test_the_models_error_widens_a_new_runs_interval_and_says_its_share():
     step = 1e-6
     moved = topic_sample(
         judged, probs, unsampled={d: (cal.ratio + step) * p for d, p in raw.items()},
-        tune=False,
+        estimator=PLAIN,
     )  # fmt: skip
     numeric = (topic_estimates(moved, ranking)["AP"].estimate - ap) / step
     assert error.slope == pytest.approx(numeric, rel=1e-3)
     assert list(plan[2]) == ["u1", "u2", "u3", "u4"]
     found = model_assisted_evaluate(
         {"1": judged}, {"1": probs}, {"run": {"1": {d: -i for i, d in enumerate(ranking)}}},
-        unsampled={"1": q}, tune=False,
+        unsampled={"1": q}, estimator=PLAIN,
     )["run"]["AP"]  # fmt: skip
     parts = run_interval(found, {"1": error}, cal)
     assert parts.var_sampling == found.var
@@ -213,10 +214,10 @@ def test_a_top_up_joins_the_topics_sample_as_a_second_stratum():
     right = {d: float(d == "u2") for d in raw}
     run = {"run": {"1": {d: -i for i, d in enumerate(ranking)}}}
     a = model_assisted_evaluate(
-        exact, {"1": probs}, run, unsampled={"1": wrong}, tune=False
+        exact, {"1": probs}, run, unsampled={"1": wrong}, estimator=PLAIN
     )
     b = model_assisted_evaluate(
-        {"1": judged}, {"1": probs}, run, unsampled={"1": right}, tune=False
+        {"1": judged}, {"1": probs}, run, unsampled={"1": right}, estimator=PLAIN
     )
     assert a["run"]["AP"].estimate == pytest.approx(b["run"]["AP"].estimate)
 

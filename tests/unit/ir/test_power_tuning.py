@@ -10,14 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nuggets_app.ir.estimator import PLAIN, power_tuning
 from nuggets_app.ir.model_assisted import (
     GradeModel,
     ModelAssistedError,
-    power_tuning,
     topic_estimates,
     topic_sample,
 )
 from nuggets_app.ir.sampling import inclusion_probabilities, pool_distribution
+from tests.unit.ir.estimators import TUNED
 from tests.unit.ir.test_model_assisted import (
     MODELS,
     RUNS,
@@ -63,7 +64,9 @@ def test_lambda_is_half_way_to_the_variance_minimiser_found_by_search(case):
 def test_the_tuned_estimates_are_the_plain_ones_on_lambda_p(case):
     topic, probs, ranking, grades, level, k = case
     lam = power_tuning(topic, probs, level=level)
-    tuned = topic_sample(topic, probs, level=level, cutoff=k, grades=grades)
+    tuned = topic_sample(
+        topic, probs, level=level, cutoff=k, grades=grades, estimator=TUNED
+    )
     assert tuned.scale == lam
     scaled_grades = grades.__class__(
         {"1": {d: [lam * q for q in lv] for d, lv in grades.at_least["1"].items()}},
@@ -75,7 +78,7 @@ def test_the_tuned_estimates_are_the_plain_ones_on_lambda_p(case):
         level=level,
         cutoff=k,
         grades=scaled_grades,
-        tune=False,
+        estimator=PLAIN,
     )
     got, want = topic_estimates(tuned, ranking), topic_estimates(plain, ranking)
     for name, estimate in want.items():
@@ -93,7 +96,8 @@ def exact_error(p, draws, tune):
     bias = mse = 0.0
     for sample, prob in samples_of_design(q, draws).items():
         judged = prels_of({d: TRUTH[d] for d in sorted(sample)}, pi)
-        r = topic_sample(judged, p, cutoff=3, tune=tune).est_r
+        estimator = TUNED if tune else PLAIN
+        r = topic_sample(judged, p, cutoff=3, estimator=estimator).est_r
         bias += prob * (r - truth)
         mse += prob * (r - truth) ** 2
     return bias, mse
@@ -130,14 +134,19 @@ def test_unsampled_documents_keep_their_calibrated_p_under_tuning(case, data):
     clash = {d: 1.0 - p for d, p in probs.items()}  # pooled documents: ignored
     lam = power_tuning(topic, probs, level=level)
     tuned = topic_sample(
-        topic, probs, level=level, cutoff=k, unsampled={**clash, **fresh}
+        topic,
+        probs,
+        level=level,
+        cutoff=k,
+        unsampled={**clash, **fresh},
+        estimator=TUNED,
     )
     plain = topic_sample(
         topic,
         {**fresh, **{d: lam * p for d, p in probs.items()}},
         level=level,
         cutoff=k,
-        tune=False,
+        estimator=PLAIN,
     )
     assert tuned.scale == lam
     assert tuned.est_r == pytest.approx(plain.est_r, abs=1e-12)
@@ -153,7 +162,9 @@ def test_unsampled_documents_keep_their_calibrated_p_under_tuning(case, data):
 def test_unsampled_documents_are_refused_with_graded_relevance_and_bad_p():
     topic = prels_of({"a": 1, "b": 0}, {"a": 0.5, "b": 0.5})
     with pytest.raises(ModelAssistedError, match=r"p\(new\) = 1.5"):
-        topic_sample(topic, {"a": 0.4}, unsampled={"new": 1.5})
+        topic_sample(topic, {"a": 0.4}, unsampled={"new": 1.5}, estimator=TUNED)
     grades = GradeModel({"1": {"a": [0.5]}}, (0.0, 1.0))
     with pytest.raises(ModelAssistedError, match="binary relevance only"):
-        topic_sample(topic, {"a": 0.4}, grades=grades, unsampled={"new": 0.5})
+        topic_sample(
+            topic, {"a": 0.4}, grades=grades, unsampled={"new": 0.5}, estimator=TUNED
+        )

@@ -4,15 +4,19 @@ and the simulated-world bias, which must vanish where the estimator is exact."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lab.maths.estimators import beale_everywhere
 from lab.studies.estimator_bias import (
     PI_BANDS,
+    Spec,
     figures,
+    options_parse,
     pooled_truth,
     redraw,
     sd_ratio,
@@ -23,7 +27,8 @@ from lab.studies.estimator_bias import (
 from lab.studies.simulated_bias import simulated_bias
 from lab.studies.synthetic_band import synthetic_band
 from lab.studies.thinned_jackknife import extrapolated, thinned
-from nuggets_app.ir.model_assisted import REPORTED, model_assisted_evaluate
+from nuggets_app.ir.estimator import PLAIN, REPORTED
+from nuggets_app.ir.model_assisted import model_assisted_evaluate
 from nuggets_app.ir.prels import TopicPrels
 
 DOCS = [f"d{i}" for i in range(10)]
@@ -98,7 +103,7 @@ def test_a_model_that_knows_every_label_has_no_bias_in_any_world():
     for world in ("truth", "raw"):
         bias = simulated_bias(
             prels, probs, design, runs, level=1, replicates=5,
-            opts={"beale": False, "tune": False}, world=world, truth_labels=truth,
+            estimator=PLAIN, world=world, truth_labels=truth,
         )  # fmt: skip
         assert bias["r"] == pytest.approx({"1": 0.0, "2": 0.0}, abs=1e-12)
 
@@ -198,7 +203,8 @@ def test_the_allowance_stretches_the_interval_by_what_beale_moved():
     found = {
         beale: model_assisted_evaluate(
             inputs["prels"], inputs["crossfit"], inputs["runs"], level=1,
-            design=inputs["design"], **dict(REPORTED, beale=beale),
+            design=inputs["design"],
+            estimator=replace(REPORTED, beale=beale_everywhere if beale else None),
         )
         for beale in (True, False)
     }  # fmt: skip
@@ -215,9 +221,9 @@ def test_the_allowance_stretches_the_interval_by_what_beale_moved():
                 max(-moved, 0.0), max(moved, 0.0))  # fmt: skip
             lo, hi = ap.ci95
             halves.append((min(hi + above, 1.0) - max(lo - below, 0.0)) / 2)
-        stretched = figures(*args, dict(REPORTED, allow=allow), per_topic)
+        stretched = figures(*args, Spec(allow=allow), per_topic)
         assert stretched["half"] == pytest.approx(np.mean(halves))
-        assert stretched["half"] > figures(*args, REPORTED, per_topic)["half"]
+        assert stretched["half"] > figures(*args, Spec(), per_topic)["half"]
     assert moved_any
 
 
@@ -293,3 +299,14 @@ def test_the_shared_error_predicts_how_often_a_sample_covers_under_three_quarter
         assert observed == pytest.approx(
             expected, abs=4 * math.sqrt(expected / 20000) + 0.002
         )
+
+
+def test_an_option_set_is_an_estimator_value_and_the_studys_own_options():
+    name, spec = options_parse("noBeale=beale:false,pboot:20,world:truth,zero:true")
+    assert name == "noBeale"
+    assert spec == Spec(
+        estimator=replace(REPORTED, beale=None), pboot=20, world="truth", zero=True
+    )
+    assert options_parse("reported=") == ("reported", Spec())
+    with pytest.raises(SystemExit, match="unknown options shrinkvar"):
+        options_parse("shrink=shrinkvar:true")
