@@ -230,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seeds=args.seeds,
         relevance_level=args.relevance_level,
     )
+    args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     if args.markdown:
         print(markdown_table(result))

@@ -11,13 +11,19 @@ table ``(Σ_S jy/π, Σ_S j(1-y)/π, Σ_S (1-j)y/π, Σ_S (1-j)(1-y)/π)`` and:
 * P(people relevant | judge grade g) = HT(y 1[g])/HT(1[g]) per grade (or per quantile
   bin of the grades when they are scores with many distinct values);
 * R per topic without the judge: HT(y); with the judge: the difference estimator with
-  the judge's P̂(relevant | grade) as auxiliary and an empirical-Bayes slope
-  (:mod:`nuggets_app.ir.judge_design`); the count ratio = judge's count / R̂.
+  the judge's cross-fitted P̂(relevant | grade) as auxiliary and one pooled slope
+  shrunk by its error (:mod:`nuggets_app.ir.judge_design`); the count ratio = the
+  judge's count (known) / the sum of R̂.
 
-Variances are Taylor-linearised and use Hájek's fixed-size approximation per topic;
-95% intervals are ``value ± 1.96 sd`` clipped to the domain ([0, 1] proportions,
-[-1, 1] kappa, R between the relevant pairs the sample holds and the pool less the
-non-relevant ones it holds, ratios >= 0). A pair with π = 1 must carry a people's grade.
+Variances are Taylor-linearised and use Hájek's fixed-size approximation per topic.
+95% intervals: kappa ``value ± t sd``, with ``t`` Student's quantile at Satterthwaite's
+degrees of freedom of the variance (1.96 when many pairs carry it), clipped to
+[-1, 1]; precision, recall and P(relevant | grade) Wilson's score interval at the
+design's effective sample size (:func:`~nuggets_app.ir.judge_design.proportion_interval`:
+a proportion of 0 seen on four pairs is not known exactly); R ``± 1.96 sd`` between
+the relevant pairs the sample holds and the pool less the non-relevant ones it holds,
+its variance floored on thin topics as the product's ``sparse`` interval does; the
+count ratio ``± 1.96 sd``, >= 0. A pair with π = 1 must carry a people's grade.
 A judge with no grade for a pair counts as calling it not relevant.
 
 ``worth_judgments`` (per topic, averaged over topics whose R̂ has a variance): the
@@ -38,9 +44,6 @@ from nuggets_app.errors import DomainError
 from nuggets_app.ir import judge_design as jd
 from nuggets_app.ir.judge_design import Design
 
-# Distinct judge grades up to which P(relevant | grade) is reported per grade.
-MAX_DISTINCT_GRADES = 10
-GRADE_BINS = 5  # quantile bins of the judge's scores beyond that
 MAX_DISAGREEMENTS = 20
 
 
@@ -162,42 +165,45 @@ def _arrays(
     return _Pairs(qids, Design(topic, pi, sampled, len(qids)), y, j, grades)
 
 
-def _estimate(value: float, var: float, low: float, high: float) -> Estimate:
+def _estimate(
+    value: float, var: float, low: float, high: float, df: float = math.inf
+) -> Estimate:
     if not math.isfinite(value):
         return Estimate(math.nan, math.nan, math.nan)
     value = float(min(max(value, low), high))
-    lo, hi = jd.interval(value, var, float(low), float(high))
+    lo, hi = jd.interval(value, var, float(low), float(high), df)
     return Estimate(value, float(lo), float(hi))
+
+
+def _proportion(design: Design, num: np.ndarray, den: np.ndarray) -> Estimate:
+    """The ratio ``HT(num)/HT(den)`` (``num`` a part of the 0/1 ``den``) with its
+    Wilson interval at the design's effective sample size."""
+    value, var, df = jd.linearised(
+        design, np.column_stack([num, den]), jd.ratio, jd.ratio_grad
+    )
+    if not math.isfinite(value):
+        return Estimate(math.nan, math.nan, math.nan)
+    inside = design.sampled & (design.pi < 1.0) & (den > 0)
+    boundary = (
+        float(inside.sum()) / (1.0 - float(design.pi[inside].mean()))
+        if inside.any()
+        else math.inf
+    )
+    value = min(max(value, 0.0), 1.0)
+    low, high = jd.proportion_interval(value, var, df, boundary)
+    return Estimate(value, low, high)
 
 
 def _agreement(design: Design, y: np.ndarray, j: np.ndarray) -> tuple[Estimate, ...]:
     """(kappa, precision, recall) of the judge against the people on ``design``."""
     jy = j * y
     table = np.column_stack([jy, j * (1 - y), (1 - j) * y, (1 - j) * (1 - y)])
-    k, kv = jd.linearised(design, table, jd.kappa, jd.kappa_grad)
-    pr, pv = jd.linearised(design, np.column_stack([jy, j]), jd.ratio, jd.ratio_grad)
-    rc, rv = jd.linearised(design, np.column_stack([jy, y]), jd.ratio, jd.ratio_grad)
+    k = jd.linearised(design, table, jd.kappa, jd.kappa_grad)
     return (
-        _estimate(k, kv, -1.0, 1.0),
-        _estimate(pr, pv, 0.0, 1.0),
-        _estimate(rc, rv, 0.0, 1.0),
+        _estimate(k[0], k[1], -1.0, 1.0, k[2]),
+        _proportion(design, jy, j),
+        _proportion(design, jy, y),
     )
-
-
-def _grade_bins(grades: np.ndarray) -> tuple[np.ndarray, list[float]]:
-    """Each pair's judge-grade bin and the bins' lowest grades (the keys of
-    P(relevant | grade)); pairs with no grade get a bin of their own, unkeyed."""
-    known = grades[~np.isnan(grades)]
-    distinct = np.unique(known)
-    if distinct.size <= MAX_DISTINCT_GRADES:
-        edges = distinct[1:]
-    else:
-        qs = np.quantile(known, np.arange(1, GRADE_BINS) / GRADE_BINS)
-        edges = np.unique(qs[qs > distinct[0]])
-    bins = np.searchsorted(edges, np.nan_to_num(grades, nan=-np.inf), side="right")
-    keys = [float(distinct[0]), *map(float, edges)] if distinct.size else []
-    bins = np.where(np.isnan(grades), len(keys), bins).astype(np.int64)
-    return bins, keys
 
 
 def _by_grade(
@@ -206,9 +212,7 @@ def _by_grade(
     result: dict[float, Estimate] = {}
     for b, key in enumerate(keys):
         member = (bins == b).astype(np.float64)
-        z = np.column_stack([y * member, member])
-        value, var = jd.linearised(design, z, jd.ratio, jd.ratio_grad)
-        result[key] = _estimate(value, var, 0.0, 1.0)
+        result[key] = _proportion(design, y * member, member)
     return result
 
 
@@ -378,7 +382,7 @@ def audit_judge(
     if not d.sampled.any():
         raise JudgeAuditError("no pooled pair has a people's grade yet")
     kappa, precision, recall = _agreement(d, data.y, data.j)
-    bins, keys = _grade_bins(data.grades)
+    bins, keys = jd.grade_bins(data.grades)
     figures = _r_figures(data, bins)
     count = int(data.j.sum())
     return JudgeAudit(
@@ -450,18 +454,6 @@ class SamplePlan:
     judged: int
 
 
-def _needed(var: float, n: int, big_n: int, half: float) -> int:
-    """The uniform design's ``n'`` with ``1.96² N²(1/n' - 1/N) S² <= half²``, with
-    ``N² S² = V̂ / (1/n - 1/N)`` from the sample of ``n`` of ``N`` uncertain pairs."""
-    if n >= big_n or not var > 0:
-        return n
-    if n == 0 or not half > 0:
-        return big_n
-    scaled = var / (1.0 / n - 1.0 / big_n)
-    exact = 1.0 / ((half / jd.Z_95) ** 2 / scaled + 1.0 / big_n)
-    return min(big_n, max(1, math.ceil(exact - 1e-9)))
-
-
 def plan_sample_size(
     audit: JudgeAudit, *, half_width: float, relative: bool = False
 ) -> SamplePlan:
@@ -488,8 +480,8 @@ def plan_sample_size(
             TopicPlan(
                 qid=t.qid,
                 judged=t.sampled,
-                with_judge=certain + _needed(t.r_var_with, n, big_n, half),
-                without_judge=certain + _needed(t.r_var_without, n, big_n, half),
+                with_judge=certain + jd.size_needed(t.r_var_with, n, big_n, half),
+                without_judge=certain + jd.size_needed(t.r_var_without, n, big_n, half),
             )
         )
     ordered = tuple(sorted(plans, key=lambda p: p.qid))

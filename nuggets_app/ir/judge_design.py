@@ -41,10 +41,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import t as student_t
 
 from nuggets_app.ir.intervals import THIN_BELOW
 
 Z_95 = 1.959963984540054
+# Distinct judge grades up to which P(relevant | grade) is reported per grade.
+MAX_DISTINCT_GRADES = 10
+GRADE_BINS = 5  # quantile bins of the judge's scores beyond that
 Array = NDArray[np.float64]
 
 
@@ -73,11 +77,9 @@ class Design:
         )
 
 
-def ht_variance(design: Design, u: Array) -> float:
-    """Hájek's fixed-size variance of ``Σ_S u/π``, summed over topics."""
+def _contributions(design: Design, u: Array) -> Array:
+    """Each uncertain sampled pair's term of Hájek's variance of ``Σ_S u/π``."""
     uncertain = design.sampled & (design.pi < 1.0)
-    if not uncertain.any():
-        return 0.0
     topic = design.topic[uncertain]
     pi = design.pi[uncertain]
     x = u[uncertain] / pi
@@ -86,11 +88,24 @@ def ht_variance(design: Design, u: Array) -> float:
     n = np.bincount(topic, minlength=k).astype(np.float64)
     c_sum = np.bincount(topic, weights=c, minlength=k)
     a = np.bincount(topic, weights=c * x, minlength=k) / np.where(c_sum > 0, c_sum, 1)
-    dev = np.bincount(topic, weights=c * (x - a[topic]) ** 2, minlength=k)
-    poisson = np.bincount(topic, weights=c * x * x, minlength=k)
-    factor = np.where(n > 1, n / np.maximum(n - 1, 1), 0.0)
-    per_topic = np.where(n > 1, factor * dev, poisson)
-    return float(per_topic.sum())
+    factor = np.where(n > 1, n / np.maximum(n - 1, 1), 0.0)[topic]
+    hajek = factor * c * (x - a[topic]) ** 2
+    return np.asarray(np.where(n[topic] > 1, hajek, c * x * x), dtype=np.float64)
+
+
+def ht_variance(design: Design, u: Array) -> float:
+    """Hájek's fixed-size variance of ``Σ_S u/π``, summed over topics."""
+    return float(_contributions(design, u).sum())
+
+
+def effective_df(terms: Array) -> float:
+    """Satterthwaite's degrees of freedom of a variance that is a sum of terms each
+    worth one degree, ``(Σ d)² / Σ d²``: the number of pairs that carry it (inf when
+    it is 0). A ratio whose variance rests on a handful of sampled pairs (a judge
+    that calls few pairs relevant) gets a Student-t quantile instead of 1.96."""
+    total = float(terms.sum())
+    squares = float(np.sum(terms * terms))
+    return total * total / squares if squares > 0 else math.inf
 
 
 def linearised(
@@ -98,14 +113,15 @@ def linearised(
     z: Array,
     f: Callable[[Array], float],
     grad: Callable[[Array], Array],
-) -> tuple[float, float]:
-    """``(f(t̂), V̂)`` for a smooth function of the HT totals of ``z``'s columns."""
+) -> tuple[float, float, float]:
+    """``(f(t̂), V̂, df)`` for a smooth function of the HT totals of ``z``'s
+    columns."""
     t = design.total(z)
     value = f(t)
     if not np.isfinite(value):
-        return float("nan"), float("nan")
-    u = z @ grad(t)
-    return value, ht_variance(design, u)
+        return float("nan"), float("nan"), math.inf
+    terms = _contributions(design, z @ grad(t))
+    return value, float(terms.sum()), effective_df(terms)
 
 
 def ratio(t: Array) -> float:
@@ -222,9 +238,67 @@ def topic_r(
     return np.asarray(est, dtype=np.float64), np.asarray(var, dtype=np.float64)
 
 
-def interval(value: float, var: float, low: float, high: float) -> tuple[float, float]:
-    """``value ± 1.96 sqrt(var)`` clipped to ``[low, high]``."""
+def interval(
+    value: float, var: float, low: float, high: float, df: float = math.inf
+) -> tuple[float, float]:
+    """``value ± q sqrt(var)`` clipped to ``[low, high]``, ``q`` the 97.5% quantile
+    of Student's t with ``df`` degrees of freedom (1.96 for ``df = inf``)."""
     if not (np.isfinite(value) and np.isfinite(var)):
         return float("nan"), float("nan")
-    half = Z_95 * float(np.sqrt(max(var, 0.0)))
+    q = Z_95 if not math.isfinite(df) else float(student_t.ppf(0.975, max(df, 1.0)))
+    half = q * float(np.sqrt(max(var, 0.0)))
     return max(low, value - half), min(high, value + half)
+
+
+def proportion_interval(
+    value: float, var: float, df: float, boundary_n: float
+) -> tuple[float, float]:
+    """Wilson's score interval of a proportion estimated from a complex sample, at
+    the effective sample size ``n* = p(1 - p)/V̂`` (Korn & Graubard 1998), with the
+    Student-t quantile of ``df``. At ``p`` = 0 or 1 the linearised variance is 0
+    whatever the sample; ``n*`` is then ``boundary_n`` (the uncertain sampled pairs
+    of the proportion's denominator over 1 - their mean π; inf: the proportion is
+    known). The interval always holds ``p`` and stays in [0, 1]; for large ``n*`` it
+    is the Wald interval."""
+    if not (np.isfinite(value) and np.isfinite(var)):
+        return float("nan"), float("nan")
+    spread = value * (1.0 - value)
+    n = boundary_n
+    if spread > 0:
+        n = spread / var if var > 0 else math.inf
+    if math.isinf(n):
+        return value, value
+    q = Z_95 if not math.isfinite(df) else float(student_t.ppf(0.975, max(df, 1.0)))
+    q2n = q * q / n
+    centre = (value + q2n / 2) / (1 + q2n)
+    half = q / (1 + q2n) * math.sqrt(spread / n + q2n / (4 * n))
+    # Wilson's interval holds p; min/max only absorb rounding at p = 0 or 1.
+    return min(value, max(0.0, centre - half)), max(value, min(1.0, centre + half))
+
+
+def grade_bins(grades: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """Each pair's judge-grade bin and the bins' lowest grades (the keys of
+    P(relevant | grade)); pairs with no grade get a bin of their own, unkeyed."""
+    known = grades[~np.isnan(grades)]
+    distinct = np.unique(known)
+    if distinct.size <= MAX_DISTINCT_GRADES:
+        edges = distinct[1:]
+    else:
+        qs = np.quantile(known, np.arange(1, GRADE_BINS) / GRADE_BINS)
+        edges = np.unique(qs[qs > distinct[0]])
+    bins = np.searchsorted(edges, np.nan_to_num(grades, nan=-np.inf), side="right")
+    keys = [float(distinct[0]), *map(float, edges)] if distinct.size else []
+    bins = np.where(np.isnan(grades), len(keys), bins).astype(np.int64)
+    return bins, keys
+
+
+def size_needed(var: float, n: int, big_n: int, half: float) -> int:
+    """The uniform design's ``n'`` with ``1.96² N²(1/n' - 1/N) S² <= half²``, with
+    ``N² S² = V̂ / (1/n - 1/N)`` from the sample of ``n`` of ``N`` uncertain pairs."""
+    if n >= big_n or not var > 0:
+        return n
+    if n == 0 or not half > 0:
+        return big_n
+    scaled = var / (1.0 / n - 1.0 / big_n)
+    exact = 1.0 / ((half / Z_95) ** 2 / scaled + 1.0 / big_n)
+    return min(big_n, max(1, math.ceil(exact - 1e-9)))

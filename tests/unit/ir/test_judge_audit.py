@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nuggets_app.ir.judge_audit import (
-    GRADE_BINS,
     Estimate,
     JudgeAudit,
     JudgeAuditError,
@@ -19,6 +19,14 @@ from nuggets_app.ir.judge_audit import (
     audit_judge,
     plan_sample_size,
 )
+from nuggets_app.ir.judge_design import (
+    GRADE_BINS,
+    effective_df,
+    kappa,
+    kappa_grad,
+    proportion_interval,
+)
+from nuggets_app.ir.proportions import wilson_interval
 from nuggets_app.ir.sampling import draw_uniform
 
 LEVEL = 2
@@ -305,3 +313,47 @@ def test_a_plan_asks_less_with_a_judge_that_helps_and_refuses_a_zero_width() -> 
     assert plan.with_judge < plan.without_judge
     with pytest.raises(JudgeAuditError, match="half-width must be > 0"):
         plan_sample_size(audit, half_width=0.0)
+
+
+def test_a_precision_of_zero_seen_on_few_pairs_keeps_an_interval() -> None:
+    # 4 of the 10 sampled pairs (π = 1/4) are judge-relevant, none people-relevant:
+    # the linearised variance is 0, Wilson's at n* = 4/(1 - 1/4) is not.
+    pairs = [
+        PoolPair("q1", f"d{i}", 3 if i < 4 else 0, 0 if i < 10 else None, 0.25)
+        for i in range(40)
+    ]
+    precision = audit_judge(pairs, relevance_level=LEVEL).precision
+    n = 4 / 0.75
+    z2 = 1.959963984540054**2
+    assert precision.value == 0.0
+    assert precision.low == 0.0
+    assert precision.high == pytest.approx(z2 / (n + z2))
+
+
+@pytest.mark.parametrize(("k", "n"), [(1, 20), (7, 20), (30, 200)])
+def test_the_proportion_interval_is_wilsons_at_the_effective_size(
+    k: int, n: int
+) -> None:
+    p = k / n
+    expected = wilson_interval(k, n)
+    low, high = proportion_interval(p, p * (1 - p) / n, math.inf, math.inf)
+    assert (low, high) == pytest.approx((expected.low, expected.high))
+
+
+def test_the_degrees_of_freedom_count_the_pairs_that_carry_the_variance() -> None:
+    assert effective_df(np.full(12, 0.3)) == pytest.approx(12)
+    assert effective_df(np.array([1.0, 0.0, 0.0])) == pytest.approx(1)
+    assert effective_df(np.zeros(3)) == math.inf
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.5, 100.0), min_size=4, max_size=4))
+def test_kappas_gradient_is_its_derivative(cells: list[float]) -> None:
+    t = np.array(cells)
+    step = 1e-6
+    for k in range(4):
+        up, down = t.copy(), t.copy()
+        up[k] += step
+        down[k] -= step
+        numeric = (kappa(up) - kappa(down)) / (2 * step)
+        assert kappa_grad(t)[k] == pytest.approx(numeric, rel=1e-4, abs=1e-7)
