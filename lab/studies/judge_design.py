@@ -119,6 +119,8 @@ def study(args: argparse.Namespace) -> dict[str, Any]:
             continue
         n = max(2, round(args.fraction * len(prior)))
         for name in names:
+            shape: dict[str, float]
+            weight: float | None
             if name == "statap":
                 shape, weight = {}, None
             elif name == "statap-exact":

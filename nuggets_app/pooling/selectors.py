@@ -7,7 +7,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nuggets_app.ir.judge_sampling import judge_shaped_distribution
+from nuggets_app.ir.judge_sampling import (
+    DEFAULT_JUDGE_WEIGHT,
+    judge_shaped_distribution,
+)
 from nuggets_app.ir.judge_values import judge_cut, label_value, relevance_strength
 from nuggets_app.ir.sampling import PI_CENSUS, inclusion_probabilities
 from nuggets_app.models import (
@@ -65,16 +68,15 @@ def sample_distribution(
     """The distribution each topic was drawn from: the pool's statAP prior, or for a
     judge-shaped sample the mixture with the judge's shape (``strengths``: read from
     the sample's judge when not given)."""
-    if sample.judge_id is None:
+    judge = sample.judge
+    if judge is None:
         return priors
     if strengths is None:
-        strengths = (
-            judge_strengths(
-                judge=sample.judge, level=sample.pool.collection.relevance_level
-            )
-            or {}
-        )
-    weight = sample.judge_weight if sample.judge_weight is not None else 0.0
+        level = sample.pool.collection.relevance_level
+        strengths = judge_strengths(judge=judge, level=level) or {}
+    weight = sample.judge_weight
+    if weight is None:
+        weight = DEFAULT_JUDGE_WEIGHT
     return {
         qid: judge_shaped_distribution(prior, strengths.get(qid, {}), weight)
         for qid, prior in priors.items()

@@ -23,7 +23,11 @@ from nuggets_app.models import (
     Topic,
 )
 from nuggets_app.pooling.selectors import sample_design
-from nuggets_app.pooling.services.samples import SampleError, sample_draw
+from nuggets_app.pooling.services.samples import (
+    SampleError,
+    sample_draw,
+    sample_extend,
+)
 from nuggets_app.staff import services as staff_tasks
 from tests.integration.worlds.judges import judged_demo
 
@@ -125,9 +129,7 @@ def test_a_judge_steers_statap_only_and_in_its_own_collection(world):
     judge, _ = _graded_judge(world)
     pool = world.sample.pool
     with pytest.raises(SampleError, match="steers the statap method only"):
-        sample_draw(
-            pool=pool, size=3, method="uniform", seed=1, name="u", judge=judge
-        )
+        sample_draw(pool=pool, size=3, method="uniform", seed=1, name="u", judge=judge)
     with pytest.raises(SampleError, match=r"weight must lie in \[0, 1\]"):
         sample_draw(
             pool=pool, size=3, method="statap", seed=1, name="w", judge=judge,
@@ -196,3 +198,19 @@ def test_an_assessor_is_refused_the_form(world, client):
     )
     assert response.status_code in (302, 403)
     assert not Sample.objects.filter(name="formed")
+
+
+def test_extending_a_steered_sample_continues_its_draws_with_exact_pi(world):
+    judge, strengths = _graded_judge(world)
+    sample = sample_draw(
+        pool=world.sample.pool, size=3, method="statap", seed=5, name="steered",
+        judge=judge, judge_weight=0.5,
+    )  # fmt: skip
+    sample = sample_extend(sample=sample, extra=3)
+    for qid, prior in _priors(sample.pool).items():
+        expected = draw_judge_shaped(
+            prior, strengths.get(qid, {}), 6, random.Random(f"5:{qid}"), 0.5
+        )
+        rows = SampleDocument.objects.filter(sample=sample, topic__qid=qid)
+        stored = {r.document.docno: r.inclusion_prob for r in rows}
+        assert stored == {d: expected.inclusion[d] for d in expected.order}
