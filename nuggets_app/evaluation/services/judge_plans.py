@@ -92,7 +92,7 @@ def judge_plan_build(
 
 
 def plan_json(plan: JudgePlan) -> dict[str, Any]:
-    """The plan as ``audit_judges --json`` writes it."""
+    """The plan as the audit's JSON holds it."""
 
     def row(r: PlanRow) -> dict[str, Any]:
         return {
