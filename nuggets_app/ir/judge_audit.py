@@ -18,7 +18,8 @@ table ``(Σ_S jy/π, Σ_S j(1-y)/π, Σ_S (1-j)y/π, Σ_S (1-j)(1-y)/π)`` and:
 Variances are Taylor-linearised and use Hájek's fixed-size approximation per topic.
 95% intervals: kappa ``value ± t sd``, with ``t`` Student's quantile at Satterthwaite's
 degrees of freedom of the variance (1.96 when many pairs carry it), clipped to
-[-1, 1]; precision, recall and P(relevant | grade) Wilson's score interval at the
+[-1, 1], and spanning the kappas of precision's interval where the sample holds fewer
+than ``THIN_BELOW`` pairs relevant to both (:func:`_kappa`); precision, recall and P(relevant | grade) Wilson's score interval at the
 design's effective sample size (:func:`~nuggets_app.ir.judge_design.proportion_interval`:
 a proportion of 0 seen on four pairs is not known exactly); R ``± 1.96 sd`` between
 the relevant pairs the sample holds and the pool less the non-relevant ones it holds,
@@ -42,6 +43,7 @@ import numpy as np
 
 from nuggets_app.errors import DomainError
 from nuggets_app.ir import judge_design as jd
+from nuggets_app.ir.intervals import THIN_BELOW
 from nuggets_app.ir.judge_design import Design
 
 MAX_DISAGREEMENTS = 20
@@ -194,16 +196,46 @@ def _proportion(design: Design, num: np.ndarray, den: np.ndarray) -> Estimate:
     return Estimate(value, low, high)
 
 
+def _kappa(design: Design, table: np.ndarray, precision: Estimate) -> Estimate:
+    """Kappa with its linearised interval; where fewer than ``THIN_BELOW`` uncertain
+    sampled pairs are relevant to both, widened to the kappas of precision's interval.
+
+    With the table's margins held, ``a`` (both relevant) = precision x the judge's
+    count and kappa = ``2(a N - J P)/(J (N - P) + (N - J) P)`` is increasing in it; so
+    precision's Wilson interval maps onto kappa. Where the sample holds almost no
+    pair of the cell, kappa's linearised variance lacks that cell's term, as
+    precision's did before Wilson's interval (the threshold is the product's
+    ``sparse`` one).
+    """
+    value, var, df = jd.linearised(design, table, jd.kappa, jd.kappa_grad)
+    kappa = _estimate(value, var, -1.0, 1.0, df)
+    both = design.sampled & (design.pi < 1.0) & (table[:, 0] > 0)
+    if int(both.sum()) >= THIN_BELOW or not math.isfinite(precision.low):
+        return kappa
+    if not math.isfinite(kappa.value):
+        return kappa
+    a, b, c, d = design.total(table)
+    n, judge, people = a + b + c + d, a + b, a + c
+    den = judge * (n - people) + (n - judge) * people
+    if not den > 0:
+        return kappa
+    low, high = (
+        2 * (p * judge * n - judge * people) / den
+        for p in (precision.low, precision.high)
+    )
+    return Estimate(
+        kappa.value,
+        max(-1.0, min(kappa.low, float(low))),
+        min(1.0, max(kappa.high, float(high))),
+    )
+
+
 def _agreement(design: Design, y: np.ndarray, j: np.ndarray) -> tuple[Estimate, ...]:
     """(kappa, precision, recall) of the judge against the people on ``design``."""
     jy = j * y
     table = np.column_stack([jy, j * (1 - y), (1 - j) * y, (1 - j) * (1 - y)])
-    k = jd.linearised(design, table, jd.kappa, jd.kappa_grad)
-    return (
-        _estimate(k[0], k[1], -1.0, 1.0, k[2]),
-        _proportion(design, jy, j),
-        _proportion(design, jy, y),
-    )
+    precision = _proportion(design, jy, j)
+    return (_kappa(design, table, precision), precision, _proportion(design, jy, y))
 
 
 def _by_grade(

@@ -11,7 +11,7 @@ inclusion probabilities π. Pairs with π = 1 are judged with certainty.
   (Taylor linearisation, Särndal, Swensson & Wretman 1992, §5.5) and
   ``V(f(t̂)) ≈ V(Σ_S u/π)``.
 * Variance of a HT total of ``u`` for a fixed-size design of ``n`` documents with
-  π < 1 in one topic (Hájek's approximation, Särndal et al. eq. 3.7.x; Berger 2004):
+  π < 1 in one topic (Hájek's approximation: Hájek 1964; Berger 2004):
   ``V̂ = n/(n-1) Σ_S (1 - π)(u/π - Â)²``, ``Â = Σ_S (1 - π) u/π / Σ_S (1 - π)``.
   For the uniform design (π = n/N) it is exactly the unbiased ``N²(1 - f) s²_u / n``.
   Topics are drawn independently, so variances add over topics. A topic with a

@@ -357,3 +357,27 @@ def test_kappas_gradient_is_its_derivative(cells: list[float]) -> None:
         down[k] -= step
         numeric = (kappa(up) - kappa(down)) / (2 * step)
         assert kappa_grad(t)[k] == pytest.approx(numeric, rel=1e-4, abs=1e-7)
+
+
+def test_kappa_on_an_empty_cell_spans_the_kappas_of_precisions_interval() -> None:
+    # Sampled (π = 1/4): 4 judge-only, 3 people-only, 3 neither; none relevant to both.
+    human = [0] * 4 + [3] * 3 + [0] * 3
+    pairs = [
+        PoolPair("q1", f"d{i}", 3 if i < 4 else 0, human[i] if i < 10 else None, 0.25)
+        for i in range(40)
+    ]
+    audit = audit_judge(pairs, relevance_level=LEVEL)
+    n, judge, people = 40.0, 16.0, 12.0  # the HT table's margins
+    top = audit.precision.high
+    expected = 2 * (top * judge * n - judge * people)
+    expected /= judge * (n - people) + (n - judge) * people
+    assert audit.kappa.value == pytest.approx(brute_force_table(0, 16, 12, 12))
+    assert audit.kappa.high == pytest.approx(expected)
+    assert audit.kappa.low <= audit.kappa.value
+
+
+def brute_force_table(a: float, b: float, c: float, d: float) -> float:
+    n = a + b + c + d
+    po = (a + d) / n
+    pe = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
+    return (po - pe) / (1 - pe)
