@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from nuggets_app.evaluation.services.judge_plans import DEFAULT_HALF_WIDTH
 from nuggets_app.importers.judge_labels import FORMATS
 from nuggets_app.judges.services import JudgeInfo
 
@@ -39,3 +40,18 @@ class JudgeUploadForm(forms.Form):
             notes=data["notes"],
             threshold=data["threshold"],
         )
+
+
+class JudgePlanForm(forms.Form):
+    """The target of the planning table: a half-width on each topic's R."""
+
+    half_width = forms.FloatField(
+        min_value=0.0001,
+        initial=DEFAULT_HALF_WIDTH,
+        label="Target half-width",
+        help_text="of the 95% interval on each topic's R",
+    )
+    unit = forms.ChoiceField(
+        choices=[("share", "share of R (0.2: +/- 20%)"), ("documents", "documents")],
+        initial="share",
+    )

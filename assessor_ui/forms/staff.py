@@ -14,7 +14,8 @@ from nuggets_app.collection.services.relevance import (
 from nuggets_app.importers.documents import FORMATS as DOC_FORMATS
 from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
-from nuggets_app.models import Collection, Run, Sample
+from nuggets_app.ir.judge_sampling import DEFAULT_JUDGE_WEIGHT
+from nuggets_app.models import Collection, Judge, Run, Sample
 from nuggets_app.pooling.assessors import assessor_choices
 from nuggets_app.pooling.services.pools import unknown_topics
 from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
@@ -230,9 +231,46 @@ class SampleForm(forms.Form):
         help_text="judge in this many rounds (the size is the total budget per topic): "
         "round 1 by statAP's design, later ones guided by the relevance model",
     )
+    judge = forms.ModelChoiceField(
+        Judge.objects.none(),
+        required=False,
+        label="Steered by judge (statAP)",
+        help_text="documents the automatic judge calls relevant are likelier drawn; "
+        "every inclusion probability stays exact (the size is then the expected "
+        "number of documents per topic)",
+    )
+    judge_weight = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        initial=DEFAULT_JUDGE_WEIGHT,
+        help_text="the judge's share of the sampling distribution (0: statAP's own)",
+    )
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(
+            forms.ModelChoiceField, self.fields["judge"]
+        ).queryset = Judge.objects.filter(collection=collection).order_by("name")
 
     def clean_rounds(self) -> int:
         return self.cleaned_data["rounds"] or 1
+
+    def clean(self):
+        super().clean()
+        data = self.cleaned_data
+        if data.get("judge") is None:
+            data["judge_weight"] = None
+            return data
+        if data.get("method") != Sample.Method.STATAP or data.get("per_run_quota"):
+            self.add_error(
+                "judge", "a judge steers the statAP method only, without a quota"
+            )
+        elif (data.get("rounds") or 1) > 1:
+            self.add_error("judge", "a judge steers a one-shot sample, not rounds")
+        if data.get("judge_weight") is None:
+            data["judge_weight"] = DEFAULT_JUDGE_WEIGHT
+        return data
 
     def clean_size(self) -> tuple[int | None, float | None]:
         match = _SIZE.fullmatch(self.cleaned_data["size"])

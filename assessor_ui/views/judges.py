@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET
 
-from assessor_ui.forms.judges import JudgeUploadForm
+from assessor_ui.forms.judges import JudgePlanForm, JudgeUploadForm
 from assessor_ui.views.decorators import staff_required
 from assessor_ui.views.staff_tasks import LimitedUploadHandler
 from nuggets_app.collection.services.uploads import safe_name
@@ -22,6 +22,10 @@ from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import statap_samples
 from nuggets_app.evaluation.services.judge_audit_reports import MEANINGS
 from nuggets_app.evaluation.services.judge_audits import judge_audit_build
+from nuggets_app.evaluation.services.judge_plans import (
+    DEFAULT_HALF_WIDTH,
+    judge_plan_build,
+)
 from nuggets_app.judges.selectors import collection_judges, document_labels
 from nuggets_app.judges.services import judge_labels_import
 from nuggets_app.models import Collection, Document, Topic
@@ -106,16 +110,25 @@ def judge_audit_page(request: HttpRequest, name: str) -> HttpResponse:
     """Every judge of the collection audited against the people's sample
     (``?sample=NAME``, else the latest statAP sample)."""
     collection = get_object_or_404(Collection, name=name)
-    report, problem = None, ""
+    report, plan, problem = None, None, ""
+    plan_form = JudgePlanForm(request.GET if "half_width" in request.GET else None)
     try:
         report = judge_audit_build(
             collection=collection, sample_name=request.GET.get("sample") or None
+        )
+        target = plan_form.cleaned_data if plan_form.is_valid() else {}
+        plan = judge_plan_build(
+            report=report,
+            half_width=target.get("half_width", DEFAULT_HALF_WIDTH),
+            relative=target.get("unit", "share") == "share",
         )
     except DomainError as error:
         problem = str(error)
     context = {
         "collection": collection,
         "report": report,
+        "plan": plan,
+        "plan_form": plan_form,
         "problem": problem,
         "meanings": MEANINGS,
         "samples": statap_samples(collection),

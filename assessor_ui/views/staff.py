@@ -123,7 +123,7 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Per-topic pool and sample sizes; draw a sample (Preview shows the sizes first)."""
     pool = get_object_or_404(Pool.objects.select_related("collection"), pk=pk)
     samples = list(pool.samples.all())
-    form = SampleForm(request.POST or None)
+    form = SampleForm(request.POST or None, collection=pool.collection)
     preview = None
     rows = selectors_staff.pool_topic_sizes(pool, samples)
     largest = max((row.pool for row in rows), default=0)
@@ -159,6 +159,8 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     user=request.user,
                     per_run_quota=data["per_run_quota"],
                     rounds=data["rounds"],
+                    judge=data["judge"],
+                    judge_weight=data["judge_weight"],
                 )
                 return redirect("staff-task", pk=task.pk)
     context = {

@@ -236,8 +236,9 @@ def sample_prels(sample: Sample) -> dict[str, TopicPrels]:
         parse_qrels_text(export.lines, "prels", source=f"sample {sample.name}")
     )
     prels = prels_load(records, source=f"sample {sample.name}")
-    if export.provenance is not None:  # a sample in rounds: its variance factors
-        for record, extra in zip(records, export.provenance["lines"], strict=True):
+    provenance = export.provenance or {}
+    if "lines" in provenance:  # a sample in rounds: its variance factors
+        for record, extra in zip(records, provenance["lines"], strict=True):
             if record.qid in prels and extra["var_weight"] is not None:
                 prels[record.qid].var_weight[record.docno] = extra["var_weight"]
     return prels

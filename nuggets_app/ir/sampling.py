@@ -207,7 +207,10 @@ def draw_statap(
     cumulative = list(accumulate(p[docno] for docno in keys))
     seen: dict[str, None] = {}
     if stop == "draws":
-        made = _draw_until(keys, cumulative, rng, seen, len(keys), n)
+        _draw_until(keys, cumulative, rng, seen, len(keys), n)
+        # The design is n draws: once every document is held the rest cannot change
+        # the sample and are skipped, but pi is that of n draws.
+        made = n
         method = PI_EXACT
     else:
         budget = 100 * len(keys) if max_draws is None else max_draws

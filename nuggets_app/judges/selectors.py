@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from nuggets_app.errors import DomainError
+from nuggets_app.ir.judge_values import WHAT, judge_cut, label_value
 from nuggets_app.judging.aggregation import human_labels
 from nuggets_app.models import (
     Collection,
@@ -16,10 +17,6 @@ from nuggets_app.models import (
     JudgeLabel,
     Topic,
 )
-
-# A judge's probability or score at or above this counts as its "relevant" (scores:
-# when every score lies in [0, 1] and the judge has no threshold of its own).
-PROBABILITY_CUT = 0.5
 
 
 class JudgeAuditError(DomainError):
@@ -37,45 +34,30 @@ class JudgeReading:
     what: str
 
 
-def _probability_relevant(probs: dict[str, float], level: int) -> float:
-    if "yes" in probs:
-        return probs["yes"]
-    return sum(p for grade, p in probs.items() if int(grade) >= level)
-
-
 def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
     """The judge's labels in the audit's terms: graded judges by their grade (relevant
     at the collection's level); probability judges by their probability of a grade
     >= the level (or of yes), relevant from 0.5; score judges by their score,
-    relevant from the judge's threshold (0.5 for scores in [0, 1])."""
+    relevant from the judge's threshold (0.5 for scores in [0, 1])
+    (:mod:`nuggets_app.ir.judge_values`)."""
     values: dict[str, dict[str, float]] = {}
     rows = JudgeLabel.objects.filter(judge=judge).values_list(
         "topic__qid", "docno", "grade", "score", "probabilities"
     )
     for qid, docno, grade, score, probs in rows.iterator(chunk_size=5000):
         # The importer sets the one field of the judge's kind.
-        if judge.kind == Judge.Kind.GRADED and grade is not None:
-            value = float(grade)
-        elif judge.kind == Judge.Kind.PROBABILITIES and probs:
-            value = _probability_relevant(probs, level)
-        elif score is not None:
-            value = float(score)
-        else:
-            continue
-        values.setdefault(qid, {})[docno] = value
-    if judge.kind == Judge.Kind.GRADED:
-        return JudgeReading(values, float(level), "grade")
-    if judge.kind == Judge.Kind.PROBABILITIES:
-        return JudgeReading(values, PROBABILITY_CUT, "probability of relevance")
-    if judge.threshold is not None:
-        return JudgeReading(values, judge.threshold, "score")
-    if all(0.0 <= v <= 1.0 for docs in values.values() for v in docs.values()):
-        return JudgeReading(values, PROBABILITY_CUT, "score")
-    raise JudgeAuditError(
-        f"judge {judge.name!r} gives scores outside [0, 1] and has no threshold: "
-        "import it again with --threshold (the score from which it calls a "
-        "document relevant)"
-    )
+        value = label_value(judge.kind, grade, score, probs, level)
+        if value is not None:
+            values.setdefault(qid, {})[docno] = value
+    every = (v for docs in values.values() for v in docs.values())
+    cut = judge_cut(judge.kind, every, level, judge.threshold)
+    if cut is None:
+        raise JudgeAuditError(
+            f"judge {judge.name!r} gives scores outside [0, 1] and has no threshold: "
+            "import it again with --threshold (the score from which it calls a "
+            "document relevant)"
+        )
+    return JudgeReading(values, cut, WHAT[judge.kind])
 
 
 def collection_judges(*, collection: Collection) -> list[Judge]:

@@ -47,6 +47,16 @@ class Sample(models.Model):
         on_delete=models.CASCADE,
         related_name="top_ups",
     )
+    # A statAP sample steered by an automatic judge (nuggets_app.ir.judge_sampling):
+    # the judge whose labels shaped the sampling distribution and its weight in it.
+    judge = models.ForeignKey(
+        "nuggets_app.Judge",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="samples",
+    )
+    judge_weight = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

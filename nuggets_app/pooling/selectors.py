@@ -7,9 +7,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nuggets_app.ir.judge_sampling import (
+    DEFAULT_JUDGE_WEIGHT,
+    judge_shaped_distribution,
+)
+from nuggets_app.ir.judge_values import judge_cut, label_value, relevance_strength
 from nuggets_app.ir.sampling import PI_CENSUS, inclusion_probabilities
 from nuggets_app.models import (
     Assignment,
+    Judge,
+    JudgeLabel,
     Judgment,
     Nugget,
     PoolDocument,
@@ -31,12 +38,59 @@ def sample_inclusion_by_topic(*, sample: Sample) -> Inclusion:
     return probs
 
 
+def judge_strengths(*, judge: Judge, level: int) -> Inclusion | None:
+    """qid -> docno -> the judge's strength of relevance in [0, 1] at the relevance
+    ``level`` (:func:`nuggets_app.ir.judge_values.relevance_strength`); None when
+    the judge gives scores outside [0, 1] and has no threshold to read them by."""
+    values: Inclusion = {}
+    rows = JudgeLabel.objects.filter(judge=judge).values_list(
+        "topic__qid", "docno", "grade", "score", "probabilities"
+    )
+    for qid, docno, grade, score, probs in rows.iterator(chunk_size=5000):
+        value = label_value(judge.kind, grade, score, probs, level)
+        if value is not None:
+            values.setdefault(qid, {})[docno] = value
+    every = (v for docs in values.values() for v in docs.values())
+    cut = judge_cut(judge.kind, every, level, judge.threshold)
+    if cut is None:
+        return None
+    return {
+        qid: {
+            d: relevance_strength(v, kind=judge.kind, cut=cut) for d, v in docs.items()
+        }
+        for qid, docs in values.items()
+    }
+
+
+def sample_distribution(
+    *, sample: Sample, priors: Inclusion, strengths: Inclusion | None = None
+) -> Inclusion:
+    """The distribution each topic was drawn from: the pool's statAP prior, or for a
+    judge-shaped sample the mixture with the judge's shape (``strengths``: read from
+    the sample's judge when not given)."""
+    judge = sample.judge
+    if judge is None:
+        return priors
+    if strengths is None:
+        level = sample.pool.collection.relevance_level
+        strengths = judge_strengths(judge=judge, level=level) or {}
+    weight = sample.judge_weight
+    if weight is None:
+        weight = DEFAULT_JUDGE_WEIGHT
+    return {
+        qid: judge_shaped_distribution(prior, strengths.get(qid, {}), weight)
+        for qid, prior in priors.items()
+        if prior
+    }
+
+
 def sample_design(*, sample: Sample) -> Inclusion:
     """π of every pooled document under the sample's design, drawn or not.
 
-    A one-shot statAP sample without run quotas: ``1 - (1 - p(d))^K`` from the pool's
-    sampling distribution p (``PoolDocument.prior``) and the topic's draws K kept with
-    the sample (1 for every document of a census); a uniform sample:
+    A one-shot statAP sample without run quotas: ``1 - (1 - p(d))^K`` from the
+    sampling distribution p (``PoolDocument.prior``, mixed with the judge's shape for
+    a judge-shaped sample: :func:`sample_distribution`) and the topic's draws K kept
+    with the sample (1 for every document of a census); a uniform sample:
     ``distinct / pool size``. Other designs (depth, run quotas, rounds, verification)
     give the drawn documents only. Drawn documents keep their stored π.
     """
@@ -51,6 +105,7 @@ def sample_design(*, sample: Sample) -> Inclusion:
     )
     for qid, docno, prior in rows.iterator(chunk_size=20000):
         priors.setdefault(qid, {})[docno] = prior
+    priors = sample_distribution(sample=sample, priors=priors)
     design: Inclusion = {}
     for qid, topic_priors in priors.items():
         record = sample.draws.get(qid) or {}

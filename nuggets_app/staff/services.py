@@ -16,7 +16,15 @@ from django.utils import timezone
 
 from nuggets_app.collection.services import uploads
 from nuggets_app.errors import DomainError
-from nuggets_app.models import Collection, Pool, PoolDocument, Run, Sample, TaskRecord
+from nuggets_app.models import (
+    Collection,
+    Judge,
+    Pool,
+    PoolDocument,
+    Run,
+    Sample,
+    TaskRecord,
+)
 from nuggets_app.operations import queue
 from nuggets_app.operations.services.task_records import (
     ProgressReporter,
@@ -181,10 +189,16 @@ def sample_task_start(
     user: Any,
     per_run_quota: bool = False,
     rounds: int = 1,
+    judge: Judge | None = None,
+    judge_weight: float | None = None,
 ) -> TaskRecord:
-    """Queue ``sample_draw`` (``rounds`` > 1: ``sample_rounds_draw``, statAP only)."""
+    """Queue ``sample_draw`` (``rounds`` > 1: ``sample_rounds_draw``, statAP only;
+    ``judge``: statAP steered by that judge at ``judge_weight``)."""
     if rounds > 1 and (method != Sample.Method.STATAP or per_run_quota):
         raise SampleError("rounds need the statap method without a per-run quota")
+    if rounds > 1 and judge is not None:
+        raise SampleError("a judge steers a one-shot sample, not rounds", field="judge")
+    steered = f", steered by judge {judge.name}" if judge is not None else ""
     in_rounds = f" in {rounds} rounds" if rounds > 1 else ""
     largest = pool_largest_topic(pool=pool)
     holds = (
@@ -195,7 +209,7 @@ def sample_task_start(
     task = task_record_create(
         kind=Kind.SAMPLE,
         user=user,
-        label=f"Sample {name} of pool {pool.name}: {method}, {holds}"
+        label=f"Sample {name} of pool {pool.name}: {method}{steered}, {holds}"
         f"{in_rounds}, seed {seed}",
         collection=pool.collection,
         params={
@@ -206,6 +220,8 @@ def sample_task_start(
             "name": name,
             "per_run_quota": per_run_quota,
             "rounds": rounds,
+            "judge": judge.pk if judge is not None else None,
+            "judge_weight": judge_weight,
         },
     )
     _enqueue(task, "run")
@@ -264,6 +280,11 @@ def _sample_lines(sample: Sample) -> list[str]:
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
         f"{sample.size_text}"
         + (f" in {sample.rounds} rounds" if sample.rounds > 1 else "")
+        + (
+            f", steered by judge {sample.judge} at weight {sample.judge_weight:g}"
+            if sample.judge is not None
+            else ""
+        )
         + f", seed {sample.seed}; {len(sample.draws)} topics, "
         f"{distinct} documents to judge"
     ]
@@ -293,6 +314,8 @@ def _sample(task: TaskRecord) -> dict:
         seed=params["seed"],
         name=params["name"],
         per_run_quota=params.get("per_run_quota", False),
+        judge=Judge.objects.get(pk=params["judge"]) if params.get("judge") else None,
+        judge_weight=params.get("judge_weight"),
         progress=reporter.set,
     )
     return {"sample": sample.pk, "pool": sample.pool_id, "lines": _sample_lines(sample)}

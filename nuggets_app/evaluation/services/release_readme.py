@@ -60,6 +60,12 @@ def release_readme(*, manifest: Mapping[str, Any], files: Mapping[str, str]) -> 
         f"- **Sample**: `{sample['name']}`, method {sample['method']}, "
         f"{sample['size']} documents per topic, seed {sample['seed']}"
         + (", with a per-run quota" if sample["per_run_quota"] else "")
+        + (
+            f", steered by the automatic judge `{sample['judge']}` at weight "
+            f"{sample['judge_weight']:g} (exact π)"
+            if sample.get("judge")
+            else ""
+        )
         + (f", in {sample['rounds']} rounds" if sample["rounds"] > 1 else "")
         + f": {drawn} documents drawn over {len(draws)} topics, each with its "
         "inclusion probability π (`prels.txt`).",

@@ -164,6 +164,8 @@ def _sample_info(sample: Sample) -> dict[str, Any]:
         "size": sample.size,
         "seed": sample.seed,
         "per_run_quota": sample.per_run_quota,
+        "judge": sample.judge.name if sample.judge is not None else None,
+        "judge_weight": sample.judge_weight,
         "rounds": sample.rounds,
         "draws": sample.draws,
     }

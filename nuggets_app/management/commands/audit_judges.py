@@ -13,6 +13,12 @@ from nuggets_app.evaluation.services.judge_audit_reports import (
     audit_lines,
 )
 from nuggets_app.evaluation.services.judge_audits import judge_audit_build
+from nuggets_app.evaluation.services.judge_plans import (
+    DEFAULT_HALF_WIDTH,
+    judge_plan_build,
+    plan_json,
+    plan_lines,
+)
 from nuggets_app.models import Collection
 
 
@@ -36,6 +42,18 @@ class Command(BaseCommand):
             "--sample", help="the people's sample (default: the latest statAP one)"
         )
         parser.add_argument("--json", metavar="OUT", help="also write the audit here")
+        parser.add_argument(
+            "--half-width",
+            type=float,
+            help="plan the people's judgments each topic needs for a 95%% interval on "
+            "R of this half-width, without a judge and with each (default "
+            f"{DEFAULT_HALF_WIDTH:g} of R)",
+        )
+        parser.add_argument(
+            "--documents",
+            action="store_true",
+            help="the half-width is a number of relevant documents, not a share of R",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -50,11 +68,19 @@ class Command(BaseCommand):
                 judge_names=options["judges"],
                 sample_name=options["sample"],
             )
+            half = options["half_width"]
+            plan = judge_plan_build(
+                report=report,
+                half_width=DEFAULT_HALF_WIDTH if half is None else half,
+                relative=not options["documents"],
+            )
         except DomainError as error:
             raise CommandError(str(error)) from None
-        for line in audit_lines(report):
+        for line in [*audit_lines(report), "", *plan_lines(plan)]:
             self.stdout.write(line)
         if options["json"]:
             with open(options["json"], "w", encoding="utf-8") as handle:
-                json.dump(audit_json(report), handle, indent=2)
+                json.dump(
+                    {**audit_json(report), "plan": plan_json(plan)}, handle, indent=2
+                )
                 handle.write("\n")

@@ -8,10 +8,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from nuggets_app.evaluation.services.estimates import EstimateError
 from nuggets_app.evaluation.services.top_ups import top_up_draw_sample
 from nuggets_app.inference.services.rounds import rounds_advance
+from nuggets_app.ir.judge_sampling import DEFAULT_JUDGE_WEIGHT
 from nuggets_app.management.commands._base import only_one
 from nuggets_app.management.flags import command_error
 from nuggets_app.management.progress import topic_progress
-from nuggets_app.models import JobNewRun, MatchJob, Pool, Sample
+from nuggets_app.models import JobNewRun, Judge, MatchJob, Pool, Sample
 from nuggets_app.pooling.services.assignments import AssignmentError
 from nuggets_app.pooling.services.rounds import sample_rounds_draw
 from nuggets_app.pooling.services.samples import (
@@ -38,6 +39,18 @@ def find_pool(name: str, collection: str | None) -> Pool:
     )
 
 
+def find_judge(pool: Pool, name: str | None) -> Judge | None:
+    """The judge ``name`` of the pool's collection (None: no name given)."""
+    if not name:
+        return None
+    judge = Judge.objects.filter(collection=pool.collection_id, name=name).first()
+    if judge is None:
+        raise CommandError(
+            f"collection {pool.collection.name} has no judge {name} (--judge)"
+        )
+    return judge
+
+
 def sample_lines(sample: Sample) -> list[str]:
     """Totals of a sample: documents, draws, how pi was obtained."""
     records = sample.draws.values()
@@ -51,6 +64,11 @@ def sample_lines(sample: Sample) -> list[str]:
         f"sample {sample.name} of pool {sample.pool.name}: {sample.method}, "
         f"{sample.size} per topic, seed {sample.seed}"
         + (", per-run quota" if sample.per_run_quota else "")
+        + (
+            f", steered by judge {sample.judge} at weight {sample.judge_weight:g}"
+            if sample.judge is not None
+            else ""
+        )
         + (
             f", {sample.rounds_drawn} of {sample.rounds} rounds drawn"
             if sample.rounds > 1
@@ -77,6 +95,19 @@ class Command(BaseCommand):
             "--per-run-quota",
             action="store_true",
             help="statAP per run, every run getting as many of its documents judged",
+        )
+        parser.add_argument(
+            "--judge",
+            metavar="NAME",
+            help="statAP steered by this automatic judge of the collection: documents "
+            "it calls relevant are likelier drawn, every inclusion probability exact "
+            "(--size: the expected number of documents per topic)",
+        )
+        parser.add_argument(
+            "--judge-weight",
+            type=float,
+            help="with --judge: the judge's share of the sampling distribution, in "
+            f"[0, 1] (default {DEFAULT_JUDGE_WEIGHT}; 0 is statAP's distribution)",
         )
         parser.add_argument(
             "--rounds",
@@ -134,6 +165,8 @@ class Command(BaseCommand):
                     )
                 sample.refresh_from_db()
             elif options["rounds"] > 1:
+                if options["judge"]:
+                    raise CommandError("--rounds and --judge do not go together")
                 if options["size"] is None:
                     raise CommandError("--size is required to draw a sample")
                 if (
@@ -168,6 +201,8 @@ class Command(BaseCommand):
                     seed=options["seed"],
                     name=options["name"],
                     per_run_quota=options["per_run_quota"],
+                    judge=find_judge(pool, options["judge"]),
+                    judge_weight=options["judge_weight"],
                     progress=progress,
                 )
         for line in sample_lines(sample):

@@ -1,4 +1,5 @@
-"""Samples of a pool for judging: statAP, uniform or depth, with inclusion probabilities.
+"""Samples of a pool for judging: statAP (optionally steered by an automatic judge),
+uniform or depth, with inclusion probabilities.
 
 Each topic is drawn with its own generator seeded by ``"{seed}:{qid}"``, so a sample is
 reproducible from its stored seed and does not depend on database ids or on which
@@ -13,8 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils import timezone
 
 from nuggets_app.errors import DomainError
+from nuggets_app.ir.judge_sampling import (
+    DEFAULT_JUDGE_WEIGHT,
+    check_judge_weight,
+    draw_judge_shaped,
+)
 from nuggets_app.ir.sampling import (
     SamplingError,
     StatapDraw,
@@ -23,8 +30,15 @@ from nuggets_app.ir.sampling import (
     draw_statap,
     draw_uniform,
 )
-from nuggets_app.models import Judgment, Pool, PoolDocument, Sample, SampleDocument
-from nuggets_app.pooling.selectors import sample_inclusion_by_topic
+from nuggets_app.models import (
+    Judge,
+    Judgment,
+    Pool,
+    PoolDocument,
+    Sample,
+    SampleDocument,
+)
+from nuggets_app.pooling.selectors import judge_strengths, sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import Progress, pool_rankings, qid_sort_key
 
 _BATCH = 5000
@@ -66,8 +80,20 @@ def _topic_pools(pool: Pool) -> dict[int, _TopicPool]:
     return topics
 
 
-def _draw(sample: Sample, size: int, topic: _TopicPool, rankings) -> StatapDraw:
+Strengths = dict[str, dict[str, float]]
+
+
+def _draw(
+    sample: Sample, size: int, topic: _TopicPool, rankings, strengths: Strengths
+) -> StatapDraw:
     rng = random.Random(f"{sample.seed}:{topic.qid}")
+    if sample.judge_id is not None:
+        weight = sample.judge_weight
+        if weight is None:
+            weight = DEFAULT_JUDGE_WEIGHT
+        return draw_judge_shaped(
+            topic.prior, strengths.get(topic.qid, {}), size, rng, weight
+        )
     if sample.method == Sample.Method.UNIFORM:
         return draw_uniform(topic.prior, size, rng)
     if sample.method == Sample.Method.DEPTH:
@@ -88,16 +114,41 @@ def _topic_draws(
         quota_rankings = pool_rankings(
             runs=sample.pool.runs.all(), depth=sample.pool.depth
         )
+    strengths = _sample_strengths(sample)
     ordered = sorted(topics.items(), key=lambda item: qid_sort_key(item[1].qid))
     for done, (topic_id, topic) in enumerate(ordered, start=1):
         rankings = quota_rankings[topic_id].rankings if sample.per_run_quota else None
         try:
-            draw = _draw(sample, size, topic, rankings)
+            draw = _draw(sample, size, topic, rankings, strengths)
         except SamplingError as error:
             raise SampleError(f"topic {topic.qid}: {error}") from error
         yield topic_id, topic, draw
         if progress is not None:
             progress(done, len(topics))
+
+
+def _sample_strengths(sample: Sample) -> Strengths:
+    """The judge's strengths of relevance that shape the sample (none without one)."""
+    if sample.judge is None:
+        return {}
+    strengths = judge_strengths(
+        judge=sample.judge, level=sample.pool.collection.relevance_level
+    )
+    if strengths is None:
+        raise SampleError(
+            f"judge {sample.judge.name} gives scores outside [0, 1] and has no "
+            "threshold to read them by; give it one to steer a sample",
+            field="judge",
+        )
+    return strengths
+
+
+def _judge_used(judge: Judge, by: str) -> None:
+    # The labels that shaped a sample are its design: kept read-only from now on, as
+    # every result that reads them (nuggets_app.judges.services.judge_mark_used).
+    Judge.objects.filter(pk=judge.pk, used_at__isnull=True).update(
+        used_at=timezone.now(), used_by=by[:200]
+    )
 
 
 def _draw_record(topic: _TopicPool, draw: StatapDraw) -> dict:
@@ -115,6 +166,27 @@ def _draw_record(topic: _TopicPool, draw: StatapDraw) -> dict:
 # Verification samples are drawn from a matching job's strata (evaluation/services/verification.py),
 # never from the pool's sampling distribution.
 DRAWABLE_METHODS = [m for m in Sample.Method.values if m not in Sample.NOT_STATAP]
+
+
+def _check_judge(
+    pool: Pool, method: str, per_run_quota: bool, judge: Judge | None, weight: float
+) -> None:
+    if judge is None:
+        return
+    if method != Sample.Method.STATAP or per_run_quota:
+        raise SampleError(
+            "a judge steers the statap method only, without a per-run quota",
+            field="judge",
+        )
+    if judge.collection_id != pool.collection_id:
+        raise SampleError(
+            f"judge {judge.name} belongs to another collection than pool {pool.name}",
+            field="judge",
+        )
+    try:
+        check_judge_weight(weight)
+    except SamplingError as error:
+        raise SampleError(str(error), field="judge_weight") from None
 
 
 def _check_request(method: str, size: int, per_run_quota: bool) -> None:
@@ -138,21 +210,32 @@ def sample_draw(
     seed: int,
     name: str,
     per_run_quota: bool = False,
+    judge: Judge | None = None,
+    judge_weight: float | None = None,
     progress: Progress | None = None,
 ) -> Sample:
     """Draw ``size`` distinct documents per topic of ``pool`` (docs/reference/algorithms.md 1.3).
 
     Stores every sampled document with its inclusion probability and its queue order
-    (order of first draw; best rank first for ``depth``). Drawing again under the same
-    name with the same parameters returns the existing sample unchanged; other
-    parameters under a taken name are refused.
+    (order of first draw; best rank first for ``depth``). With a ``judge`` (statAP
+    only), the distribution mixes statAP's prior with the judge's labels at
+    ``judge_weight`` (default ``DEFAULT_JUDGE_WEIGHT``) and ``size`` is the expected
+    number of distinct documents, every π exact (:mod:`nuggets_app.ir.judge_sampling`).
+    Drawing again under the same name with the same parameters returns the existing
+    sample unchanged; other parameters under a taken name are refused.
     """
     _check_request(method, size, per_run_quota)
+    if judge is None and judge_weight is not None:
+        raise SampleError("a judge's weight needs a judge", field="judge_weight")
+    weight = DEFAULT_JUDGE_WEIGHT if judge_weight is None else judge_weight
+    _check_judge(pool, method, per_run_quota, judge, weight)
     wanted = {
         "method": method,
         "size": size,
         "seed": seed,
         "per_run_quota": per_run_quota,
+        "judge": judge,
+        "judge_weight": weight if judge is not None else None,
     }
     with transaction.atomic():
         existing = Sample.objects.filter(pool=pool, name=name).first()
@@ -165,6 +248,8 @@ def sample_draw(
                 )
             return existing
         sample = Sample.objects.create(pool=pool, name=name, **wanted)
+        if judge is not None:
+            _judge_used(judge, f"sample {name} of pool {pool.name}")
         rows: list[SampleDocument] = []
         for topic_id, topic, draw in _topic_draws(sample, size, progress):
             sample.draws[topic.qid] = _draw_record(topic, draw)

@@ -340,3 +340,12 @@ def test_per_run_quota_extends_and_covers_the_pool():
     census = draw_per_run_quota(QUOTA_RUNS, 50, random.Random(11))
     assert len(census.order) == 17  # a-h, i, x-z, q-u
     assert set(census.inclusion.values()) == {1.0}
+
+
+def test_a_fixed_number_of_draws_gives_pi_of_that_number_when_the_pool_is_held_early():
+    # Two documents and 50 draws: both are held after a few draws; pi is that of 50.
+    p = {"a": 0.5, "b": 0.5}
+    draw = draw_statap(p, 50, random.Random(1), stop="draws")
+    assert set(draw.order) == {"a", "b"}
+    assert draw.draws == 50
+    assert draw.inclusion["a"] == pytest.approx(1 - 0.5**50)
