@@ -44,7 +44,7 @@ def run_upload_read(name: str, chunks: Iterable[bytes]) -> tuple[str, Scores]:
             ) from None
         except (OSError, EOFError, UnicodeDecodeError) as error:
             raise EstimateError(f"{base}: cannot read the run ({error})") from None
-    scores: Scores = {}
+    scores: dict[str, dict[str, float]] = {}
     for line in lines:
         scores.setdefault(line.qid, {})[line.docno] = line.score
     return lines[0].tag, scores
