@@ -95,7 +95,9 @@ def mean_proportion_interval(
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     p = min(1.0, max(0.0, math.fsum(values) / n))
     n_eff = float(n)
-    if n >= 2 and 0.0 < p < 1.0:
+    # Values equal but for rounding (their mean a last bit off) do not differ.
+    differ = max(values) - min(values) > 1e-12
+    if n >= 2 and 0.0 < p < 1.0 and differ:
         var = math.fsum((v - p) ** 2 for v in values) / (n - 1) / n
         if var > 0:
             t = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
