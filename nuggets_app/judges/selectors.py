@@ -43,11 +43,10 @@ def _probability_relevant(probs: dict[str, float], level: int) -> float:
     return sum(p for grade, p in probs.items() if int(grade) >= level)
 
 
-def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
-    """The judge's labels in the audit's terms: graded judges by their grade (relevant
-    at the collection's level); probability judges by their probability of a grade
-    >= the level (or of yes), relevant from 0.5; score judges by their score,
-    relevant from the judge's threshold (0.5 for scores in [0, 1])."""
+def judge_values(*, judge: Judge, level: int) -> dict[str, dict[str, float]]:
+    """``{qid: {docno: value}}`` of the judge's labels: a graded judge's grade, a
+    probability judge's probability of a grade >= ``level`` (or of yes), a score
+    judge's score. The audit and the job's relevance model read the same values."""
     values: dict[str, dict[str, float]] = {}
     rows = JudgeLabel.objects.filter(judge=judge).values_list(
         "topic__qid", "docno", "grade", "score", "probabilities"
@@ -63,6 +62,15 @@ def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
         else:
             continue
         values.setdefault(qid, {})[docno] = value
+    return values
+
+
+def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
+    """The judge's labels in the audit's terms: graded judges by their grade (relevant
+    at the collection's level); probability judges by their probability of a grade
+    >= the level (or of yes), relevant from 0.5; score judges by their score,
+    relevant from the judge's threshold (0.5 for scores in [0, 1])."""
+    values = judge_values(judge=judge, level=level)
     if judge.kind == Judge.Kind.GRADED:
         return JudgeReading(values, float(level), "grade")
     if judge.kind == Judge.Kind.PROBABILITIES:

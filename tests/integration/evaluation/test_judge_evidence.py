@@ -1,0 +1,119 @@
+"""Automatic judges as evidence of the job's relevance model: a judge family is kept
+where it pays, dropped where it is noise, and a noise judge does not move the centre
+of the model-assisted estimate (its residual correction over the people's sample)."""
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nuggets_app.evaluation.services.estimates import (
+    job_crossfit,
+    job_sample_estimates,
+)
+from nuggets_app.inference.services import job_model
+from nuggets_app.inference.services.exports import _model_info
+from nuggets_app.judges.services import judge_labels_import
+from nuggets_app.models import JobInference, Judge, PoolDocument
+
+pytestmark = pytest.mark.django_db
+
+
+def _pooled(world) -> list[tuple[str, str]]:
+    return sorted(
+        PoolDocument.objects.filter(pool=world.pool).values_list(
+            "topic__qid", "document__docno"
+        )
+    )
+
+
+def _import(world, tmp_path: Path, name: str, grades: dict) -> None:
+    path = tmp_path / f"{name}.qrels"
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in grades.items()))
+    judge_labels_import(path=path, collection=world.collection, name=name)
+
+
+def _truth_judge(world) -> dict:
+    """Grades from the people's full qrels: 2 where relevant, 0 elsewhere."""
+    return {
+        (q, d): 2 if world.file_qrels.get(q, {}).get(d, 0) >= 1 else 0
+        for q, d in _pooled(world)
+    }
+
+
+def _noise_judge(world, seed: int) -> dict:
+    rng = random.Random(seed)
+    return {(q, d): rng.randint(0, 3) for q, d in _pooled(world)}
+
+
+def _fit(world) -> dict:
+    job_model.features_cache_clear()
+    job_model.job_model_fit(job=world.job)
+    return JobInference.objects.get(job=world.job).fit_info
+
+
+def test_an_informative_judge_is_kept_and_its_labels_locked(world, tmp_path):
+    _import(world, tmp_path, "oracle", _truth_judge(world))
+    info = _fit(world)
+    assert [c["judge"] for c in info["judge_choice"]] == ["oracle"]
+    assert info["judge_choice"][0]["kept"] is True
+    read = info["judges"][0]
+    assert read["name"] == "oracle"
+    assert read["labels"] == len(_pooled(world))
+    assert read["pairs"] > 0
+    judge = Judge.objects.get(name="oracle")
+    assert judge.used_at is not None
+    assert str(world.job.pk) in judge.used_by
+    sidecar = _model_info(world.job)
+    assert sidecar is not None
+    assert sidecar["judge_choice"][0]["kept"] is True
+    assert "judge:oracle:value" in sidecar["features"]
+
+
+def test_a_noise_judge_is_left_out_of_most_fits(world, tmp_path):
+    """48 judged documents: held-out log-loss sometimes finds a pure-noise judge
+    paying by chance; over eight noise judges most are left out (6 of 8 here)."""
+    left_out = 0
+    for seed in range(8):
+        Judge.objects.filter(collection=world.collection).delete()
+        _import(world, tmp_path, f"noise{seed}", _noise_judge(world, seed))
+        choice = _fit(world)["judge_choice"][0]
+        stored = JobInference.objects.get(job=world.job).model
+        assert choice["kept"] == (f"judge:noise{seed}" not in stored.get("ablate", []))
+        left_out += not choice["kept"]
+    assert left_out >= 5
+
+
+def test_a_noise_judge_kept_by_force_moves_width_not_the_centre(world, tmp_path):
+    """Over several noise judges, kept in the cross-fit whatever they are worth,
+    MAP's estimate moves by less than a tenth of its half-width on average."""
+    runs = job_model_runs(world)
+    shifts, widths = [], []
+    for seed in range(4):
+        Judge.objects.filter(collection=world.collection).delete()
+        _import(world, tmp_path, f"noise{seed}", _noise_judge(world, 10 + seed))
+        _fit(world)
+        fitted_without = tuple(
+            JobInference.objects.get(job=world.job).model.get("ablate", ())
+        )
+        kept = tuple(f for f in fitted_without if not f.startswith("judge:"))
+        without = (*kept, f"judge:noise{seed}")
+        figures = {}
+        for label, ablate in (("with", kept), ("without", without)):
+            probs = job_crossfit(job=world.job, sample=world.sample, ablate=ablate)
+            found = job_sample_estimates(
+                job=world.job, sample=world.sample, runs=runs, probs=probs
+            )
+            figures[label] = {n: e.ap for n, e in found.items()}
+        for name in runs:
+            a, b = figures["with"][name], figures["without"][name]
+            shifts.append(a.estimate - b.estimate)
+            widths.append((b.ci95[1] - b.ci95[0]) / 2)
+    assert abs(float(np.mean(shifts))) < 0.1 * float(np.mean(widths))
+
+
+def job_model_runs(world):
+    from nuggets_app.evaluation.services.estimates import job_pool_runs
+
+    return job_pool_runs(world.job)
