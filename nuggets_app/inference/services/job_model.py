@@ -48,7 +48,7 @@ from nuggets_app.inference.services.corpus_stats import (
 from nuggets_app.inference.services.job_semantic import topic_statement
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import family_choice, relevance_features, relevance_model
-from nuggets_app.learning.ablation import judge_family
+from nuggets_app.learning.ablation import judge_family, judge_of_family
 from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.learning.reliability import reliability_bins, reliability_cv
 from nuggets_app.learning.semantic_features import SEMANTIC_FEATURE_NAMES
@@ -425,6 +425,31 @@ def judgments_digest(data: FitData) -> list[list[int]]:
     return out
 
 
+def _families_choose(
+    data: dict[str, tuple[np.ndarray, np.ndarray]],
+    judges: Sequence[str],
+    nugget_choice: bool,
+    common: dict[str, Any],
+) -> family_choice.FamiliesChoice | None:
+    """The families a fit keeps: the nuggets (with ``nugget_choice``), then each
+    judge, each only where it pays (None: nothing to choose)."""
+    families = (("nuggets",) if nugget_choice else ()) + tuple(
+        judge_family(n) for n in judges
+    )
+    if not families:
+        return None
+    return family_choice.families_choice(data, families=families, **common)
+
+
+def judge_choices(chosen: family_choice.FamiliesChoice | None) -> list[dict[str, Any]]:
+    """What the fit records of each judge family (``fit_info["judge_choice"]``)."""
+    return [
+        {**c.as_dict(), "judge": judge_of_family(c.family)}
+        for c in (chosen.choices if chosen is not None else ())
+        if judge_of_family(c.family) is not None
+    ]
+
+
 def job_model_fit(
     *,
     job: MatchJob,
@@ -463,12 +488,9 @@ def job_model_fit(
     try:
         fit_started = time.perf_counter()
         chosen = None
-        families = (("nuggets",) if nugget_choice else ()) + tuple(
-            judge_family(n) for n in judges
-        )
-        if families and not ablate:
-            chosen = family_choice.families_choice(data, families=families, **common)
-            ablate = chosen.ablate
+        if not ablate:
+            chosen = _families_choose(data, judges, nugget_choice, common)
+            ablate = chosen.ablate if chosen is not None else ()
         choice = chosen.of("nuggets") if chosen is not None else None
         model = relevance_model.model_fit(data, ablate=ablate, **common)
         predicted = relevance_model.model_predict(model, data)
@@ -498,11 +520,7 @@ def job_model_fit(
         "semantic": fit.semantic,
         "nugget_choice": choice.as_dict() if choice is not None else None,
         "judges": fit.judges,
-        "judge_choice": [
-            {**c.as_dict(), "judge": c.family[len("judge:") :]}
-            for c in (chosen.choices if chosen is not None else ())
-            if c.family != "nuggets"
-        ],
+        "judge_choice": judge_choices(chosen),
     }
     if reliability:
         info["reliability"] = (

@@ -117,3 +117,64 @@ def job_model_runs(world):
     from nuggets_app.evaluation.services.estimates import job_pool_runs
 
     return job_pool_runs(world.job)
+
+
+def test_a_run_of_a_kept_judges_model_shows_its_estimate_without_it(
+    world, tmp_path, researcher, client
+):
+    from django.urls import reverse
+
+    from nuggets_app.collection.services.imports import runs_import
+    from nuggets_app.evaluation.services.judge_circularity import circular_runs
+    from nuggets_app.models import Run
+    from tests.integration.worlds.judged_job import RUNS
+
+    path = tmp_path / "oracle.qrels"
+    path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for (q, d), g in _truth_judge(world).items())
+    )
+    from nuggets_app.judges.services import JudgeInfo
+
+    judge_labels_import(
+        path=path, collection=world.collection, name="oracle",
+        info=JudgeInfo(model="gpt-x"),
+    )  # fmt: skip
+    # The run's model, given at import (as import_runs --model and the upload form).
+    source = tmp_path / "run.txt"
+    source.write_text(
+        "".join(
+            f"{q} Q0 {d} {i} {s} {RUNS[0]}\n"
+            for q, docs in world.file_runs[RUNS[0]].items()
+            for i, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]), 1)
+        )
+    )
+    runs_import(paths=[source], collection=world.collection, model="GPT-X")
+    assert Run.objects.get(name=RUNS[0]).model == "GPT-X"
+    info = _fit(world)
+    assert info["judge_choice"][0]["kept"] is True
+    runs = job_model_runs(world)
+    found = circular_runs(job=world.job, sample=world.sample, runs=runs)
+    assert [(c.run, c.judge) for c in found] == [(RUNS[0], "oracle")]
+    without = job_sample_estimates(
+        job=world.job,
+        sample=world.sample,
+        runs={RUNS[0]: runs[RUNS[0]]},
+        probs=job_crossfit(
+            job=world.job,
+            sample=world.sample,
+            ablate=(
+                *JobInference.objects.get(job=world.job).model.get("ablate", ()),
+                "judge:oracle",
+            ),
+        ),
+    )[RUNS[0]].ap
+    assert found[0].map == pytest.approx(without.estimate)
+    client.force_login(researcher)
+    url = reverse("evaluation-page", args=[world.collection.pk, "runs"])
+    page = client.get(
+        url, {"sample": world.sample.pk, "expected": world.job.pk, "qrels": "human"}
+    )
+    assert page.status_code == 200
+    assert f'data-leans-on-judge="{RUNS[0]}"' in page.text
+    assert "the model of judge <strong>oracle</strong>" in page.text
+    assert f'data-leans-on-judge="{RUNS[1]}"' not in page.text
