@@ -1,6 +1,6 @@
 """Circularity: a run built with an automatic judge's model, estimated with that judge.
 
-A run may name the model it used (``Run.model``, ``import_runs --model``); a judge
+A run may name the model it used (``Run.model``, set when its file is imported); a judge
 names its own (``Judge.model``). Where the two are the same model (case aside) and the
 job's fit kept that judge's family, the run's estimate leans on a judge that shares
 its model's view of relevance: the judge may favour it. :func:`circular_runs` gives,

@@ -53,7 +53,9 @@ def _fit(world) -> dict:
     return JobInference.objects.get(job=world.job).fit_info
 
 
-def test_an_informative_judge_is_kept_and_its_labels_locked(world, tmp_path):
+def test_an_informative_judge_is_kept_and_its_labels_locked(
+    world, tmp_path, staff_client
+):
     _import(world, tmp_path, "oracle", _truth_judge(world))
     info = _fit(world)
     assert [c["judge"] for c in info["judge_choice"]] == ["oracle"]
@@ -69,6 +71,11 @@ def test_an_informative_judge_is_kept_and_its_labels_locked(world, tmp_path):
     assert sidecar is not None
     assert sidecar["judge_choice"][0]["kept"] is True
     assert "judge:oracle:value" in sidecar["features"]
+    from django.urls import reverse
+
+    page = staff_client.get(reverse("job-detail", args=[world.job.pk]))
+    assert 'id="model-judges"' in page.text
+    assert 'data-judge-kept="true"' in page.text
 
 
 def test_a_noise_judge_is_left_out_of_most_fits(world, tmp_path):
