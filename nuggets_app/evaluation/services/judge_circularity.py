@@ -38,7 +38,7 @@ def circular_runs(
     """The runs of ``runs`` whose model is the model of a judge the job's fit kept,
     each with its model-assisted MAP from the cross-fit without that judge."""
     stored = JobInference.objects.filter(job=job, model__isnull=False).first()
-    if stored is None:
+    if stored is None or stored.model is None:
         return []
     fitted_without = tuple(stored.model.get("ablate", ()))
     kept = [n for n in stored_judges(job) if judge_family(n) not in fitted_without]

@@ -16,7 +16,7 @@ its labels are then kept as read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ def collection_judge_names(job: MatchJob) -> tuple[str, ...]:
     )
 
 
-def model_judges(model: dict[str, Any] | None) -> tuple[str, ...]:
+def model_judges(model: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The judges whose columns a stored model (its JSON) has, in column order."""
     suffix = ":value"
     return tuple(
