@@ -118,6 +118,14 @@ class RunsUploadForm(forms.Form):
         help_text="their lines are skipped and counted instead of refusing the run; "
         "the other documents keep their ranks",
     )
+    # The choice of ``import_runs --model``.
+    model = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Model the runs used",
+        help_text="e.g. the LLM that reranked them; a run that used an automatic "
+        "judge's model is shown with its estimate without that judge",
+    )
 
 
 class QrelsUploadForm(forms.Form):

@@ -13,6 +13,16 @@ urlpatterns = [
         name="staff-judge-audit",
     ),
     path(
+        "collections/<slug:name>/judges/<str:judge>/figures/",
+        judges.judge_figures_page,
+        name="staff-judge-figures",
+    ),
+    path(
+        "collections/<slug:name>/judges/<str:judge>/qrels",
+        judges.judge_qrels_download,
+        name="staff-judge-qrels",
+    ),
+    path(
         "collections/<slug:name>/judges/documents/<str:qid>/<path:docno>",
         judges.judge_document,
         name="staff-judge-document",

@@ -22,13 +22,17 @@ from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.selectors import statap_samples
 from nuggets_app.evaluation.services.judge_audit_reports import MEANINGS
 from nuggets_app.evaluation.services.judge_audits import judge_audit_build
+from nuggets_app.evaluation.services.judge_figures import (
+    judge_qrels_text,
+    judge_runs_expected,
+)
 from nuggets_app.evaluation.services.judge_plans import (
     DEFAULT_HALF_WIDTH,
     judge_plan_build,
 )
 from nuggets_app.judges.selectors import collection_judges, document_labels
 from nuggets_app.judges.services import judge_labels_import
-from nuggets_app.models import Collection, Document, Topic
+from nuggets_app.models import Collection, Document, Judge, Topic
 
 
 @csrf_exempt
@@ -150,3 +154,34 @@ def judge_document(
         raise Http404("No such topic or document in this collection.") from None
     context = {"collection": collection, "labels": labels}
     return render(request, "assessor_ui/judges/document.html", context)
+
+
+def _judge(name: str, judge: str) -> Judge:
+    return get_object_or_404(Judge, collection__name=name, name=judge)
+
+
+@staff_required
+@require_GET
+def judge_figures_page(request: HttpRequest, name: str, judge: str) -> HttpResponse:
+    """The judge's own figures: every run's expected AP under its labels alone."""
+    found = _judge(name, judge)
+    table = judge_runs_expected(judge=found)
+    context = {
+        "collection": found.collection,
+        "judge": found,
+        "table": {"columns": table.columns, "rows": table.rows},
+    }
+    return render(request, "assessor_ui/judges/figures.html", context)
+
+
+@staff_required
+@require_GET
+def judge_qrels_download(request: HttpRequest, name: str, judge: str) -> HttpResponse:
+    """The judge's labels as TREC qrels, named as the judge's."""
+    found = _judge(name, judge)
+    response = HttpResponse(
+        judge_qrels_text(judge=found), content_type="text/plain; charset=utf-8"
+    )
+    filename = f"{found.collection.name}-judge-{safe_name(found.name)}.qrels"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

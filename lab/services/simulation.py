@@ -33,6 +33,7 @@ from lab.services.simulation_job import (
     JobFigures,
     job_fit_and_figures,
 )
+from lab.services.simulation_judges import simulation_judges
 from lab.services.simulation_nuggets import (
     nuggets_extract_human,
     nuggets_extract_simulated,
@@ -466,6 +467,7 @@ def simulation_run(
     )
     nuggets, keyword_nuggets = extract(collection, human, assessor, config)
     lap("judging and nugget extraction")
+    simulation_judges(collection=collection, pooled=pooled, truth=truth, config=config)
     job = _match(collection, pool, list(pooled), assessor, config)
     run_scores, left_out = judged_topics_only(runs_scores(runs), truth)
     figures: JobFigures | None = None

@@ -36,6 +36,10 @@ class SimulationConfig:
     # (learning.family_choice); off: always kept.
     nugget_choice: bool = True
     ablate: tuple[str, ...] = ()  # feature families left out (learning.ablation)
+    # Automatic judges of the collection (lab.services.simulation_judges), each
+    # (name, path): a labels file to import, or a table P(judge | people) to draw from.
+    judge_labels: tuple[tuple[str, str], ...] = ()
+    judge_tables: tuple[tuple[str, str], ...] = ()
     # Replace an earlier simulation's judgments on this collection, deleting the jobs
     # that were fitted on them (without it, such a simulation is refused).
     replace: bool = False

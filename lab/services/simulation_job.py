@@ -24,12 +24,13 @@ from nuggets_app.evaluation.services.estimates import (
 )
 from nuggets_app.inference.selectors import nuggets_kept
 from nuggets_app.inference.services import embeddings
+from nuggets_app.inference.services.job_judges import model_judges
 from nuggets_app.inference.services.job_model import (
     job_model_fit,
     job_probabilities,
 )
 from nuggets_app.ir.prels import TopicPrels
-from nuggets_app.learning.ablation import FEATURE_FAMILIES
+from nuggets_app.learning.ablation import FEATURE_FAMILIES, judge_family
 from nuggets_app.models import (
     Document,
     JobInference,
@@ -118,11 +119,14 @@ def families_kept(model: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str
         for family, members in FEATURE_FAMILIES.items()
         if family not in ablate and members & names
     ]
+    judges = [judge_family(n) for n in model_judges(model)]
     return {
-        "kept": kept,
+        "kept": kept + [f for f in judges if f not in ablate],
         "left_out": ablate,
         "semantic": info.get("semantic"),
         "nugget_choice": info.get("nugget_choice"),
+        # Each automatic judge the fit read, whether it kept it and its log-losses.
+        "judges": info.get("judge_choice", []),
     }
 
 

@@ -34,12 +34,11 @@ class JudgeReading:
     what: str
 
 
-def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
-    """The judge's labels in the audit's terms: graded judges by their grade (relevant
-    at the collection's level); probability judges by their probability of a grade
-    >= the level (or of yes), relevant from 0.5; score judges by their score,
-    relevant from the judge's threshold (0.5 for scores in [0, 1])
-    (:mod:`nuggets_app.ir.judge_values`)."""
+def judge_values(*, judge: Judge, level: int) -> dict[str, dict[str, float]]:
+    """``{qid: {docno: value}}`` of the judge's labels: a graded judge's grade, a
+    probability judge's probability of a grade >= ``level`` (or of yes), a score
+    judge's score (:mod:`nuggets_app.ir.judge_values`). The audit, the sample design
+    and the job's relevance model read the same values."""
     values: dict[str, dict[str, float]] = {}
     rows = JudgeLabel.objects.filter(judge=judge).values_list(
         "topic__qid", "docno", "grade", "score", "probabilities"
@@ -49,6 +48,16 @@ def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
         value = label_value(judge.kind, grade, score, probs, level)
         if value is not None:
             values.setdefault(qid, {})[docno] = value
+    return values
+
+
+def judge_reading(*, judge: Judge, level: int) -> JudgeReading:
+    """The judge's labels in the audit's terms: graded judges by their grade (relevant
+    at the collection's level); probability judges by their probability of a grade
+    >= the level (or of yes), relevant from 0.5; score judges by their score,
+    relevant from the judge's threshold (0.5 for scores in [0, 1])
+    (:mod:`nuggets_app.ir.judge_values`)."""
+    values = judge_values(judge=judge, level=level)
     every = (v for docs in values.values() for v in docs.values())
     cut = judge_cut(judge.kind, every, level, judge.threshold)
     if cut is None:

@@ -22,6 +22,11 @@ after the evidence it comes from:
     every embedding feature (the optional extra): ``nugget_semantic_max``,
     ``nugget_semantic_mean``, ``relevant_semantic``, ``topic_semantic``.
 
+``judge:NAME``
+    an automatic judge's grades (``judge:NAME:value``, its grade, probability of
+    relevance or score, and ``judge:NAME:missing``, 1 where the judge gave no
+    label): one family per judge, named by its judge (the name keeps its case).
+
 A semantic nugget feature is in both ``nuggets`` and ``semantic``: ablating the
 nuggets removes everything the nuggets contribute, whatever the encoder.
 
@@ -60,14 +65,38 @@ FEATURE_FAMILIES: dict[str, frozenset[str]] = {
     ),
 }
 FAMILIES: tuple[str, ...] = tuple(FEATURE_FAMILIES)
+JUDGE_PREFIX = "judge:"
+
+
+def judge_family(name: str) -> str:
+    """The family of the judge called ``name``."""
+    return JUDGE_PREFIX + name
+
+
+def judge_feature_names(name: str) -> tuple[str, str]:
+    """The judge's two columns: its value, and 1 where it gave no label."""
+    family = judge_family(name)
+    return (f"{family}:value", f"{family}:missing")
+
+
+def judge_of_family(family: str) -> str | None:
+    """The judge's name of a judge family (None for another family)."""
+    return family[len(JUDGE_PREFIX) :] if family.startswith(JUDGE_PREFIX) else None
 
 
 def ablate_parse(text: str | Iterable[str]) -> tuple[str, ...]:
     """Families from ``"nuggets,topic"`` (or a list of names): sorted, without
     repeats. Raises :class:`RelevanceModelError` naming an unknown family."""
     names = text.split(",") if isinstance(text, str) else list(text)
-    found = {n.strip().lower() for n in names if n.strip()}
-    unknown = sorted(found - set(FEATURE_FAMILIES))
+    # A judge family keeps its judge's name as written.
+    found = {
+        n.strip() if n.strip().startswith(JUDGE_PREFIX) else n.strip().lower()
+        for n in names
+        if n.strip()
+    }
+    unknown = sorted(
+        n for n in found - set(FEATURE_FAMILIES) if judge_of_family(n) in (None, "")
+    )
     if unknown:
         raise RelevanceModelError(
             f"unknown feature family {unknown[0]!r}: choose from {', '.join(FAMILIES)}"
@@ -79,7 +108,12 @@ def ablated_features(ablate: Iterable[str]) -> frozenset[str]:
     """The feature names of the ``ablate`` families."""
     out: set[str] = set()
     for family in ablate_parse(list(ablate)):
-        out |= FEATURE_FAMILIES[family]
+        judge = judge_of_family(family)
+        out |= (
+            FEATURE_FAMILIES[family]
+            if judge is None
+            else set(judge_feature_names(judge))
+        )
     return frozenset(out)
 
 

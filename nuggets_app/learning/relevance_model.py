@@ -8,8 +8,9 @@ cross-validation over topics.
 Model (:class:`RelevanceModel`): the document-level features are z-scored within each
 topic's pool (mean 0, sd 1 over the topic's pooled documents, judged or not; a constant
 feature becomes 0), so a score means "how far above this topic's typical pooled
-document"; topic-level features (``log_prevalence``) are centred and scaled over all
-rows at fit time. The L2 strength is chosen by cross-validation over the same topic
+document"; topic-level features (``log_prevalence``) and an automatic judge's columns
+(a grade means the same on every topic) are centred and scaled over all rows at fit
+time. The L2 strength is chosen by cross-validation over the same topic
 folds (:func:`select_c`): with one or two judged relevant documents per topic, which
 leave-one-out strips of their own nugget, feedback and similarity evidence, a light
 penalty fits noise and a stronger one wins on held-out topics. Weights (e.g. inverse
@@ -47,7 +48,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nuggets_app.learning.ablation import ablate_parse, kept_columns
+from nuggets_app.learning.ablation import JUDGE_PREFIX, ablate_parse, kept_columns
 from nuggets_app.learning.relevance_features import (
     FEATURE_NAMES,
     TOPIC_FEATURES,
@@ -237,7 +238,10 @@ def model_fit(
     names = tuple(feature_names)
     ablate = ablate_parse(ablate)
     kept = kept_columns(names, ablate)
-    per_topic = tuple(n not in TOPIC_FEATURES for n in names)
+    # A judge's grade means the same on every topic: scaled over all rows.
+    per_topic = tuple(
+        n not in TOPIC_FEATURES and not n.startswith(JUDGE_PREFIX) for n in names
+    )
     raw, labels = _topic_arrays(topics, len(names))
     judged = np.concatenate([y >= 0 for y in labels.values()]) if labels else None
     all_raw = np.vstack(list(raw.values())) if raw else np.zeros((0, len(names)))

@@ -12,6 +12,9 @@ class Run(models.Model):
     )
     name = models.CharField(max_length=200, help_text="The run tag (sixth column).")
     source_file = models.CharField(max_length=500, blank=True)
+    # The model the run used (e.g. an LLM reranker), set at import: a run built with
+    # an automatic judge's model leans on that judge's figures (circularity).
+    model = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Bumped by every (re-)import: the version the dashboard's kept results are keyed by.
     updated_at = models.DateTimeField(auto_now=True)

@@ -16,6 +16,7 @@ from lab.services.simulation_config import (
     SIMULATED_ASSESSOR,
     SimulationConfig,
 )
+from lab.services.simulation_judges import SimulationJudgeError, judge_spec
 from lab.services.simulation_report import report_build, report_write
 from lab.services.simulation_reuse import (
     MODES,
@@ -77,6 +78,14 @@ def _ablate(text: str) -> tuple[str, ...]:
     try:
         return ablate_parse(text)
     except RelevanceModelError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _judge(text: str) -> tuple[str, str]:
+    """``--judge-labels NAME=FILE`` (or ``FILE``): the judge's name and file."""
+    try:
+        return judge_spec(text)
+    except SimulationJudgeError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
@@ -197,6 +206,27 @@ class Command(BaseCommand):
             + "); recorded in report.json config.ablate",
         )
         parser.add_argument(
+            "--judge-labels",
+            metavar="[NAME=]FILE",
+            action="append",
+            type=_judge,
+            default=[],
+            help="import this judge's labels file (any import_judge_labels format) "
+            "as a judge of the collection before the job's fit (NAME: the file's "
+            "stem when not given); repeatable; report.json families.judges says "
+            "which the fit kept",
+        )
+        parser.add_argument(
+            "--judge-table",
+            metavar="[NAME=]FILE",
+            action="append",
+            type=_judge,
+            default=[],
+            help="draw a judge for the pool from this table P(judge grade | people's "
+            "grade) (JSON, lab/studies/judges/judge_tables.py) with --seed, and "
+            "import it as --judge-labels does; repeatable",
+        )
+        parser.add_argument(
             "--rounds",
             type=int,
             default=1,
@@ -243,6 +273,8 @@ class Command(BaseCommand):
                 replace=options["replace"],
                 ablate=options["ablate"],
                 nugget_choice=not options["keep_nuggets"],
+                judge_labels=tuple(options["judge_labels"]),
+                judge_tables=tuple(options["judge_table"]),
             )
             runs = self._runs(collection, options["runs"])
             if options["reusability"] or options["groups"]:

@@ -465,8 +465,10 @@ def runs_import(
     max_errors: int = 1,
     progress: Progress | None = None,
     skip_unknown_documents: bool = False,
+    model: str | None = None,
 ) -> list[ImportSummary]:
     """Import TREC run files, one transaction per file; the run name is the tag column.
+    ``model``: the model the runs used (kept with each run; None leaves it as it was).
 
     Ranks are recomputed in trec_eval's order (score descending, docno descending).
     A run already imported under the same tag is replaced. Unknown topics or documents
@@ -476,7 +478,7 @@ def runs_import(
     """
     collection = _collection(collection)
     claimed: dict[str, str] = {}
-    return [
+    summaries = [
         _run_import_file(
             path,
             collection,
@@ -488,6 +490,11 @@ def runs_import(
         )
         for path in paths
     ]
+    if model is not None:
+        Run.objects.filter(collection=collection, name__in=list(claimed)).update(
+            model=model.strip()[:200]
+        )
+    return summaries
 
 
 def qrels_import(

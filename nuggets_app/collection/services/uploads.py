@@ -523,6 +523,7 @@ def _import_runs(task, reporter) -> list:
         collection=task.collection,
         progress=reporter.add,
         skip_unknown_documents=bool(task.params.get("skip_unknown_documents")),
+        model=task.params.get("model") or None,
     )
 
 

@@ -21,6 +21,7 @@ from nuggets_app.evaluation.services import (
     uncertainty,
     verification,
 )
+from nuggets_app.evaluation.services.judge_circularity import circular_runs
 from nuggets_app.inference.services.rules import DecisionRule, rule_default
 from nuggets_app.lib.charts import Chart
 from nuggets_app.models import Collection, MatchJob, Run, Sample
@@ -162,6 +163,10 @@ def runs_evaluation(
             job=job, sample=chosen, probs=probs
         )
         page.context["model_only_note"] = estimates.MODEL_ONLY_NOTE
+        # Runs built with a kept judge's model: their MAP without that judge too.
+        page.context["judge_circular"] = [
+            vars(c) for c in circular_runs(job=job, sample=chosen, runs=runs)
+        ]
     return page
 
 

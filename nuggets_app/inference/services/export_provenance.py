@@ -25,6 +25,9 @@ def model_info(job: MatchJob) -> dict[str, Any] | None:
         "calibration": model.get("calibration"),
         "fitted_at": info.fitted_at.isoformat() if info.fitted_at else None,
         "fit": {k: v for k, v in info.fit_info.items() if k in ("judged", "relevant")},
+        # The automatic judges the fit read, and which of them it kept.
+        "judges": info.fit_info.get("judges", []),
+        "judge_choice": info.fit_info.get("judge_choice", []),
         "reliability": {
             k: v
             for k, v in (info.fit_info.get("reliability") or {}).items()

@@ -552,18 +552,10 @@ def prels_export(*, sample: Sample) -> Export:
         key=_line_key,
     )
     lines = [f"{q} {d} {g} {method} {p!r}" for q, d, g, p in rows]
-    if sample.judge is not None:
-        # A judge-shaped design (nuggets_app.ir.judge_sampling): the sidecar says
-        # which judge shaped the distribution and at what weight.
-        return Export(
-            lines=lines,
-            provenance={
-                "sample": sample.name,
-                "design": "statap steered by a judge, exact inclusion probabilities",
-                "judge": sample.judge.name,
-                "judge_weight": sample.judge_weight,
-            },
-        )
+    if sample.judge is not None:  # which judge shaped the design (ir.judge_sampling)
+        design = "statap steered by a judge, exact inclusion probabilities"
+        steered = {"sample": sample.name, "design": design, "judge": sample.judge.name}
+        return Export(lines, {**steered, "judge_weight": sample.judge_weight})
     if sample.rounds <= 1:
         return Export(lines=lines)
     # A sample in rounds (docs/explanation/rounds.md): the column is the effective

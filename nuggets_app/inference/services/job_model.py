@@ -38,7 +38,7 @@ import numpy as np
 from django.utils import timezone
 
 from matcher import normalize
-from nuggets_app.inference.services import job_semantic
+from nuggets_app.inference.services import job_judges, job_semantic
 from nuggets_app.inference.services.corpus_stats import (
     document_terms,
     job_options,
@@ -48,6 +48,7 @@ from nuggets_app.inference.services.corpus_stats import (
 from nuggets_app.inference.services.job_semantic import topic_statement
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning import family_choice, relevance_features, relevance_model
+from nuggets_app.learning.ablation import judge_family, judge_of_family
 from nuggets_app.learning.relevance_features import RelevanceModelError
 from nuggets_app.learning.reliability import reliability_bins, reliability_cv
 from nuggets_app.learning.semantic_features import SEMANTIC_FEATURE_NAMES
@@ -334,6 +335,8 @@ class FitData:
     # The model's columns: the lexical features, then the semantic ones when used.
     feature_names: tuple[str, ...] = relevance_features.FEATURE_NAMES
     semantic: dict[str, Any] = field(default_factory=dict)  # on, reason
+    # The automatic judges read: name, kind, model, labels, pairs (job_judges).
+    judges: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def rows(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -344,7 +347,11 @@ class FitData:
 
 
 def fit_data(
-    job: MatchJob, sample: Sample | None = None, *, semantic: bool | None = None
+    job: MatchJob,
+    sample: Sample | None = None,
+    *,
+    semantic: bool | None = None,
+    judges: Sequence[str] | None = None,
 ) -> FitData:
     """The job's features and labels of now, with the design of :func:`fit_sample`:
     weights 1/pi of its drawn documents, anchored to its Horvitz-Thompson estimate of
@@ -353,7 +360,9 @@ def fit_data(
 
     ``semantic``: append the semantic features (:mod:`.job_semantic`); None: when
     the extra is installed and the job's embeddings are stored
-    (:func:`~.job_semantic.semantic_readiness`); True raises when they cannot be."""
+    (:func:`~.job_semantic.semantic_readiness`); True raises when they cannot be.
+    ``judges``: the automatic judges whose grades are appended (:mod:`.job_judges`);
+    None: those the job's stored fit read."""
     features = job_features(job)
     labels = _labels(job, features)
     qids = dict(Topic.objects.filter(pk__in=list(features)).values_list("pk", "qid"))
@@ -372,6 +381,9 @@ def fit_data(
         if ready.on and features:
             features = job_semantic.with_semantic(job, features)
             names = names + SEMANTIC_FEATURE_NAMES
+    if judges is None:
+        judges = job_judges.stored_judges(job)
+    features, judge_names, read = job_judges.with_judges(job, features, qids, judges)
     design = fit_sample(job, sample)
     weights = _sample_weights(design, features, qids)
     pool_relevant = (
@@ -382,7 +394,16 @@ def fit_data(
         else None
     )
     return FitData(
-        features, labels, qids, design, weights, pool_relevant, unjudged, names, status
+        features,
+        labels,
+        qids,
+        design,
+        weights,
+        pool_relevant,
+        unjudged,
+        names + judge_names,
+        status,
+        read,
     )
 
 
@@ -404,6 +425,31 @@ def judgments_digest(data: FitData) -> list[list[int]]:
     return out
 
 
+def _families_choose(
+    data: dict[str, tuple[np.ndarray, np.ndarray]],
+    judges: Sequence[str],
+    nugget_choice: bool,
+    common: dict[str, Any],
+) -> family_choice.FamiliesChoice | None:
+    """The families a fit keeps: the nuggets (with ``nugget_choice``), then each
+    judge, each only where it pays (None: nothing to choose)."""
+    families = (("nuggets",) if nugget_choice else ()) + tuple(
+        judge_family(n) for n in judges
+    )
+    if not families:
+        return None
+    return family_choice.families_choice(data, families=families, **common)
+
+
+def judge_choices(chosen: family_choice.FamiliesChoice | None) -> list[dict[str, Any]]:
+    """What the fit records of each judge family (``fit_info["judge_choice"]``)."""
+    return [
+        {**c.as_dict(), "judge": judge_of_family(c.family)}
+        for c in (chosen.choices if chosen is not None else ())
+        if judge_of_family(c.family) is not None
+    ]
+
+
 def job_model_fit(
     *,
     job: MatchJob,
@@ -420,12 +466,15 @@ def job_model_fit(
     feature families left out of the fit (:mod:`nuggets_app.learning.ablation`);
     without it and with ``nugget_choice`` the job keeps the nugget family only where
     its own held-out log-loss says it pays (:mod:`nuggets_app.learning.family_choice`),
-    recorded in ``fit_info["nugget_choice"]``. ``semantic``: as :func:`fit_data`
-    (None: the semantic features whenever the job's embeddings are stored)."""
+    recorded in ``fit_info["nugget_choice"]``; every judge of the collection is a
+    family too, kept the same way without ``ablate`` (``fit_info["judge_choice"]``).
+    ``semantic``: as :func:`fit_data` (None: the semantic features whenever the
+    job's embeddings are stored)."""
     if job.status != MatchJob.Status.DONE:
         raise RelevanceModelError(f"job {job.pk} is {job.status}; fit a finished job")
     started = time.perf_counter()
-    fit = fit_data(job, sample, semantic=semantic)
+    judges = job_judges.collection_judge_names(job)
+    fit = fit_data(job, sample, semantic=semantic, judges=judges)
     if not fit.features:
         message = "no judged document in any topic of the job"
         _inference_update(job, error=message)
@@ -438,10 +487,11 @@ def job_model_fit(
     }
     try:
         fit_started = time.perf_counter()
-        choice = None
-        if nugget_choice and not ablate:
-            choice = family_choice.nugget_choice(data, **common)
-            ablate = choice.ablate
+        chosen = None
+        if not ablate:
+            chosen = _families_choose(data, judges, nugget_choice, common)
+            ablate = chosen.ablate if chosen is not None else ()
+        choice = chosen.of("nuggets") if chosen is not None else None
         model = relevance_model.model_fit(data, ablate=ablate, **common)
         predicted = relevance_model.model_predict(model, data)
         model_seconds = time.perf_counter() - fit_started
@@ -469,14 +519,17 @@ def job_model_fit(
         "judgments": judgments_digest(fit),
         "semantic": fit.semantic,
         "nugget_choice": choice.as_dict() if choice is not None else None,
+        "judges": fit.judges,
+        "judge_choice": judge_choices(chosen),
     }
     if reliability:
         info["reliability"] = (
-            reliability_bins(choice.held)
-            if choice is not None
+            reliability_bins(chosen.held)
+            if chosen is not None
             else reliability_cv(data, ablate=ablate, **common)
         )
     blob = probabilities_pack(topic_col, doc_col, p_col)
+    job_judges.judges_mark_read(job=job, names=judges)
     seconds = time.perf_counter() - started
     _inference_update(
         job,
@@ -496,43 +549,6 @@ def job_model_fit(
         topics=len(order),
         model_seconds=model_seconds,
     )
-
-
-def judgments_changed(job: MatchJob) -> list[dict[str, str]]:
-    """The judgments added, changed or removed since the job's model was fitted
-    (``qid``, ``docno``, ``change`` in words; [] when unchanged or never fitted), so a
-    page can say why its figures moved."""
-    info = JobInference.objects.filter(job=job).values_list("fit_info", flat=True)
-    seen = (info.first() or {}).get("judgments")
-    if seen is None:
-        return []
-    before = {(t, d): y for t, d, y in seen}
-    topics = list(job.topics.values_list("pk", flat=True))
-    level = job.relevance_level
-    now = {k: int(g >= level) for k, g in human_grades(topics).items()}
-    words = {1: "relevant", 0: "non-relevant"}
-    changes: list[tuple[tuple[int, int], str]] = []
-    for key in sorted(set(before) | set(now)):
-        old, new = before.get(key), now.get(key)
-        if old == new:
-            continue
-        if old is None and new is not None:
-            change = f"judged {words[new]}"
-        elif new is None and old is not None:
-            change = f"judgment removed (was {words[old]})"
-        elif old is not None and new is not None:
-            change = f"{words[old]} -> {words[new]}"
-        changes.append((key, change))
-    qids = dict(Topic.objects.filter(pk__in=topics).values_list("pk", "qid"))
-    docnos = dict(
-        Document.objects.filter(pk__in={d for (_, d), _ in changes}).values_list(
-            "pk", "docno"
-        )
-    )
-    return [
-        {"qid": qids.get(t, str(t)), "docno": docnos.get(d, str(d)), "change": c}
-        for (t, d), c in changes
-    ]
 
 
 def _inference_update(job: MatchJob, **fields: Any) -> None:

@@ -35,6 +35,7 @@ from nuggets_app.inference.services.corpus_stats import (
     job_stats_ensure,
     title_terms,
 )
+from nuggets_app.inference.services.job_judges import model_judges, with_judges
 from nuggets_app.inference.services.job_model import (
     chunk_features_pack,
     features_unpack,
@@ -44,7 +45,7 @@ from nuggets_app.inference.services.job_model import (
 from nuggets_app.inference.services.job_semantic import with_semantic
 from nuggets_app.learning.relevance_model import RelevanceModel
 from nuggets_app.learning.unpooled import predict_beside_pool
-from nuggets_app.models import Document, JobInference, MatchJob, UnpooledScore
+from nuggets_app.models import Document, JobInference, MatchJob, Topic, UnpooledScore
 from nuggets_app.operations import queue
 
 UNPOOLED_INLINE = 500
@@ -315,6 +316,13 @@ def later_columns(
         # The model reads the semantic columns too: the pool's and these documents'.
         pool = with_semantic(job, {t: f for t, f in pool.items() if t in found})
         found = with_semantic(job, found)
+    judges = model_judges(stored.model)
+    if judges:
+        # And the automatic judges' columns, by docno (labels beyond the pool count).
+        qids = dict(Topic.objects.filter(pk__in=list(found)).values_list("pk", "qid"))
+        pool = {t: f for t, f in pool.items() if t in found}
+        pool = with_judges(job, pool, qids, judges)[0]
+        found = with_judges(job, found, qids, judges)[0]
     return {
         topic_id: (
             np.array(ids, dtype=np.int64),

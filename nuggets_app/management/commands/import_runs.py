@@ -27,6 +27,12 @@ class Command(BaseCommand):
             help="skip the lines of documents not in the collection (counted) instead "
             "of refusing the file; the other documents keep their ranks",
         )
+        parser.add_argument(
+            "--model",
+            metavar="NAME",
+            help="the model the runs used (e.g. an LLM reranker); a run whose model "
+            "is an automatic judge's leans on that judge (the runs page says so)",
+        )
         add_common_arguments(parser)
 
     def handle(self, *args, **options) -> None:
@@ -42,6 +48,7 @@ class Command(BaseCommand):
                     max_errors=options["max_errors"],
                     progress=update,
                     skip_unknown_documents=options["skip_unknown_documents"],
+                    model=options["model"],
                 ),
             )
             for summary in summaries:
