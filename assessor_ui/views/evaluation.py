@@ -44,7 +44,7 @@ from nuggets_app.evaluation.services import (
     figures,
     verification,
 )
-from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.lib.charts import Chart
 from nuggets_app.models import Collection, MatchJob, Run, Sample

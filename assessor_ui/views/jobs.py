@@ -24,14 +24,17 @@ from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
+    decision_rule,
     diversity,
     embeddings,
     export_kinds,
     exports,
     job_model,
     matching,
-    rules,
-    topic_warnings,
+    readiness,
+    rule_application,
+    rule_estimates,
+    rule_fitting,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
@@ -106,7 +109,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "rule_form": rule_form,
         "rule": rule_form.rule(),
         "nugget_filter": nugget_filter_text(job),
-        "warnings": topic_warnings.launch_warnings(job),
+        "warnings": readiness.launch_warnings(job),
         "model": job_model.job_inference(job),
         "judgments_changed": job_model.judgments_changed(job),
         "new_runs": list(job.new_runs.defer("scores")),
@@ -125,7 +128,7 @@ def _nothing_to_fit(job: MatchJob) -> bool:
     model has nothing to learn from (only rules on the min-span score decide)."""
     if job.status != MatchJob.Status.DONE:
         return False
-    return len(rules.topics_unjudged(job)) == job.topics.count()
+    return len(readiness.topics_unjudged(job)) == job.topics.count()
 
 
 def job_export_kinds(job: MatchJob) -> list[tuple[str, str]]:
@@ -242,17 +245,17 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         rule_form, suggestion = _suggested_rule_form(job, topic)
     rule = rule_form.rule()
     try:
-        decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
+        decided = rule_application.rule_apply(job=job, rule=rule, topics=[topic])
     except DomainError as exc:
         messages.error(request, f"{exc}; showing the paper rule instead.")
-        rule = rules.DecisionRule()
-        decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
-    reason = rules.rule_undecided_reasons(job, rule).get(topic.qid)
+        rule = decision_rule.DecisionRule()
+        decided = rule_application.rule_apply(job=job, rule=rule, topics=[topic])
+    reason = readiness.rule_undecided_reasons(job, rule).get(topic.qid)
     undecided = reason is not None
-    unjudged = topic.pk in {t.pk for t in rules.topics_unjudged(job)}
+    unjudged = topic.pk in {t.pk for t in readiness.topics_unjudged(job)}
     groups = inference_selectors.topic_scores(job, topic)
     model = evaluation_selectors.topic_model_view(job=job, topic=topic)
-    estimates = rules.rule_estimate(job=job, rule=rule, topics=[topic])
+    estimates = rule_estimates.rule_estimate(job=job, rule=rule, topics=[topic])
     grades = {d: g for (_, d), g in human_grades([topic.pk]).items()}
     inferred = (
         []
@@ -271,13 +274,13 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         "suggestion": suggestion,
         "undecided": undecided,
         "undecided_reason": {
-            rules.NO_NUGGETS_REASON: "no-nuggets",
-            rules.UNJUDGED_REASON: "nothing",
-            rules.MODEL_UNJUDGED_REASON: "model-unjudged",
+            readiness.NO_NUGGETS_REASON: "no-nuggets",
+            readiness.UNJUDGED_REASON: "nothing",
+            readiness.MODEL_UNJUDGED_REASON: "model-unjudged",
         }.get(reason or ""),
         "topic_unjudged": unjudged,
         "topic_has_nuggets": inference_selectors.job_nuggets(job, topic.pk).exists(),
-        "estimate": estimates.get(topic.qid, rules.RuleEstimate()),
+        "estimate": estimates.get(topic.qid, rule_estimates.RuleEstimate()),
         "histogram": chart_histogram(inference_selectors.score_histograms(groups)),
         "curve": chart_curve(inference_selectors.tp_fp_curve(groups)),
         "groups": {name: len(pairs) for name, pairs in groups.items()},
@@ -364,7 +367,7 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
     """The rule form filled with the best-F1 threshold of the topic's held-out judged
     documents (the global one when the topic has too few), and a note saying which."""
     try:
-        fitted = rules.rule_fit(job=job, scope="per-topic")
+        fitted = rule_fitting.rule_fit(job=job, scope="per-topic")
     except DomainError as exc:
         return RuleForm(job=job), f"No threshold can be suggested: {exc}."
     threshold = fitted.per_topic.get(topic.qid, fitted.threshold)

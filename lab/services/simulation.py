@@ -44,11 +44,13 @@ from nuggets_app.collection.services.suite_runs import (
     topic_queries,
 )
 from nuggets_app.evaluation.selectors import sample_prels
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import (
     match_job_finish_here,
     match_job_launch,
 )
-from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_fit
+from nuggets_app.inference.services.rule_application import rule_apply
+from nuggets_app.inference.services.rule_fitting import rule_fit
 from nuggets_app.learning import retrieval
 from nuggets_app.learning.thresholds import expected_f1_threshold
 from nuggets_app.models import (

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.evaluation.services.verification import verification_queue_create
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import (
     match_job_finish_here,
     match_job_launch,
 )
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.prels import topic_key
 from nuggets_app.models import (
     Collection,

@@ -66,7 +66,7 @@ from nuggets_app.evaluation.services.release_readme import release_readme
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.export_kinds import export_make
 from nuggets_app.inference.services.exports import Export, ExportError
-from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.judges.services import judges_release
 from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.models import Collection, MatchJob, Nugget, Sample

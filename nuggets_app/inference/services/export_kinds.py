@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from nuggets_app.importers.fields import qid_key
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.inference.services.exports import (
     QRELS_KINDS,
@@ -26,7 +27,7 @@ from nuggets_app.inference.services.exports import (
     scores_export,
 )
 from nuggets_app.inference.services.graded import GRADED_SOURCES, graded_export
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.judging.aggregation import Aggregation
 from nuggets_app.learning.rule_spec import threshold_check
 from nuggets_app.models import Collection, JobInference, MatchJob, Sample, Topic

@@ -32,16 +32,15 @@ import numpy as np
 
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.fields import qid_key
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_provenance import job_info, model_info
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
-from nuggets_app.inference.services.rules import (
-    DecisionRule,
+from nuggets_app.inference.services.readiness import (
     model_missing_reason,
-    rule_apply,
-    rule_apply_later,
     rule_on_model,
     rule_undecided_reasons,
 )
+from nuggets_app.inference.services.rule_application import rule_apply, rule_apply_later
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.aggregation import (
     Aggregation,
@@ -144,7 +143,7 @@ def qrels_export(
 
     ``later``: inferred and merged qrels also decide the documents scored for the job
     after it ran (documents added to the collection, new runs' unpooled documents;
-    :func:`nuggets_app.inference.services.rules.rule_apply_later`), their lines
+    :func:`nuggets_app.inference.services.rule_application.rule_apply_later`), their lines
     marked ``"later": true`` in the sidecar."""
     if kind not in QRELS_KINDS:
         raise ExportError(

@@ -1,6 +1,6 @@
 """``manage.py export_qrels``: every export kind through the one dispatcher
 (:func:`nuggets_app.inference.services.export_kinds.export_make`), the rule through
-the one rule path (:func:`nuggets_app.inference.services.rules.rule_from_options`)."""
+the one rule path (:func:`nuggets_app.inference.services.rule_grammar.rule_from_options`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.errors import DomainError
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_kinds import (
     EXPORT_KINDS,
     RULE_KINDS,
@@ -19,7 +20,7 @@ from nuggets_app.inference.services.export_kinds import (
 )
 from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.graded import GRADED_SOURCES
-from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
+from nuggets_app.inference.services.rule_estimates import rule_estimate
 from nuggets_app.judging.aggregation import (
     RULES,
     TIES,

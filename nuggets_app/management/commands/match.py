@@ -24,7 +24,7 @@ from nuggets_app.inference.services.matching import (
     match_job_resume,
     match_supervise,
 )
-from nuggets_app.inference.services.topic_warnings import launch_warnings
+from nuggets_app.inference.services.readiness import launch_warnings
 from nuggets_app.inference.services.unpooled import (
     UnpooledError,
     new_documents_progress,

@@ -187,7 +187,7 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
 
 
 def test_exports_say_a_person_judged_a_document_as_a_check(demo_job):  # noqa: F811
-    from nuggets_app.inference.services import rules
+    from nuggets_app.inference.services import readiness
     from nuggets_app.inference.services.exports import (
         probabilistic_export,
         qrels_export,
@@ -214,7 +214,7 @@ def test_exports_say_a_person_judged_a_document_as_a_check(demo_job):  # noqa: F
     for kind in ("inferred", "merged"):
         export = qrels_export(
             collection=job.collection, kind=kind, job=job,
-            rule=rules.rule_default(job),
+            rule=readiness.rule_default(job),
         )  # fmt: skip
         assert export.provenance is not None
         (line,) = [

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils.html import escape
 
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_kinds import (
     EXPORT_KINDS,
     export_filename,
@@ -23,7 +24,7 @@ from nuggets_app.inference.services.export_kinds import (
 )
 from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.job_model import job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.models import Document, MatchResult, Topic
 from tests.integration.worlds.demo import JUDGED_NON_RELEVANT, demo_world
 
