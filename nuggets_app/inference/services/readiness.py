@@ -9,13 +9,13 @@ job page and ``match`` print come from the same facts (:func:`launch_warnings`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from nuggets_app.importers.fields import qid_key
-from nuggets_app.inference.selectors import job_nuggets
+from nuggets_app.inference.selectors import nuggets_kept
 from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.models import JobInference, MatchJob, Topic
+from nuggets_app.models import JobInference, MatchJob, Nugget, Topic
 
 
 def job_has_model(job: MatchJob) -> bool:
@@ -35,21 +35,41 @@ def _by_qid(topics: Iterable[Topic]) -> list[Topic]:
     return sorted(topics, key=lambda t: qid_key(t.qid))
 
 
-def topics_without_nuggets(job: MatchJob) -> list[Topic]:
-    """The job's topics that have no nugget under its nugget filter, by qid."""
-    return [
-        t
-        for t in _by_qid(Topic.objects.filter(match_jobs=job))
-        if not job_nuggets(job, t.pk).exists()
-    ]
+def _job_topics(job: MatchJob, topic_ids: Iterable[int] | None) -> list[Topic]:
+    """The job's topics (of ``topic_ids`` only, when given), by qid."""
+    topics = Topic.objects.filter(match_jobs=job)
+    if topic_ids is not None:
+        topics = topics.filter(pk__in=list(topic_ids))
+    return _by_qid(topics)
 
 
-def topics_unjudged(job: MatchJob) -> list[Topic]:
-    """The job's topics without any judged document (or, for a fitted job, left out
-    of its fit): nothing was sampled there, so the relevance model has nothing to
-    learn from and rules on its p decide nothing for them."""
-    topics = _by_qid(Topic.objects.filter(match_jobs=job))
-    judged = {t for t, _ in human_grades([t.pk for t in topics])}
+def topics_without_nuggets(
+    job: MatchJob, *, topic_ids: Iterable[int] | None = None
+) -> list[Topic]:
+    """The job's topics (of ``topic_ids`` only, when given) that have no nugget under
+    its nugget filter, by qid. One query for the nuggets, however many topics."""
+    topics = _job_topics(job, topic_ids)
+    nuggets = Nugget.objects.filter(topic_id__in=[t.pk for t in topics])
+    kept = set(nuggets_kept(nuggets, job).order_by().values_list("topic_id", flat=True))
+    return [t for t in topics if t.pk not in kept]
+
+
+def topics_unjudged(
+    job: MatchJob,
+    *,
+    topic_ids: Iterable[int] | None = None,
+    labels: Mapping[tuple[int, int], object] | None = None,
+) -> list[Topic]:
+    """The job's topics (of ``topic_ids`` only, when given) without any judged
+    document (or, for a fitted job, left out of its fit): nothing was sampled there,
+    so the relevance model has nothing to learn from and rules on its p decide nothing
+    for them. ``labels``: the people's labels of these topics under the collection's
+    aggregation rule, keyed by (topic id, document id), when the caller has read them
+    already (read here when None)."""
+    topics = _job_topics(job, topic_ids)
+    if labels is None:
+        labels = human_grades([t.pk for t in topics])
+    judged = {t for t, _ in labels}
     fitted = JobInference.objects.filter(job=job, model__isnull=False).first()
     left_out = set(fitted.fit_info.get("unjudged_topics", [])) if fitted else set()
     return [t for t in topics if t.pk not in judged or t.qid in left_out]
@@ -69,14 +89,25 @@ def rule_on_model(job: MatchJob, rule: DecisionRule) -> bool:
     return rule.uses_model or (rule.kind == "top_n" and job_has_model(job))
 
 
-def rule_undecided_reasons(job: MatchJob, rule: DecisionRule) -> dict[str, str]:
-    """{qid: why} of the job's topics the rule cannot decide. A rule on the model's p
-    needs a judged document in the topic (the model learns from them); a rule on the
-    min-span score needs nuggets only (without them every score is 0, which says
-    nothing), so it decides a topic of an imported nugget bank nobody judged."""
-    unjudged = topics_unjudged(job)
+def rule_undecided_reasons(
+    job: MatchJob,
+    rule: DecisionRule,
+    *,
+    topic_ids: Iterable[int] | None = None,
+    labels: Mapping[tuple[int, int], object] | None = None,
+) -> dict[str, str]:
+    """{qid: why} of the job's topics (of ``topic_ids`` only, when given) the rule
+    cannot decide. A rule on the model's p needs a judged document in the topic (the
+    model learns from them); a rule on the min-span score needs nuggets only (without
+    them every score is 0, which says nothing), so it decides a topic of an imported
+    nugget bank nobody judged. ``labels`` as in :func:`topics_unjudged`."""
+    unjudged = topics_unjudged(job, topic_ids=topic_ids, labels=labels)
     if rule_on_model(job, rule):
-        bare = {t.pk for t in topics_without_nuggets(job)} if unjudged else set()
+        bare = (
+            {t.pk for t in topics_without_nuggets(job, topic_ids=topic_ids)}
+            if unjudged
+            else set()
+        )
         return {
             t.qid: UNJUDGED_REASON if t.pk in bare else MODEL_UNJUDGED_REASON
             for t in unjudged
@@ -84,7 +115,7 @@ def rule_undecided_reasons(job: MatchJob, rule: DecisionRule) -> dict[str, str]:
     unjudged_ids = {t.pk for t in unjudged}
     return {
         t.qid: UNJUDGED_REASON if t.pk in unjudged_ids else NO_NUGGETS_REASON
-        for t in topics_without_nuggets(job)
+        for t in topics_without_nuggets(job, topic_ids=topic_ids)
     }
 
 
