@@ -74,13 +74,18 @@ def job_launch(request: HttpRequest) -> HttpResponse:
                 source=data["source"],
                 pool=data["pool"],
                 sample=data["sample"],
-                nugget_filter={"grades": data["grades"], "aspects": data["aspects"]},
-                k=data["k"],
-                lam=data["lam"],
-                stem=data["stem"],
-                stopwords=data["stopwords"],
                 created_by=request.user,
                 name=data["name"],
+                params=matching.MatchParams(
+                    nugget_filter={
+                        "grades": data["grades"],
+                        "aspects": data["aspects"],
+                    },
+                    k=data["k"],
+                    lam=data["lam"],
+                    stem=data["stem"],
+                    stopwords=data["stopwords"],
+                ),
             )
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
@@ -427,12 +432,14 @@ def job_export(
         if form.refused:
             raise exports.ExportError(_form_errors(form))
         export = export_kinds.export_make(
-            kind=kind,
-            collection=job.collection,
-            job=job,
-            rule=form.rule(),
-            topics=job.topics.all(),
-            later=form.later_wanted(),
+            export_kinds.ExportRequest(
+                kind=kind,
+                collection=job.collection,
+                job=job,
+                rule=form.rule(),
+                topics=job.topics.all(),
+                later=form.later_wanted(),
+            )
         )
     except DomainError as exc:
         return error_page(

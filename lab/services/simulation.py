@@ -46,6 +46,7 @@ from nuggets_app.collection.services.suite_runs import (
 from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import (
+    MatchParams,
     match_job_finish_here,
     match_job_launch,
 )
@@ -299,11 +300,13 @@ def _match(
             topics=topics,
             source=MatchJob.Source.POOL,
             pool=pool,
-            nugget_filter={"assessors": [assessor.pk]},
-            k=config.k,
-            lam=config.lam,
             name=f"simulation {pool.name} seed {config.seed}",
-            relevance_level=config.relevance_level,
+            params=MatchParams(
+                nugget_filter={"assessors": [assessor.pk]},
+                k=config.k,
+                lam=config.lam,
+                relevance_level=config.relevance_level,
+            ),
         )
     job = match_job_finish_here(job)
     if job.status != MatchJob.Status.DONE:

@@ -16,6 +16,7 @@ from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_kinds import (
     EXPORT_KINDS,
     RULE_KINDS,
+    ExportRequest,
     export_make,
 )
 from nuggets_app.inference.services.exports import QRELS_CONTENTS
@@ -165,17 +166,19 @@ class Command(BaseCommand):
             )
             threshold_check("threshold", options["strong"])
             export = export_make(
-                kind=kind,
-                collection=collection,
-                job=job,
-                rule=rule,
-                sample=self._sample(options, collection),
-                topics=topics,
-                later=options["later"],
-                graded_from=options["graded_from"],
-                nugget_threshold=nugget_threshold,
-                strong=options["strong"],
-                aggregation=_aggregation(options),
+                ExportRequest(
+                    kind=kind,
+                    collection=collection,
+                    job=job,
+                    rule=rule,
+                    sample=self._sample(options, collection),
+                    topics=topics,
+                    later=options["later"],
+                    graded_from=options["graded_from"],
+                    nugget_threshold=nugget_threshold,
+                    strong=options["strong"],
+                    aggregation=_aggregation(options),
+                )
             )
         except DomainError as exc:
             raise command_error(exc) from exc
