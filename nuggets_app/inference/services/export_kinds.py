@@ -10,6 +10,7 @@ its sidecar is that name plus ``.provenance.json``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -69,7 +70,7 @@ class ExportRequest:
     job: MatchJob | None = None
     rule: DecisionRule | None = None
     sample: Sample | None = None
-    topics: tuple[Topic, ...] | None = None
+    topics: Iterable[Topic] | None = None
     later: bool = False
     graded_from: str = "model"
     nugget_threshold: float = 0.5
