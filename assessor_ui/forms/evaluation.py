@@ -15,7 +15,7 @@ from nuggets_app.evaluation.services import uncertainty
 from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, Run
-from nuggets_app.pooling.assessors import assessor_choices
+from nuggets_app.pooling.selectors import assessor_choices
 
 
 class RuleFields(RuleKindFields):

@@ -34,7 +34,7 @@ from nuggets_app.judging.services.known_answers import (
     known_answers_interleave,
 )
 from nuggets_app.models import Collection, Guidelines, KnownAnswer, Sample
-from nuggets_app.pooling.workload import workload
+from nuggets_app.pooling.selectors import workload
 
 
 @staff_required

@@ -69,10 +69,10 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.pooling.assessors import simulated_user
 from nuggets_app.pooling.selectors import sample_design, sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build, qid_sort_key
 from nuggets_app.pooling.services.samples import sample_draw
+from nuggets_app.pooling.services.simulated_assessors import simulated_user
 
 INFERENCES = ("model", "paper")
 Progress = Callable[[str], None]

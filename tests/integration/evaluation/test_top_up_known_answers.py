@@ -34,8 +34,7 @@ from nuggets_app.models import (
     Qrels,
     SampleDocument,
 )
-from nuggets_app.pooling.selectors import assignment_progress
-from nuggets_app.pooling.workload import workload
+from nuggets_app.pooling.selectors import assignment_progress, workload
 from tests import factories as f
 from tests.integration.evaluation.test_one_path_demo import demo_job  # noqa: F401
 from tests.integration.evaluation.test_outside_pool_demo import adversarial_run
