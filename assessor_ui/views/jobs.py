@@ -38,8 +38,8 @@ from nuggets_app.inference.services import (
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
-from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.selectors import human_grades
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
 

@@ -68,7 +68,7 @@ from nuggets_app.inference.services.export_kinds import ExportRequest, export_ma
 from nuggets_app.inference.services.exports import Export, ExportError
 from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.judges.services import judges_release
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.models import Collection, MatchJob, Nugget, Sample
 from nuggets_app.pooling.selectors import sample_design
 

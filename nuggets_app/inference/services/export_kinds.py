@@ -29,7 +29,7 @@ from nuggets_app.inference.services.exports import (
 )
 from nuggets_app.inference.services.graded import GRADED_SOURCES, graded_export
 from nuggets_app.inference.services.readiness import rule_default
-from nuggets_app.judging.aggregation import Aggregation
+from nuggets_app.ir.aggregation import Aggregation
 from nuggets_app.learning.rule_spec import threshold_check
 from nuggets_app.models import Collection, JobInference, MatchJob, Sample, Topic
 

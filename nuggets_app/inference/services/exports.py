@@ -17,7 +17,7 @@ trec_eval conventions: four columns, integer grades, no topic without lines, lin
 sorted by qid (numeric qids in numeric order, so every topic is contiguous) then docno.
 A human grade for a document several assessors judged is the human label under an
 aggregation rule (the collection's, or the export's ``aggregation``;
-:mod:`nuggets_app.judging.aggregation`), which every sidecar names.
+:mod:`nuggets_app.judging.selectors.labels`), which every sidecar names.
 """
 
 from __future__ import annotations
@@ -42,14 +42,14 @@ from nuggets_app.inference.services.readiness import (
 )
 from nuggets_app.inference.services.rule_application import rule_apply, rule_apply_later
 from nuggets_app.inference.services.unpooled import later_columns
-from nuggets_app.judging.aggregation import (
-    Aggregation,
+from nuggets_app.ir.aggregation import Aggregation
+from nuggets_app.judging.selectors import human_grades
+from nuggets_app.judging.selectors.labels import (
     HumanLabel,
     aggregation_of,
     human_labels,
     known_answer_checks,
 )
-from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
     Document,

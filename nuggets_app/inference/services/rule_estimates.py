@@ -3,7 +3,7 @@ precision and recall per topic and overall.
 
 Judged = ``Judgment`` rows with a grade for the topic and document; when several
 assessors judged a document its human label is the collection's aggregation rule's
-(:mod:`nuggets_app.judging.aggregation`; by default the highest grade); relevant means
+(:mod:`nuggets_app.judging.selectors.labels`; by default the highest grade); relevant means
 grade >= the job's ``relevance_level``.
 """
 

@@ -22,12 +22,7 @@ from nuggets_app.inference.services.export_kinds import (
 from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.graded import GRADED_SOURCES
 from nuggets_app.inference.services.rule_estimates import rule_estimate
-from nuggets_app.judging.aggregation import (
-    RULES,
-    TIES,
-    Aggregation,
-    AggregationError,
-)
+from nuggets_app.ir.aggregation import RULES, TIES, Aggregation, AggregationError
 from nuggets_app.learning.rule_spec import SPEC_FIT, threshold_check
 from nuggets_app.management.commands._base import (
     add_rule_arguments,
