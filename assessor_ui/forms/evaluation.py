@@ -12,10 +12,10 @@ from assessor_ui.forms.rules import RuleKindFields
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation import selectors as selectors_eval
 from nuggets_app.evaluation.services import uncertainty
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, Run
-from nuggets_app.pooling.assessors import assessor_choices
+from nuggets_app.pooling.selectors import assessor_choices
 
 
 class RuleFields(RuleKindFields):

@@ -10,8 +10,8 @@ from django import forms
 
 from assessor_ui.forms.rules import RuleKindFields
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
-from nuggets_app.inference.services import rules
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services import readiness
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.models import Collection, MatchJob, Pool, Sample
 
 
@@ -114,7 +114,9 @@ class RuleForm(RuleKindFields):
 
     def __init__(self, *args, job: MatchJob | None = None, **kwargs):
         super().__init__(*args, required=False, **kwargs)
-        self.default = rules.rule_default(job) if job is not None else DecisionRule()
+        self.default = (
+            readiness.rule_default(job) if job is not None else DecisionRule()
+        )
 
     @property
     def refused(self) -> bool:

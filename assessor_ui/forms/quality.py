@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
-from nuggets_app.judging.aggregation import RULES, TIES, Aggregation, AggregationError
+from nuggets_app.ir.aggregation import RULES, TIES, Aggregation, AggregationError
 from nuggets_app.models import Qrels
 
 

@@ -1,7 +1,7 @@
 """The fields of a decision rule, built from its one definition in
-:mod:`nuggets_app.inference.services.rules` (kinds, labels, defaults), which the
+:mod:`nuggets_app.inference.services.rule_grammar` (kinds, labels, defaults), which the
 command-line options are built from too. A value is checked by the rule itself
-(:class:`nuggets_app.inference.services.rules.DecisionRule`), so a form refuses
+(:class:`nuggets_app.inference.services.decision_rule.DecisionRule`), so a form refuses
 exactly what a command refuses, with the same sentence."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from nuggets_app.errors import DomainError
-from nuggets_app.inference.services.rules import (
+from nuggets_app.inference.services.decision_rule import DecisionRule
+from nuggets_app.inference.services.rule_grammar import (
     DEFAULT_CHOICE,
     DEFAULT_KIND,
     DEFAULT_THRESHOLD,
     DEFAULT_TOP_N,
     RULE_CHOICES,
     RULE_DESCRIPTIONS,
-    DecisionRule,
     rule_from_values,
 )
 

@@ -16,7 +16,7 @@ from nuggets_app.importers.nuggets import FORMATS as NUGGET_FORMATS
 from nuggets_app.importers.topics import FORMATS as TOPIC_FORMATS
 from nuggets_app.ir.judge_sampling import DEFAULT_JUDGE_WEIGHT
 from nuggets_app.models import Collection, Judge, Run, Sample
-from nuggets_app.pooling.assessors import assessor_choices
+from nuggets_app.pooling.selectors import assessor_choices
 from nuggets_app.pooling.services.pools import unknown_topics
 from nuggets_app.pooling.services.samples import DRAWABLE_METHODS
 

@@ -14,13 +14,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.forms.quality import AdjudicationForm, QueueFilterForm
 from assessor_ui.views.decorators import staff_required
-from nuggets_app.judging.aggregation import aggregation_of
-from nuggets_app.judging.disagreements import (
+from nuggets_app.judging.selectors.disagreements import (
     Disagreement,
     adjudication_history,
     disagreement_work,
     disagreements,
 )
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.judging.services.adjudication import adjudication_record
 from nuggets_app.judging.services.judgments import JudgingError
 from nuggets_app.lib.html import sanitize_html

@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from assessor_ui.views.decorators import staff_required
-from nuggets_app.judging import agreement as judging_agreement
-from nuggets_app.judging import quality as judging_quality
+from nuggets_app.judging.selectors import agreement as judging_agreement
+from nuggets_app.judging.selectors import quality as judging_quality
 from nuggets_app.lib.csvout import csv_writer
 
 

@@ -44,8 +44,8 @@ from nuggets_app.evaluation.services import (
     figures,
     verification,
 )
-from nuggets_app.inference.services.rules import rule_default
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.inference.services.readiness import rule_default
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.lib.charts import Chart
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services import computed

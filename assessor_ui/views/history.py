@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor_ui.views.judge import json_error, json_login_required
 from nuggets_app import access
-from nuggets_app.judging.history import document_history
+from nuggets_app.judging.selectors.history import document_history
 from nuggets_app.judging.services.judgments import JudgingError, judgment_state
 from nuggets_app.judging.services.undo import change_undo
 

@@ -24,6 +24,7 @@ from nuggets_app.evaluation import selectors as evaluation_selectors
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
+    decision_rule,
     diversity,
     embeddings,
     export_kinds,
@@ -31,13 +32,15 @@ from nuggets_app.inference.services import (
     job_changes,
     job_model,
     matching,
-    rules,
-    topic_warnings,
+    readiness,
+    rule_application,
+    rule_estimates,
+    rule_fitting,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
 from nuggets_app.ir.spans import text_segments
-from nuggets_app.judging.aggregation import aggregation_of
 from nuggets_app.judging.selectors import human_grades
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import MatchJob, MatchResult
 
@@ -72,13 +75,18 @@ def job_launch(request: HttpRequest) -> HttpResponse:
                 source=data["source"],
                 pool=data["pool"],
                 sample=data["sample"],
-                nugget_filter={"grades": data["grades"], "aspects": data["aspects"]},
-                k=data["k"],
-                lam=data["lam"],
-                stem=data["stem"],
-                stopwords=data["stopwords"],
                 created_by=request.user,
                 name=data["name"],
+                params=matching.MatchParams(
+                    nugget_filter={
+                        "grades": data["grades"],
+                        "aspects": data["aspects"],
+                    },
+                    k=data["k"],
+                    lam=data["lam"],
+                    stem=data["stem"],
+                    stopwords=data["stopwords"],
+                ),
             )
         except matching.MatchJobError as exc:
             form.add_error(None, str(exc))
@@ -107,7 +115,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "rule_form": rule_form,
         "rule": rule_form.rule(),
         "nugget_filter": nugget_filter_text(job),
-        "warnings": topic_warnings.launch_warnings(job),
+        "warnings": readiness.launch_warnings(job),
         "model": job_model.job_inference(job),
         "judgments_changed": job_changes.judgments_changed(job),
         "new_runs": list(job.new_runs.defer("scores")),
@@ -126,7 +134,7 @@ def _nothing_to_fit(job: MatchJob) -> bool:
     model has nothing to learn from (only rules on the min-span score decide)."""
     if job.status != MatchJob.Status.DONE:
         return False
-    return len(rules.topics_unjudged(job)) == job.topics.count()
+    return len(readiness.topics_unjudged(job)) == job.topics.count()
 
 
 def job_export_kinds(job: MatchJob) -> list[tuple[str, str]]:
@@ -243,17 +251,17 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         rule_form, suggestion = _suggested_rule_form(job, topic)
     rule = rule_form.rule()
     try:
-        decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
+        decided = rule_application.rule_apply(job=job, rule=rule, topics=[topic])
     except DomainError as exc:
         messages.error(request, f"{exc}; showing the paper rule instead.")
-        rule = rules.DecisionRule()
-        decided = rules.rule_apply(job=job, rule=rule, topics=[topic])
-    reason = rules.rule_undecided_reasons(job, rule).get(topic.qid)
+        rule = decision_rule.DecisionRule()
+        decided = rule_application.rule_apply(job=job, rule=rule, topics=[topic])
+    reason = readiness.rule_undecided_reasons(job, rule).get(topic.qid)
     undecided = reason is not None
-    unjudged = topic.pk in {t.pk for t in rules.topics_unjudged(job)}
+    unjudged = topic.pk in {t.pk for t in readiness.topics_unjudged(job)}
     groups = inference_selectors.topic_scores(job, topic)
     model = evaluation_selectors.topic_model_view(job=job, topic=topic)
-    estimates = rules.rule_estimate(job=job, rule=rule, topics=[topic])
+    estimates = rule_estimates.rule_estimate(job=job, rule=rule, topics=[topic])
     grades = {d: g for (_, d), g in human_grades([topic.pk]).items()}
     inferred = (
         []
@@ -272,13 +280,13 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
         "suggestion": suggestion,
         "undecided": undecided,
         "undecided_reason": {
-            rules.NO_NUGGETS_REASON: "no-nuggets",
-            rules.UNJUDGED_REASON: "nothing",
-            rules.MODEL_UNJUDGED_REASON: "model-unjudged",
+            readiness.NO_NUGGETS_REASON: "no-nuggets",
+            readiness.UNJUDGED_REASON: "nothing",
+            readiness.MODEL_UNJUDGED_REASON: "model-unjudged",
         }.get(reason or ""),
         "topic_unjudged": unjudged,
         "topic_has_nuggets": inference_selectors.job_nuggets(job, topic.pk).exists(),
-        "estimate": estimates.get(topic.qid, rules.RuleEstimate()),
+        "estimate": estimates.get(topic.qid, rule_estimates.RuleEstimate()),
         "histogram": chart_histogram(inference_selectors.score_histograms(groups)),
         "curve": chart_curve(inference_selectors.tp_fp_curve(groups)),
         "groups": {name: len(pairs) for name, pairs in groups.items()},
@@ -365,7 +373,7 @@ def _suggested_rule_form(job: MatchJob, topic) -> tuple[RuleForm, str]:
     """The rule form filled with the best-F1 threshold of the topic's held-out judged
     documents (the global one when the topic has too few), and a note saying which."""
     try:
-        fitted = rules.rule_fit(job=job, scope="per-topic")
+        fitted = rule_fitting.rule_fit(job=job, scope="per-topic")
     except DomainError as exc:
         return RuleForm(job=job), f"No threshold can be suggested: {exc}."
     threshold = fitted.per_topic.get(topic.qid, fitted.threshold)
@@ -425,12 +433,14 @@ def job_export(
         if form.refused:
             raise exports.ExportError(_form_errors(form))
         export = export_kinds.export_make(
-            kind=kind,
-            collection=job.collection,
-            job=job,
-            rule=form.rule(),
-            topics=job.topics.all(),
-            later=form.later_wanted(),
+            export_kinds.ExportRequest(
+                kind=kind,
+                collection=job.collection,
+                job=job,
+                rule=form.rule(),
+                topics=job.topics.all(),
+                later=form.later_wanted(),
+            )
         )
     except DomainError as exc:
         return error_page(

@@ -17,12 +17,10 @@ from assessor_ui.forms.quality import (
     QualityLevelForm,
 )
 from assessor_ui.views.decorators import staff_required
-from nuggets_app.judging.aggregation import (
-    AggregationError,
-    aggregation_of,
-    aggregation_set,
-)
-from nuggets_app.judging.quality import assessor_quality
+from nuggets_app.ir.aggregation import AggregationError
+from nuggets_app.judging.selectors.labels import aggregation_of
+from nuggets_app.judging.selectors.quality import assessor_quality
+from nuggets_app.judging.services.aggregation import aggregation_set
 from nuggets_app.judging.services.guidelines import (
     GuidelinesError,
     guidelines_render,
@@ -34,7 +32,7 @@ from nuggets_app.judging.services.known_answers import (
     known_answers_interleave,
 )
 from nuggets_app.models import Collection, Guidelines, KnownAnswer, Sample
-from nuggets_app.pooling.workload import workload
+from nuggets_app.pooling.selectors import workload
 
 
 @staff_required

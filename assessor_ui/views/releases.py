@@ -13,7 +13,7 @@ from assessor_ui.forms.releases import ReleaseForm
 from assessor_ui.views.decorators import staff_required
 from nuggets_app.evaluation.services.estimates import EstimateError
 from nuggets_app.evaluation.services.releases import ReleaseError, release_write
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.models import Collection
 
 

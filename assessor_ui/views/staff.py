@@ -23,7 +23,7 @@ from assessor_ui.views.decorators import staff_required
 from nuggets_app.collection.services.relevance import relevance_level_set
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.rounds import rounds_overview
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.models import (
     Assignment,
     Collection,

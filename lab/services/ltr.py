@@ -20,9 +20,9 @@ import numpy as np
 from lab.maths import ltr as ltr_ir
 from nuggets_app.collection.services.suite_runs import topic_queries
 from nuggets_app.importers.fields import qid_key
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Document, MatchJob, MatchResult, Topic
 
 LtrError = ltr_ir.LtrError

@@ -45,11 +45,14 @@ from nuggets_app.collection.services.suite_runs import (
     topic_queries,
 )
 from nuggets_app.evaluation.selectors import sample_prels
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import (
+    MatchParams,
     match_job_finish_here,
     match_job_launch,
 )
-from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_fit
+from nuggets_app.inference.services.rule_application import rule_apply
+from nuggets_app.inference.services.rule_fitting import rule_fit
 from nuggets_app.learning import retrieval
 from nuggets_app.learning.thresholds import expected_f1_threshold
 from nuggets_app.models import (
@@ -67,10 +70,10 @@ from nuggets_app.models import (
     SampleDocument,
     Topic,
 )
-from nuggets_app.pooling.assessors import simulated_user
 from nuggets_app.pooling.selectors import sample_design, sample_inclusion_by_topic
 from nuggets_app.pooling.services.pools import pool_build, qid_sort_key
 from nuggets_app.pooling.services.samples import sample_draw
+from nuggets_app.pooling.services.simulated_assessors import simulated_user
 
 INFERENCES = ("model", "paper")
 Progress = Callable[[str], None]
@@ -298,11 +301,13 @@ def _match(
             topics=topics,
             source=MatchJob.Source.POOL,
             pool=pool,
-            nugget_filter={"assessors": [assessor.pk]},
-            k=config.k,
-            lam=config.lam,
             name=f"simulation {pool.name} seed {config.seed}",
-            relevance_level=config.relevance_level,
+            params=MatchParams(
+                nugget_filter={"assessors": [assessor.pk]},
+                k=config.k,
+                lam=config.lam,
+                relevance_level=config.relevance_level,
+            ),
         )
     job = match_job_finish_here(job)
     if job.status != MatchJob.Status.DONE:

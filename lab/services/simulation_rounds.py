@@ -45,7 +45,7 @@ from lab.services.simulation_nuggets import (
     nuggets_extract_simulated,
 )
 from nuggets_app.collection.services.suite_runs import qrels_read, runs_scores
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.models import Collection, Run, Sample, SampleDocument
 from nuggets_app.pooling.services.rounds import (
     sample_round_next,

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from nuggets_app.evaluation.selectors import stored_qrels
 from nuggets_app.evaluation.services.verification import verification_queue_create
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import (
+    MatchParams,
     match_job_finish_here,
     match_job_launch,
 )
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.prels import topic_key
 from nuggets_app.models import (
     Collection,
@@ -100,8 +101,8 @@ def _job(collection: Collection, truth, assessor, count: int) -> MatchJob:
         topics=topics,
         source=MatchJob.Source.POOL,
         pool=pool,
-        nugget_filter={"assessors": [assessor.pk]},
         name=JOB,
+        params=MatchParams(nugget_filter={"assessors": [assessor.pk]}),
     )
     # Without a broker the chunks ran in this process; one left behind runs here.
     job = match_job_finish_here(job)

@@ -31,9 +31,10 @@ from nuggets_app.importers.qrels import (
     parse_qrels_text,
 )
 from nuggets_app.inference.selectors import job_nuggets
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import prels_export, qrels_export
 from nuggets_app.inference.services.job_model import job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.ir.prels import PLACEHOLDER_REL, TopicPrels, prels_load, topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (

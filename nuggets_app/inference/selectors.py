@@ -1,7 +1,7 @@
 """Reads of matching jobs: the nuggets a job matches, and its scores per topic for the
 job pages (relevant, non-relevant and unjudged documents, histograms, TP/FP curves).
 
-Judged and relevant as in :mod:`nuggets_app.inference.services.rules`.
+Judged and relevant as in :mod:`nuggets_app.inference.services.rule_estimates`.
 """
 
 from __future__ import annotations

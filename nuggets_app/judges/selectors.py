@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 
 from nuggets_app.errors import DomainError
 from nuggets_app.ir.judge_values import WHAT, judge_cut, label_value
-from nuggets_app.judging.aggregation import human_labels
+from nuggets_app.judging.selectors.labels import human_labels
 from nuggets_app.models import (
     Collection,
     Document,

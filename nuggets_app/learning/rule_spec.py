@@ -3,7 +3,7 @@
 Every way of giving a rule goes through here: a command's rule options (a spec, a
 threshold, a top N, or a fitted rule ``fB``, the same as the spec ``fit:fB``), the
 pages' rule form and its download links (through the rule itself,
-:class:`nuggets_app.inference.services.rules.DecisionRule`, which checks its values
+:class:`nuggets_app.inference.services.decision_rule.DecisionRule`, which checks its values
 with :func:`threshold_check` and :func:`top_n_check`), and the simulation's rule
 syntax (:func:`lab.maths.simulation.rule_parse` wraps :func:`rule_spec_parse`).
 

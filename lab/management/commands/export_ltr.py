@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.services.ltr import ltr_export
 from nuggets_app.errors import DomainError
-from nuggets_app.inference.services.rules import rule_from_options
+from nuggets_app.inference.services.rule_grammar import rule_from_options
 from nuggets_app.learning.rule_spec import RULE_SPECS
 from nuggets_app.models import MatchJob
 

@@ -22,7 +22,8 @@ from nuggets_app.evaluation.services import (
     verification,
 )
 from nuggets_app.evaluation.services.judge_circularity import circular_runs
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
+from nuggets_app.inference.services.decision_rule import DecisionRule
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.lib.charts import Chart
 from nuggets_app.models import Collection, MatchJob, Run, Sample
 from nuggets_app.operations.services.computed import Progress, computed
@@ -40,7 +41,7 @@ class PageResult:
 
 def rule_params(rule: DecisionRule | None) -> dict[str, Any] | None:
     """A decision rule as the plain values the computations take (None: each job's
-    default rule, :func:`~nuggets_app.inference.services.rules.rule_default`)."""
+    default rule, :func:`~nuggets_app.inference.services.readiness.rule_default`)."""
     if rule is None:
         return None
     return {"kind": rule.kind, "threshold": rule.threshold, "n": rule.n}

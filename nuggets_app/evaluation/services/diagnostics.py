@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nuggets_app.evaluation import selectors as selectors_eval
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.ir.histograms import DEFAULT_BINS, ScoreHistograms, do_hsa
 from nuggets_app.ir.lengthbias import (
     LengthBin,

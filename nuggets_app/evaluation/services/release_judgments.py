@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.ir.aggregation import Aggregation
-from nuggets_app.judging.agreement import PairAgreement, topic_agreement
+from nuggets_app.judging.selectors.agreement import PairAgreement, topic_agreement
 from nuggets_app.lib.csvout import csv_writer
 from nuggets_app.models import (
     Adjudication,

@@ -64,11 +64,11 @@ from nuggets_app.evaluation.services.release_judgments import (
 )
 from nuggets_app.evaluation.services.release_readme import release_readme
 from nuggets_app.importers.fields import qid_key
-from nuggets_app.inference.services.export_kinds import export_make
+from nuggets_app.inference.services.export_kinds import ExportRequest, export_make
 from nuggets_app.inference.services.exports import Export, ExportError
-from nuggets_app.inference.services.rules import rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.judges.services import judges_release
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.models import Collection, MatchJob, Nugget, Sample
 from nuggets_app.pooling.selectors import sample_design
 
@@ -101,7 +101,7 @@ def release_export(kind: str, **options: Any) -> Export:
     release is the file ``export_qrels`` writes with the same options."""
     if kind not in ("human", "merged", "probabilistic", "prels"):
         raise ReleaseError(f"unknown release export {kind!r}")
-    return export_make(kind=kind, **options)
+    return export_make(ExportRequest(kind=kind, **options))
 
 
 def product_version() -> str:

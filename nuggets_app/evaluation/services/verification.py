@@ -46,11 +46,9 @@ from django.db import transaction
 
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.services.diagnostics import Table
-from nuggets_app.inference.services.rules import (
-    DecisionRule,
-    rule_apply,
-    rule_undecided,
-)
+from nuggets_app.inference.services.decision_rule import DecisionRule
+from nuggets_app.inference.services.readiness import rule_undecided
+from nuggets_app.inference.services.rule_application import rule_apply
 from nuggets_app.ir.prels import topic_key
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (

@@ -11,9 +11,11 @@ its sidecar is that name plus ``.provenance.json``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nuggets_app.importers.fields import qid_key
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.diversity import subtopics_export
 from nuggets_app.inference.services.exports import (
     QRELS_KINDS,
@@ -26,8 +28,8 @@ from nuggets_app.inference.services.exports import (
     scores_export,
 )
 from nuggets_app.inference.services.graded import GRADED_SOURCES, graded_export
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
-from nuggets_app.judging.aggregation import Aggregation
+from nuggets_app.inference.services.readiness import rule_default
+from nuggets_app.ir.aggregation import Aggregation
 from nuggets_app.learning.rule_spec import threshold_check
 from nuggets_app.models import Collection, JobInference, MatchJob, Sample, Topic
 
@@ -47,32 +49,44 @@ RULE_KINDS = ("inferred", "merged")
 JOB_KINDS = ("inferred", "merged", "graded", "probabilistic", "scores")
 
 
-def export_make(
-    *,
-    kind: str,
-    collection: Collection,
-    job: MatchJob | None = None,
-    rule: DecisionRule | None = None,
-    sample: Sample | None = None,
-    topics: Iterable[Topic] | None = None,
-    later: bool = False,
-    graded_from: str = "model",
-    nugget_threshold: float = 0.5,
-    strong: float = 0.8,
-    aggregation: Aggregation | None = None,
-) -> Export:
-    """The export of ``kind`` (one of :data:`EXPORT_KINDS`) with its provenance.
+@dataclass(frozen=True)
+class ExportRequest:
+    """One export asked for, passed whole from the command, the job page or a
+    release to the export of its kind.
 
-    ``job``: the matching job (inferred, merged, graded, probabilistic and scores
-    need one; subtopics and passages take one to restrict or infer); ``rule``: the
-    decision rule of inferred and merged qrels (default: the job's default rule);
-    ``sample``: the sample of prels (default: the job's sample); ``topics``: a subset
-    of topics; ``later``: inferred, merged and probabilistic also decide the
-    documents scored for the job after it ran; ``graded_from``, ``nugget_threshold``
-    and ``strong``: graded and subtopic qrels from the nuggets a document matches;
-    ``aggregation``: how several assessors' grades become the human grade of human,
-    inferred and merged qrels (the collection's rule when None).
+    ``kind``: one of :data:`EXPORT_KINDS`; ``job``: the matching job (inferred,
+    merged, graded, probabilistic and scores need one; subtopics and passages take one
+    to restrict or infer); ``rule``: the decision rule of inferred and merged qrels
+    (default: the job's default rule); ``sample``: the sample of prels (default: the
+    job's sample); ``topics``: a subset of topics; ``later``: inferred, merged and
+    probabilistic also decide the documents scored for the job after it ran;
+    ``graded_from``, ``nugget_threshold`` and ``strong``: graded and subtopic qrels
+    from the nuggets a document matches; ``aggregation``: how several assessors'
+    grades become the human grade of human, inferred and merged qrels (the
+    collection's rule when None)."""
+
+    kind: str
+    collection: Collection
+    job: MatchJob | None = None
+    rule: DecisionRule | None = None
+    sample: Sample | None = None
+    topics: Iterable[Topic] | None = None
+    later: bool = False
+    graded_from: str = "model"
+    nugget_threshold: float = 0.5
+    strong: float = 0.8
+    aggregation: Aggregation | None = None
+
+    def __post_init__(self) -> None:
+        # A queryset or list of topics becomes a tuple: the value does not change.
+        if self.topics is not None and not isinstance(self.topics, tuple):
+            object.__setattr__(self, "topics", tuple(self.topics))
+
+
+def export_make(request: ExportRequest) -> Export:
+    """The export ``request`` asks for (:class:`ExportRequest`), with its provenance.
     ExportError (or a ValueError naming the bad value) when it cannot be made."""
+    kind, collection, job = request.kind, request.collection, request.job
     if kind not in EXPORT_KINDS:
         raise ExportError(
             f"export kind must be one of {', '.join(EXPORT_KINDS)}, got {kind!r}"
@@ -83,31 +97,18 @@ def export_make(
         raise ExportError(
             f"{kind} exports come from a matching job: name one", field="job"
         )
-    if kind in RULE_KINDS and rule is None and job is not None:
-        rule = rule_default(job)
-    if kind == "prels" and sample is None:
-        sample = _job_sample(job)
-    threshold_check("threshold", nugget_threshold)
-    topic_list = None if topics is None else list(topics)
-    export = _dispatch(
-        kind,
-        collection,
-        job,
-        rule,
-        sample,
-        topic_list,
-        later,
-        graded_from,
-        nugget_threshold,
-        strong,
-        aggregation,
-    )
+    if kind in RULE_KINDS and request.rule is None and job is not None:
+        request = replace(request, rule=rule_default(job))
+    if kind == "prels" and request.sample is None:
+        request = replace(request, sample=_job_sample(job))
+    threshold_check("threshold", request.nugget_threshold)
+    export = _dispatch(request)
     header = provenance_header(
         kind=kind,
         collection=collection,
         job=job if kind != "human" else None,
-        rule=rule if kind in RULE_KINDS else None,
-        sample=sample,
+        rule=request.rule if kind in RULE_KINDS else None,
+        sample=request.sample,
         export=export,
     )
     own = export.provenance or {}
@@ -119,28 +120,18 @@ def export_make(
     return export
 
 
-def _dispatch(
-    kind: str,
-    collection: Collection,
-    job: MatchJob | None,
-    rule: DecisionRule | None,
-    sample: Sample | None,
-    topics: list[Topic] | None,
-    later: bool,
-    graded_from: str,
-    nugget_threshold: float,
-    strong: float,
-    aggregation: Aggregation | None,
-) -> Export:
+def _dispatch(request: ExportRequest) -> Export:
+    kind, collection, job = request.kind, request.collection, request.job
+    topics = None if request.topics is None else list(request.topics)
     if kind in QRELS_KINDS:
         return qrels_export(
             collection=collection,
             kind=kind,
             job=job,
-            rule=rule,
+            rule=request.rule,
             topics=topics,
-            later=later,
-            aggregation=aggregation,
+            later=request.later,
+            aggregation=request.aggregation,
         )
     if kind == "passages":
         return passages_export(
@@ -148,29 +139,32 @@ def _dispatch(
             topics=topics if topics is not None else _job_topics(job),
         )
     if kind == "prels":
-        assert sample is not None  # found by export_make
-        return prels_export(sample=sample)
+        assert request.sample is not None  # found by export_make
+        return prels_export(sample=request.sample)
     if kind == "subtopics":
         return subtopics_export(
-            collection=collection, job=job, threshold=nugget_threshold, topics=topics
+            collection=collection,
+            job=job,
+            threshold=request.nugget_threshold,
+            topics=topics,
         )
     assert job is not None  # JOB_KINDS, checked by export_make
     if kind == "scores":
         return scores_export(job=job)
     if kind == "graded":
-        if graded_from not in GRADED_SOURCES:
+        if request.graded_from not in GRADED_SOURCES:
             raise ExportError(
                 f"graded qrels come from {' or '.join(GRADED_SOURCES)}, "
-                f"got {graded_from!r}"
+                f"got {request.graded_from!r}"
             )
         return graded_export(
             job=job,
-            source=graded_from,
+            source=request.graded_from,
             topics=topics,
-            threshold=nugget_threshold,
-            strong=strong,
+            threshold=request.nugget_threshold,
+            strong=request.strong,
         )
-    return probabilistic_export(job=job, topics=topics, later=later)
+    return probabilistic_export(job=job, topics=topics, later=request.later)
 
 
 def _job_topics(job: MatchJob | None) -> list[Topic] | None:

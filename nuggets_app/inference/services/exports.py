@@ -17,7 +17,7 @@ trec_eval conventions: four columns, integer grades, no topic without lines, lin
 sorted by qid (numeric qids in numeric order, so every topic is contiguous) then docno.
 A human grade for a document several assessors judged is the human label under an
 aggregation rule (the collection's, or the export's ``aggregation``;
-:mod:`nuggets_app.judging.aggregation`), which every sidecar names.
+:mod:`nuggets_app.judging.selectors.labels`), which every sidecar names.
 """
 
 from __future__ import annotations
@@ -32,24 +32,24 @@ import numpy as np
 
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.fields import qid_key
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_provenance import job_info, model_info
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
-from nuggets_app.inference.services.rules import (
-    DecisionRule,
+from nuggets_app.inference.services.readiness import (
     model_missing_reason,
-    rule_apply,
-    rule_apply_later,
     rule_on_model,
     rule_undecided_reasons,
 )
+from nuggets_app.inference.services.rule_application import rule_apply, rule_apply_later
 from nuggets_app.inference.services.unpooled import later_columns
-from nuggets_app.judging.aggregation import (
-    Aggregation,
+from nuggets_app.ir.aggregation import Aggregation
+from nuggets_app.judging.selectors import human_grades
+from nuggets_app.judging.selectors.labels import (
+    HumanLabel,
     aggregation_of,
     human_labels,
     known_answer_checks,
 )
-from nuggets_app.judging.selectors import human_grades
 from nuggets_app.models import (
     Collection,
     Document,
@@ -144,7 +144,7 @@ def qrels_export(
 
     ``later``: inferred and merged qrels also decide the documents scored for the job
     after it ran (documents added to the collection, new runs' unpooled documents;
-    :func:`nuggets_app.inference.services.rules.rule_apply_later`), their lines
+    :func:`nuggets_app.inference.services.rule_application.rule_apply_later`), their lines
     marked ``"later": true`` in the sidecar."""
     if kind not in QRELS_KINDS:
         raise ExportError(
@@ -162,19 +162,21 @@ def qrels_export(
     qids = dict(topic_qs.values_list("pk", "qid"))
     records: dict[tuple[int, int], dict[str, Any]] = {}
     reasons: dict[str, str] = {}
+    rule_used = aggregation or aggregation_of(collection)
+    # The people's labels, read once: the lines' and, under the collection's own
+    # rule, which topics are judged (the readiness of the rule's topics).
+    labels = human_labels(qids, aggregation=rule_used)
     if kind in ("inferred", "merged"):
         assert job is not None
         assert rule is not None
-        reasons = {
-            q: why
-            for q, why in rule_undecided_reasons(job, rule).items()
-            if q in qids.values()
-        }
+        own = rule_used == aggregation_of(collection)
+        reasons = rule_undecided_reasons(
+            job, rule, topic_ids=list(qids), labels=labels if own else None
+        )
         decided = {t: q for t, q in qids.items() if q not in reasons}
         records.update(_inferred_records(job, rule, collection, decided, later))
     undecided = sorted(reasons, key=qid_key)
-    rule_used = aggregation or aggregation_of(collection)
-    _add_human_records(records, _human_records(qids, rule_used), kind)
+    _add_human_records(records, _human_records(labels), kind)
     docnos = dict(
         Document.objects.filter(pk__in={d for _, d in records}).values_list(
             "pk", "docno"
@@ -259,11 +261,11 @@ def rule_uses_p(job: MatchJob | None, rule: DecisionRule | None) -> bool:
 
 
 def _human_records(
-    qids: dict[int, str], aggregation: Aggregation
+    labels: dict[tuple[int, int], HumanLabel],
 ) -> dict[tuple[int, int], dict[str, Any]]:
-    """The human label per (topic, document) under ``aggregation``, with the
-    assessors who gave it (the adjudicator for an adjudicated one) and the rule that
-    decided it (``how``)."""
+    """The lines of the people's labels (per (topic, document)), with the assessors
+    who gave each (the adjudicator for an adjudicated one) and the rule that decided
+    it (``how``)."""
     return {
         key: {
             "rel": label.grade,
@@ -271,7 +273,7 @@ def _human_records(
             "assessors": list(label.assessors),
             "how": label.how,
         }
-        for key, label in human_labels(qids, aggregation=aggregation).items()
+        for key, label in labels.items()
     }
 
 

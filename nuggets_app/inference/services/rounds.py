@@ -29,6 +29,7 @@ from nuggets_app.collection.services.suite_runs import runs_scores
 from nuggets_app.errors import DomainError
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
 from nuggets_app.inference.services.matching import (
+    MatchParams,
     match_job_finish_here,
     match_job_launch,
 )
@@ -155,8 +156,8 @@ def _guide_probabilities(sample: Sample) -> dict[str, dict[str, float]]:
             topics=topics,
             source=MatchJob.Source.POOL,
             pool=sample.pool,
-            nugget_filter={"assessors": assessors},
             name=f"{sample.name}: guide of round {sample.rounds_drawn + 1}",
+            params=MatchParams(nugget_filter={"assessors": assessors}),
         )
     job = match_job_finish_here(job)
     job_model_fit(job=job, sample=sample, reliability=False)

@@ -24,11 +24,8 @@ from nuggets_app.collection.services.relevance import (
 from nuggets_app.errors import DomainError
 from nuggets_app.evaluation.services.inputs import InputError
 from nuggets_app.importers.errors import escape_path
-from nuggets_app.inference.services.rules import (
-    RULE_OPTIONS,
-    DecisionRule,
-    rule_from_options,
-)
+from nuggets_app.inference.services.decision_rule import DecisionRule
+from nuggets_app.inference.services.rule_grammar import RULE_OPTIONS, rule_from_options
 from nuggets_app.management.flags import command_error
 from nuggets_app.models import Collection, MatchJob
 

@@ -74,7 +74,7 @@ from nuggets_app.ir.expected import EXPECTED_MEASURES, run_expected
 from nuggets_app.ir.measures import DEFAULT_MEASURES, run_evaluate
 from nuggets_app.ir.prels import TopicPrels
 from nuggets_app.ir.statap import statap_evaluate, statap_rows
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.management.commands._base import (
     add_run_names_argument,
     input_errors,

@@ -1,6 +1,6 @@
 """``manage.py export_qrels``: every export kind through the one dispatcher
 (:func:`nuggets_app.inference.services.export_kinds.export_make`), the rule through
-the one rule path (:func:`nuggets_app.inference.services.rules.rule_from_options`)."""
+the one rule path (:func:`nuggets_app.inference.services.rule_grammar.rule_from_options`)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.errors import DomainError
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_kinds import (
     EXPORT_KINDS,
     RULE_KINDS,
+    ExportRequest,
     export_make,
 )
 from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.graded import GRADED_SOURCES
-from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
-from nuggets_app.judging.aggregation import (
-    RULES,
-    TIES,
-    Aggregation,
-    AggregationError,
-)
+from nuggets_app.inference.services.rule_estimates import rule_estimate
+from nuggets_app.ir.aggregation import RULES, TIES, Aggregation, AggregationError
 from nuggets_app.learning.rule_spec import SPEC_FIT, threshold_check
 from nuggets_app.management.commands._base import (
     add_rule_arguments,
@@ -164,17 +161,19 @@ class Command(BaseCommand):
             )
             threshold_check("threshold", options["strong"])
             export = export_make(
-                kind=kind,
-                collection=collection,
-                job=job,
-                rule=rule,
-                sample=self._sample(options, collection),
-                topics=topics,
-                later=options["later"],
-                graded_from=options["graded_from"],
-                nugget_threshold=nugget_threshold,
-                strong=options["strong"],
-                aggregation=_aggregation(options),
+                ExportRequest(
+                    kind=kind,
+                    collection=collection,
+                    job=job,
+                    rule=rule,
+                    sample=self._sample(options, collection),
+                    topics=topics,
+                    later=options["later"],
+                    graded_from=options["graded_from"],
+                    nugget_threshold=nugget_threshold,
+                    strong=options["strong"],
+                    aggregation=_aggregation(options),
+                )
             )
         except DomainError as exc:
             raise command_error(exc) from exc

@@ -17,6 +17,7 @@ from nuggets_app.collection.services.topics import UnknownTopics, topics_find
 from nuggets_app.inference.services.job_model import job_model_fit
 from nuggets_app.inference.services.matching import (
     MatchJobError,
+    MatchParams,
     match_job_cancel,
     match_job_launch,
     match_job_progress,
@@ -24,7 +25,7 @@ from nuggets_app.inference.services.matching import (
     match_job_resume,
     match_supervise,
 )
-from nuggets_app.inference.services.topic_warnings import launch_warnings
+from nuggets_app.inference.services.readiness import launch_warnings
 from nuggets_app.inference.services.unpooled import (
     UnpooledError,
     new_documents_progress,
@@ -222,12 +223,14 @@ class Command(BaseCommand):
             source=source,
             pool=pool,
             sample=sample,
-            nugget_filter=_nugget_filter(options, collection),
-            k=options["k"],
-            lam=options["lam"],
-            stem=options["stem"],
-            stopwords=options["stopwords"],
             name=options["name"],
+            params=MatchParams(
+                nugget_filter=_nugget_filter(options, collection),
+                k=options["k"],
+                lam=options["lam"],
+                stem=options["stem"],
+                stopwords=options["stopwords"],
+            ),
         )
 
     def _new_documents(self, options) -> None:

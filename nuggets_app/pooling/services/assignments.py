@@ -9,7 +9,7 @@ from django.db import transaction
 
 from nuggets_app.errors import DomainError
 from nuggets_app.models import Assignment, Sample, SampleDocument, Topic
-from nuggets_app.pooling.assessors import is_simulated
+from nuggets_app.pooling.selectors import is_simulated
 from nuggets_app.pooling.services.pools import qid_sort_key
 
 
@@ -74,7 +74,7 @@ def assignment_create(
 
     Round robin (``assignment_plan``); assignments that already exist are kept, so
     running it again changes nothing. Returns the assignments of the plan. Simulated
-    assessors (``pooling.assessors``) are refused. With ``overlap`` above 1 the
+    assessors (``pooling.selectors.is_simulated``) are refused. With ``overlap`` above 1 the
     sample's assessors stop seeing each other's nuggets (``Sample.nuggets_shared``),
     so that their agreement is measured on independent work.
     """

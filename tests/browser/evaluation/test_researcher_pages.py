@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from nuggets_app.models import Qrels, QrelsEntry
-from nuggets_app.pooling.assessors import simulated_user
+from nuggets_app.pooling.services.simulated_assessors import simulated_user
 from tests.browser.chrome import (
     keep_screenshot,
     login,

@@ -17,10 +17,10 @@ from django.urls import reverse
 from selenium.webdriver.common.by import By
 
 from nuggets_app.models import Assignment, Collection, Run, Sample, TaskRecord
-from nuggets_app.pooling.assessors import simulated_user_mark
 from nuggets_app.pooling.services.assignments import assignment_create
 from nuggets_app.pooling.services.pools import pool_build
 from nuggets_app.pooling.services.samples import sample_draw
+from nuggets_app.pooling.services.simulated_assessors import simulated_user_mark
 from nuggets_app.staff import services as staff_tasks
 from tests import factories as f
 from tests.browser.chrome import login, open_page, page_gone, screenshot, wait_for

@@ -10,7 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from nuggets_app.inference.services.matching import MatchJobError, match_job_launch
+from nuggets_app.inference.services.matching import (
+    MatchJobError,
+    MatchParams,
+    match_job_launch,
+)
 from nuggets_app.models import Collection, MatchJob
 from tests.conftest import REPO
 
@@ -90,5 +94,5 @@ def test_a_level_no_grade_reaches_is_refused_by_the_command_and_the_form(
             collection=collection,
             topics=list(collection.topics.all()),
             source="collection",
-            relevance_level=7,
+            params=MatchParams(relevance_level=7),
         )

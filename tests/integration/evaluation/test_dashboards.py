@@ -16,8 +16,8 @@ from assessor_ui.templatetags.numbers import number
 from nuggets_app.collection.services.imports import qrels_import, runs_import
 from nuggets_app.evaluation.services import dashboards
 from nuggets_app.evaluation.services.verification import verification_queue_create
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import match_job_rescore
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment
 from tests.svg_charts import SVG, axis, chart_root, child, groups, svg_element
 

@@ -12,9 +12,9 @@ from django.core.management import call_command
 
 from nuggets_app.evaluation.services import new_runs as service
 from nuggets_app.inference.services import unpooled
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import probabilistic_export, qrels_export
 from nuggets_app.inference.services.job_model import job_features, job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.models import UnpooledScore
 from tests.integration.evaluation.test_new_runs import NEW, new_run

@@ -21,7 +21,7 @@ from assessor_ui.views.jobs import RuleForm
 from nuggets_app.collection.services.suite_runs import qrels_read
 from nuggets_app.demo.generate import DATA_DIR
 from nuggets_app.evaluation.services import estimates, new_runs
-from nuggets_app.inference.services import rules, topic_warnings
+from nuggets_app.inference.services import decision_rule, readiness
 from nuggets_app.inference.services.exports import probabilistic_export, qrels_export
 from nuggets_app.inference.services.job_model import (
     features_cache_clear,
@@ -79,12 +79,12 @@ def test_the_unjudged_topic_gets_nothing_inferred_under_any_rule(demo_job):
     topic = job.topics.get(qid=UNJUDGED)
     assert topic.pk not in job_probabilities(job=job)
     assert job.inference.fit_sample == sample
-    assert [t.qid for t in rules.topics_unjudged(job)] == [UNJUDGED]
+    assert [t.qid for t in readiness.topics_unjudged(job)] == [UNJUDGED]
     for rule in (
-        rules.rule_default(job),
-        rules.DecisionRule(kind="threshold", threshold=0.0),
-        rules.DecisionRule(kind="top_n", n=5),
-        rules.DecisionRule(kind="expected_f1"),
+        readiness.rule_default(job),
+        decision_rule.DecisionRule(kind="threshold", threshold=0.0),
+        decision_rule.DecisionRule(kind="top_n", n=5),
+        decision_rule.DecisionRule(kind="expected_f1"),
     ):
         for kind in ("inferred", "merged"):
             export = qrels_export(
@@ -92,13 +92,13 @@ def test_the_unjudged_topic_gets_nothing_inferred_under_any_rule(demo_job):
             )
             assert not [x for x in export.lines if x.split()[0] == UNJUDGED]
             assert export.provenance["undecided_reasons"][UNJUDGED] == (
-                rules.UNJUDGED_REASON
+                readiness.UNJUDGED_REASON
             )
     prob = probabilistic_export(job=job)
     assert not [x for x in prob.lines if x.split()[0] == UNJUDGED]
     assert prob.provenance["undecided_topics"] == [UNJUDGED]
     # Every sentence the job page says about such topics holds under every rule.
-    (warning,) = [w for w in topic_warnings.launch_warnings(job) if UNJUDGED in w]
+    (warning,) = [w for w in readiness.launch_warnings(job) if UNJUDGED in w]
     assert "no rule infers anything for them" in warning
     found = estimates.job_sample_estimates(
         job=job, sample=sample, runs=new_runs.job_pool_runs(job)
@@ -153,8 +153,8 @@ def test_one_default_rule_for_the_job_page_the_evaluate_page_and_exports(
     demo_job, tmp_path
 ):
     job, _ = demo_job
-    default = rules.rule_default(job)
-    assert default == rules.DecisionRule(kind="probability", threshold=0.5)
+    default = readiness.rule_default(job)
+    assert default == decision_rule.DecisionRule(kind="probability", threshold=0.5)
     assert RuleForm(job=job).rule() == default
     form = RuleFields(data={"kind": "default", "threshold": 0.5, "n": 100})
     assert form.is_valid()

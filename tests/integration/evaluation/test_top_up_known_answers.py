@@ -34,8 +34,7 @@ from nuggets_app.models import (
     Qrels,
     SampleDocument,
 )
-from nuggets_app.pooling.selectors import assignment_progress
-from nuggets_app.pooling.workload import workload
+from nuggets_app.pooling.selectors import assignment_progress, workload
 from tests import factories as f
 from tests.integration.evaluation.test_one_path_demo import demo_job  # noqa: F401
 from tests.integration.evaluation.test_outside_pool_demo import adversarial_run
@@ -187,7 +186,7 @@ def test_a_top_up_over_a_checked_known_answer_can_be_completed(demo_job):  # noq
 
 
 def test_exports_say_a_person_judged_a_document_as_a_check(demo_job):  # noqa: F811
-    from nuggets_app.inference.services import rules
+    from nuggets_app.inference.services import readiness
     from nuggets_app.inference.services.exports import (
         probabilistic_export,
         qrels_export,
@@ -214,7 +213,7 @@ def test_exports_say_a_person_judged_a_document_as_a_check(demo_job):  # noqa: F
     for kind in ("inferred", "merged"):
         export = qrels_export(
             collection=job.collection, kind=kind, job=job,
-            rule=rules.rule_default(job),
+            rule=readiness.rule_default(job),
         )  # fmt: skip
         assert export.provenance is not None
         (line,) = [

@@ -17,8 +17,8 @@ from nuggets_app.evaluation.services.verification import (
     verification_report,
 )
 from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import prels_export, probabilistic_export
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.ir.ranking import ranking_compare
 from nuggets_app.ir.statap import statap_evaluate

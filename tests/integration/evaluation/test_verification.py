@@ -15,7 +15,7 @@ from nuggets_app.evaluation.services.verification import (
     verification_report,
     wilson_interval,
 )
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.models import (
     Assignment,
     Judgment,

@@ -19,7 +19,7 @@ from nuggets_app.inference.services.job_model import (
     job_model_fit,
     job_probabilities,
 )
-from nuggets_app.inference.services.matching import match_job_launch
+from nuggets_app.inference.services.matching import MatchParams, match_job_launch
 from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.models import JobInference, MatchJob, MatchResult, Nugget, Topic
 from tests.integration.worlds.cranfield_pool import run_inline, wait_until
@@ -130,9 +130,13 @@ def test_bank_nuggets_count_for_every_document_and_a_highlight_not_for_its_sourc
     world = bank_world(shared_data, tmp_path, assessor)
     topic = Topic.objects.get(collection=world.collection, qid="TS14.25")
     job = match_job_launch(
-        collection=world.collection, topics=[topic], source="collection",
-        nugget_filter={"banks": [world.bank_pk("ts")], "assessors": [assessor.pk]},
-    )  # fmt: skip
+        collection=world.collection,
+        topics=[topic],
+        source="collection",
+        params=MatchParams(
+            nugget_filter={"banks": [world.bank_pk("ts")], "assessors": [assessor.pk]}
+        ),
+    )
     run_inline(job)
     bank = set(
         Nugget.objects.filter(bank__name="ts", topic=topic).values_list("pk", flat=True)

@@ -16,14 +16,16 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils.html import escape
 
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_kinds import (
     EXPORT_KINDS,
+    ExportRequest,
     export_filename,
     export_make,
 )
 from nuggets_app.inference.services.exports import QRELS_CONTENTS
 from nuggets_app.inference.services.job_model import job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule, rule_default
+from nuggets_app.inference.services.readiness import rule_default
 from nuggets_app.models import Document, MatchResult, Topic
 from tests.integration.worlds.demo import JUDGED_NON_RELEVANT, demo_world
 
@@ -57,7 +59,9 @@ def test_no_export_marks_the_judged_non_relevant_document_relevant(fitted):
     assert document.pk in docs.tolist()  # pooled and scored by the model
     for rule in RULES:
         merged = export_make(
-            kind="merged", collection=fitted.collection, job=job, rule=rule
+            ExportRequest(
+                kind="merged", collection=fitted.collection, job=job, rule=rule
+            )
         )
         assert _line(merged, "1", JUDGED_NON_RELEVANT) == [
             "1", "0", JUDGED_NON_RELEVANT, "0",
@@ -67,7 +71,9 @@ def test_no_export_marks_the_judged_non_relevant_document_relevant(fitted):
         assert record["assessors"] == ["alice", "bob"]
         # The inferred line is the rule's; the people's label stands beside it.
         inferred = export_make(
-            kind="inferred", collection=fitted.collection, job=job, rule=rule
+            ExportRequest(
+                kind="inferred", collection=fitted.collection, job=job, rule=rule
+            )
         )
         record = _record(inferred, "1", JUDGED_NON_RELEVANT)
         assert record["source"] in ("model", "matcher")
@@ -77,7 +83,7 @@ def test_no_export_marks_the_judged_non_relevant_document_relevant(fitted):
         line = _line(inferred, "1", JUDGED_NON_RELEVANT)
         assert int(line[3]) == record["rel"]
     probabilistic = export_make(
-        kind="probabilistic", collection=fitted.collection, job=job
+        ExportRequest(kind="probabilistic", collection=fitted.collection, job=job)
     )
     line = _line(probabilistic, "1", JUDGED_NON_RELEVANT)
     assert (line[2], float(line[3]), line[5]) == ("0", 0.0, "human")
@@ -95,9 +101,13 @@ def test_inferred_and_merged_qrels_differ_as_their_names_say(fitted, staff_clien
     grade wherever someone judged, the inferred line elsewhere."""
     job, collection = fitted.job, fitted.collection
     rule = DecisionRule(kind="probability", threshold=0.0)  # calls all relevant
-    inferred = export_make(kind="inferred", collection=collection, job=job, rule=rule)
-    merged = export_make(kind="merged", collection=collection, job=job, rule=rule)
-    human = export_make(kind="human", collection=collection)
+    inferred = export_make(
+        ExportRequest(kind="inferred", collection=collection, job=job, rule=rule)
+    )
+    merged = export_make(
+        ExportRequest(kind="merged", collection=collection, job=job, rule=rule)
+    )
+    human = export_make(ExportRequest(kind="human", collection=collection))
     assert inferred.text() != merged.text()
     scored = MatchResult.objects.filter(job=job).count()
     assert len(inferred.lines) == scored
@@ -149,10 +159,12 @@ def test_every_kind_names_its_kind_rule_level_job_sample_and_counts(fitted):
     job = fitted.job
     for kind in EXPORT_KINDS:
         export = export_make(
-            kind=kind,
-            collection=fitted.collection,
-            job=job,
-            sample=fitted.sample if kind == "prels" else None,
+            ExportRequest(
+                kind=kind,
+                collection=fitted.collection,
+                job=job,
+                sample=fitted.sample if kind == "prels" else None,
+            )
         )
         side = export.provenance
         assert side["kind"] == kind

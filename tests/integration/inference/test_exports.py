@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.collection.services.imports import qrels_import
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import (
     passages_export,
     prels_export,
@@ -14,7 +15,6 @@ from nuggets_app.inference.services.exports import (
     scores_export,
 )
 from nuggets_app.inference.services.matching import job_nugget_specs
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Judgment, Qrels, Sample, SampleDocument
 from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 

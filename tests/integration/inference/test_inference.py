@@ -4,12 +4,13 @@ import pytest
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.inference.selectors import score_histograms, topic_scores, tp_fp_curve
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.matching import (
     MatchJobError,
     job_nugget_specs,
     match_job_rescore,
 )
-from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
+from nuggets_app.inference.services.rule_estimates import rule_estimate
 from nuggets_app.models import Judgment, MatchJob, MatchResult
 from tests.factories import CollectionFactory, DocumentFactory, TopicFactory
 from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job

@@ -13,9 +13,9 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.imports import collection_import
 from nuggets_app.inference.services import unpooled
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.matching import match_job_launch
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.models import Document, MatchResult, UnpooledScore
 from tests.integration.worlds.cranfield_pool import cranfield_world, run_inline
 

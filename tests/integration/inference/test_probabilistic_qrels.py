@@ -12,9 +12,9 @@ from django.core.management import CommandError, call_command
 
 from nuggets_app.collection.services.imports import qrels_import
 from nuggets_app.importers.errors import ImportFormatError
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import probabilistic_export, qrels_export
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule
 from nuggets_app.ir.expected import run_expected
 from nuggets_app.learning import relevance_features
 from nuggets_app.models import Judgment, Nugget, Qrels

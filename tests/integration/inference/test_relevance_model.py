@@ -12,6 +12,7 @@ from matcher import MatchOptions, TopicMatcher
 from nuggets_app.errors import DomainError
 from nuggets_app.inference.services import corpus_stats
 from nuggets_app.inference.services import job_model as relevance
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import (
     features_unpack,
@@ -19,11 +20,8 @@ from nuggets_app.inference.services.job_model import (
     job_probabilities,
 )
 from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
-from nuggets_app.inference.services.rules import (
-    DecisionRule,
-    rule_apply,
-    rule_undecided,
-)
+from nuggets_app.inference.services.readiness import rule_undecided
+from nuggets_app.inference.services.rule_application import rule_apply
 from nuggets_app.learning import relevance_features as model_ir
 from nuggets_app.learning import relevance_model
 from nuggets_app.models import (

@@ -17,7 +17,8 @@ from django.urls import reverse
 
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.inference.services.matching import job_nugget_specs
-from nuggets_app.inference.services.rules import rule_estimate, rule_fit
+from nuggets_app.inference.services.rule_estimates import rule_estimate
+from nuggets_app.inference.services.rule_fitting import rule_fit
 from nuggets_app.learning.thresholds import FitError
 from nuggets_app.models import Judgment, MatchJob, MatchResult, Nugget
 from tests.factories import (

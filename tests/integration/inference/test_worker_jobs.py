@@ -6,7 +6,11 @@ import pytest
 from matcher import MatchOptions, TopicMatcher
 from nuggets_app.inference.services.evidence import evidence_unpack
 from nuggets_app.inference.services.job_model import features_unpack, job_probabilities
-from nuggets_app.inference.services.matching import job_nugget_specs, match_job_launch
+from nuggets_app.inference.services.matching import (
+    MatchParams,
+    job_nugget_specs,
+    match_job_launch,
+)
 from nuggets_app.learning.relevance_features import FEATURE_NAMES
 from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult
 from tests.integration.worlds.cranfield_pool import (
@@ -52,9 +56,12 @@ def test_a_jobs_results_equal_the_matchers_direct_output(
     settings.MATCH_CHUNK_SIZE = 7
     world = cranfield_world(shared_data, assessor)
     job = match_job_launch(
-        collection=world.collection, topics=world.topics, source="pool",
-        pool=world.pool, k=3, lam=0.5,
-    )  # fmt: skip
+        collection=world.collection,
+        topics=world.topics,
+        source="pool",
+        pool=world.pool,
+        params=MatchParams(k=3, lam=0.5),
+    )
     assert job.chunks_total == 8  # 2 topics x ceil(24 / 7)
     job = wait_for(job, {MatchJob.Status.DONE, MatchJob.Status.FAILED})
     assert job.status == MatchJob.Status.DONE, job.error

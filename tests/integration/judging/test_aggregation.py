@@ -10,9 +10,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from nuggets_app.inference.services.exports import prels_export, qrels_export
-from nuggets_app.judging.aggregation import Aggregation, aggregation_set
+from nuggets_app.ir.aggregation import Aggregation
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.judging.services.adjudication import adjudication_record
+from nuggets_app.judging.services.aggregation import aggregation_set
 from nuggets_app.judging.services.judgments import JudgingError, judgment_record
 from nuggets_app.models import Assignment, Judgment, WorkChange
 from tests import factories as f

@@ -4,7 +4,7 @@ and the history says who did it, when, from what to what, and why."""
 import pytest
 from django.core.management import CommandError, call_command
 
-from nuggets_app.judging.history import document_history
+from nuggets_app.judging.selectors.history import document_history
 from nuggets_app.judging.services.judgments import judgment_record, judgment_state
 from nuggets_app.models import Judgment, WorkChange
 from tests.integration.worlds.judging import build_world

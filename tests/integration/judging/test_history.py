@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from nuggets_app.judging.history import document_history
+from nuggets_app.judging.selectors.history import document_history
 from nuggets_app.judging.services.judgments import (
     JudgmentConflict,
     judgment_record,

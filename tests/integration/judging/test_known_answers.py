@@ -10,7 +10,7 @@ from nuggets_app.evaluation.selectors import sample_prels
 from nuggets_app.evaluation.services.estimates import job_sample_estimates
 from nuggets_app.inference.services import job_model
 from nuggets_app.ir.statap import statap_evaluate
-from nuggets_app.judging.quality import assessor_quality
+from nuggets_app.judging.selectors.quality import assessor_quality
 from nuggets_app.judging.services.judgments import judgment_record
 from nuggets_app.judging.services.known_answers import (
     KnownAnswerError,

@@ -14,9 +14,9 @@ from sklearn.datasets import load_svmlight_file
 
 from lab.maths.ltr import FEATURE_NAMES
 from lab.services.ltr import ltr_export
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import qrels_export
 from nuggets_app.inference.services.job_model import job_model_fit, job_probabilities
-from nuggets_app.inference.services.rules import DecisionRule
 from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db

@@ -64,7 +64,8 @@ def test_bad_requests_are_refused(sample):
 
 
 def test_simulated_assessors_cannot_be_assigned_whatever_their_name(db):
-    from nuggets_app.pooling.assessors import assessor_choices, simulated_user_mark
+    from nuggets_app.pooling.selectors import assessor_choices
+    from nuggets_app.pooling.services.simulated_assessors import simulated_user_mark
 
     sample = f.SampleFactory()
     f.SampleDocumentFactory(

@@ -17,8 +17,8 @@ from django.urls import reverse
 from nuggets_app.evaluation.services.releases import release_write
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.ir.aggregation import Aggregation, grade_combine
-from nuggets_app.judging.aggregation import aggregation_set
 from nuggets_app.judging.services.adjudication import adjudication_record
+from nuggets_app.judging.services.aggregation import aggregation_set
 from nuggets_app.models import Document, Judgment, SampleDocument, Topic
 from tests.integration.worlds.demo import DemoWorld, demo_world
 

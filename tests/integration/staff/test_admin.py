@@ -21,10 +21,15 @@ from django.urls import reverse
 from assessor_ui.views.jobs import text_segments
 from nuggets_app import models as m
 from nuggets_app.evaluation.services import estimates, new_runs
-from nuggets_app.inference.services.export_kinds import EXPORT_KINDS, export_make
+from nuggets_app.inference.services.decision_rule import DecisionRule
+from nuggets_app.inference.services.export_kinds import (
+    EXPORT_KINDS,
+    ExportRequest,
+    export_make,
+)
 from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.matching import result_spans
-from nuggets_app.inference.services.rules import DecisionRule, rule_estimate
+from nuggets_app.inference.services.rule_estimates import rule_estimate
 from tests import factories as f
 from tests.integration.worlds.demo import JUDGED_NON_RELEVANT, demo_world
 from tests.integration.worlds.judging import build_world
@@ -130,11 +135,13 @@ def _stored_results(fitted) -> dict[str, str]:
     out["runs"] = repr(sorted(runs.items()))
     for kind in EXPORT_KINDS:
         export = export_make(
-            kind=kind,
-            collection=job.collection,
-            job=job,
-            sample=sample if kind == "prels" else None,
-            topics=job.topics.all(),
+            ExportRequest(
+                kind=kind,
+                collection=job.collection,
+                job=job,
+                sample=sample if kind == "prels" else None,
+                topics=job.topics.all(),
+            )
         )
         out[kind] = export.text() + export.sidecar()
     for nugget in m.Nugget.objects.order_by("pk").select_related("document"):

@@ -6,7 +6,7 @@ import re
 from django.template import Context, Template
 
 from assessor_ui.forms.rules import RULE_FIELDS, RuleKindFields
-from nuggets_app.inference.services.rules import RULE_KINDS
+from nuggets_app.inference.services.decision_rule import RULE_KINDS
 from nuggets_app.judging.services.nuggets import MIN_SPAN_CHARS, MIN_SPAN_WORDS
 from nuggets_app.models import MatchJob
 

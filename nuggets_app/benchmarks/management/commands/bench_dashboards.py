@@ -35,7 +35,7 @@ from nuggets_app.collection.services.imports import (
     topics_import,
 )
 from nuggets_app.evaluation.services import dashboards
-from nuggets_app.inference.services.rules import DecisionRule
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.ir.measures import DEFAULT_MEASURES, measures_parse
 from nuggets_app.models import Collection, Qrels, Run
 from nuggets_app.operations.services.computed import Computation

@@ -28,9 +28,11 @@ from nuggets_app.benchmarks.celery_processes import (
     celery_stop,
     worker_args,
 )
+from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.job_model import job_inference, job_model_fit
 from nuggets_app.inference.services.matching import match_job_launch, match_job_rescore
-from nuggets_app.inference.services.rules import DecisionRule, rule_apply, rule_estimate
+from nuggets_app.inference.services.rule_application import rule_apply
+from nuggets_app.inference.services.rule_estimates import rule_estimate
 from nuggets_app.models import (
     Collection,
     Document,

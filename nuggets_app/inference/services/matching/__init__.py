@@ -49,7 +49,7 @@ from .control import (
     match_orphans_requeue,
     match_supervise,
 )
-from .launch import match_job_launch
+from .launch import MatchParams, match_job_launch
 from .rescore import RescoreSummary, match_job_rescore, result_spans
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "ChunkCancelled",
     "ChunkOutcome",
     "MatchJobError",
+    "MatchParams",
     "RescoreSummary",
     "TransientChunkError",
     "chunk_attempts",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +39,22 @@ from .base import ChunkStatus, MatchJobError, Status, logger
 NEVER_QUEUED = datetime(2000, 1, 1, tzinfo=UTC)
 
 
+@dataclass(frozen=True)
+class MatchParams:
+    """How a job matches, one value from the command, the launch form or a caller:
+    the matcher's ``k`` best spans, ``lam`` (lambda), ``stem`` and ``stopwords``;
+    ``nugget_filter``, which nuggets it matches ({"assessors", "banks", "grades",
+    "aspects": [...]}); ``relevance_level``, relevant at grade >= it, for the job's
+    model, rules and estimates (None: the collection's level, fixed on the job)."""
+
+    k: int = 3
+    lam: float = 0.5
+    stem: str = "porter"
+    stopwords: str = "default"
+    nugget_filter: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    relevance_level: int | None = None
+
+
 def match_job_launch(
     *,
     collection: Collection,
@@ -45,36 +62,31 @@ def match_job_launch(
     source: str,
     pool: Pool | None = None,
     sample: Sample | None = None,
-    nugget_filter: dict[str, list] | None = None,
-    k: int = 3,
-    lam: float = 0.5,
-    stem: str = "porter",
-    stopwords: str = "default",
+    params: MatchParams = MatchParams(),
     created_by: Any = None,
     name: str = "",
-    relevance_level: int | None = None,
 ) -> MatchJob:
-    """Create a job and its chunks (one topic and up to ``MATCH_CHUNK_SIZE`` documents
-    each) and enqueue the chunks once the transaction commits. ``relevance_level``:
-    relevant at grade >= it, for the job's model, rules and estimates (default: the
-    collection's level, fixed on the job).
+    """Create a job matching ``topics`` under ``params`` (:class:`MatchParams`) and its
+    chunks (one topic and up to ``MATCH_CHUNK_SIZE`` documents each) and enqueue the
+    chunks once the transaction commits.
 
     The broker is asked first: when it is unreachable nothing is saved and
     ``MatchJobError`` says so (a job committed with nothing queued would tempt the user
     to launch it twice)."""
     topics = sorted(topics, key=lambda t: t.qid)
+    relevance_level = params.relevance_level
     if relevance_level is not None:
         try:
             relevance_level_check(collection=collection, level=relevance_level)
         except RelevanceLevelError as exc:
             raise MatchJobError(f"relevance level: {exc}") from None
-    _validate_launch(collection, topics, source, pool, sample, k, lam, stem, stopwords)
+    _validate_launch(collection, topics, source, pool, sample, params)
     if source != MatchJob.Source.SAMPLE:
         # A sample chosen beside another source (the launch form preselects the only
         # one) is not the job's: kept, it would make a pool job pass for a sample
         # job, with the sample's prels among its downloads.
         sample = None
-    nugget_filter = _clean_filter(nugget_filter)
+    nugget_filter = _clean_filter(dict(params.nugget_filter))
     _check_aspects(topics, nugget_filter.get("aspects", []))
     try:
         broker_check()
@@ -91,10 +103,10 @@ def match_job_launch(
             pool=pool,
             sample=sample,
             nugget_filter=nugget_filter,
-            k=k,
-            lam=lam,
-            stem=stem,
-            stopwords=stopwords,
+            k=params.k,
+            lam=params.lam,
+            stem=params.stem,
+            stopwords=params.stopwords,
             created_by=created_by,
             relevance_level_setting=(
                 collection.relevance_level
@@ -134,7 +146,8 @@ def match_job_launch(
     return job
 
 
-def _validate_launch(collection, topics, source, pool, sample, k, lam, stem, stopwords):
+def _validate_launch(collection, topics, source, pool, sample, params: MatchParams):
+    k, lam, stem, stopwords = params.k, params.lam, params.stem, params.stopwords
     if not topics:
         raise MatchJobError("choose at least one topic")
     stray = [t.qid for t in topics if t.collection_id != collection.pk]

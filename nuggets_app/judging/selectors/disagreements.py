@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from nuggets_app.ir.aggregation import Aggregation, grade_combine
-from nuggets_app.judging.aggregation import aggregation_of
+from nuggets_app.judging.selectors.labels import aggregation_of
 from nuggets_app.models import (
     Adjudication,
     Collection,

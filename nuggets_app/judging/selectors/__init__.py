@@ -22,7 +22,8 @@ from django.db.models import CharField, FilteredRelation, Q
 from django.db.models.functions import Cast
 
 from nuggets_app.access import topic_nuggets_visible
-from nuggets_app.judging.aggregation import Aggregation, human_labels
+from nuggets_app.ir.aggregation import Aggregation
+from nuggets_app.judging.selectors.labels import human_labels
 from nuggets_app.models import (
     Assignment,
     Document,
@@ -407,7 +408,7 @@ def human_grades(
 ) -> dict[tuple[int, int], int]:
     """{(topic id, document id): grade}: the human label of every judged document
     under the collection's aggregation rule (or ``aggregation``), of ``assessors``'
-    judgments only when given (:func:`nuggets_app.judging.aggregation.human_labels`)."""
+    judgments only when given (:func:`nuggets_app.judging.selectors.labels.human_labels`)."""
     labels = human_labels(topic_ids, aggregation=aggregation, assessors=assessors)
     return {key: label.grade for key, label in labels.items()}
 

@@ -2,9 +2,11 @@
 
 One function, :func:`human_labels`, computes the human labels every reader uses: the
 human, merged and probabilistic exports, the relevance model's fit and the estimates
-(through ``judging.selectors.human_grades``). The rule is the collection's
+(through :func:`nuggets_app.judging.selectors.human_grades`). The rule is the collection's
 (``Collection.aggregation``, default ``highest``) unless a caller names another (an
-export's ``--aggregate``); the rules themselves are in :mod:`nuggets_app.ir.aggregation`.
+export's ``--aggregate``; the collection's rule is set by
+:func:`nuggets_app.judging.services.aggregation.aggregation_set`); the rules themselves
+are in :mod:`nuggets_app.ir.aggregation`.
 
 Judgments made on known answers interleaved in a queue (``Judgment.quality_check``)
 check the assessor and are never labels: the grade is known already, and counting it
@@ -18,29 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import transaction
-
-from nuggets_app.ir.aggregation import (
-    RULES,
-    TIES,
-    Aggregation,
-    AggregationError,
-    grade_combine,
-)
+from nuggets_app.ir.aggregation import Aggregation, grade_combine
 from nuggets_app.models import Adjudication, Collection, Judgment, KnownAnswer, Topic
-
-__all__ = [
-    "RULES",
-    "TIES",
-    "Aggregation",
-    "AggregationError",
-    "HumanLabel",
-    "aggregation_of",
-    "aggregation_set",
-    "human_labels",
-    "known_answer_checks",
-]
 
 
 @dataclass(frozen=True)
@@ -58,19 +39,6 @@ class HumanLabel:
 def aggregation_of(collection: Collection) -> Aggregation:
     """The collection's rule (``highest`` when none was set)."""
     return Aggregation.from_dict(collection.aggregation)
-
-
-def aggregation_set(*, collection: Collection, aggregation: Aggregation) -> None:
-    """Make ``aggregation`` the collection's rule (``AggregationError`` when the
-    primary assessor is not a user)."""
-    if aggregation.primary is not None:
-        users = get_user_model().objects
-        if not users.filter(username=aggregation.primary).exists():
-            raise AggregationError(f"no user {aggregation.primary!r} to be primary")
-    stored = {k: v for k, v in aggregation.as_dict().items() if k != "text"}
-    with transaction.atomic():
-        Collection.objects.filter(pk=collection.pk).update(aggregation=stored)
-    collection.aggregation = stored
 
 
 def human_labels(
