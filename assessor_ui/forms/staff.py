@@ -257,9 +257,11 @@ class SampleForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        cast(
-            forms.ModelChoiceField, self.fields["judge"]
-        ).queryset = Judge.objects.filter(collection=collection).order_by("name")
+        judges = Judge.objects.filter(collection=collection).order_by("name")
+        if not judges.exists():  # nothing to steer with: the form stays short
+            del self.fields["judge"], self.fields["judge_weight"]
+            return
+        cast(forms.ModelChoiceField, self.fields["judge"]).queryset = judges
 
     def clean_rounds(self) -> int:
         return self.cleaned_data["rounds"] or 1

@@ -159,8 +159,8 @@ def pool_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     user=request.user,
                     per_run_quota=data["per_run_quota"],
                     rounds=data["rounds"],
-                    judge=data["judge"],
-                    judge_weight=data["judge_weight"],
+                    judge=data.get("judge"),
+                    judge_weight=data.get("judge_weight"),
                 )
                 return redirect("staff-task", pk=task.pk)
     context = {
