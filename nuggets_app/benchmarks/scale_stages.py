@@ -49,7 +49,6 @@ POOL_DEPTH = 100
 SAMPLE_SHARE = 0.1
 # Enough judged documents for a fit in the smallest collections (a test's).
 SAMPLE_MIN = 8
-PAGE_REPEATS = 20
 
 
 @dataclass
@@ -244,9 +243,9 @@ def stage_evaluate(run: ScaleRun) -> Stage:
     return _timed("evaluate", "runs", work)
 
 
-def stage_pages(run: ScaleRun) -> Stage:
+def stage_pages(run: ScaleRun, repeats: int) -> Stage:
     """The job's topic list, each topic's page (top documents, charts) and a
-    document page, requested ``PAGE_REPEATS`` times in turn as a staff user."""
+    document page, requested ``repeats`` times in turn as a staff user."""
     assert run.job is not None
     staff, _ = get_user_model().objects.get_or_create(
         username=f"{run.name}-staff", defaults={"is_staff": True}
@@ -266,15 +265,15 @@ def stage_pages(run: ScaleRun) -> Stage:
             STORAGES={**settings.STORAGES, "staticfiles": plain},
             ALLOWED_HOSTS=[*settings.ALLOWED_HOSTS, "testserver"],
         ):
-            return _requests(client, urls, run.page_ms)
+            return _requests(client, urls, run.page_ms, repeats)
 
     return _timed("pages", "requests", work)
 
 
-def _requests(client: Client, urls: list[str], times: list[float]) -> int:
+def _requests(client: Client, urls: list[str], times: list[float], repeats: int) -> int:
     for url in urls:  # a first request computes what later ones reuse
         _get(client, url)
-    for _ in range(PAGE_REPEATS):
+    for _ in range(repeats):
         for url in urls:
             started = time.perf_counter()
             _get(client, url)

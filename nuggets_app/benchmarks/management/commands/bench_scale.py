@@ -96,6 +96,12 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=2)
         parser.add_argument("--json", metavar="FILE", help="write the figures as JSON")
         parser.add_argument(
+            "--repeats",
+            type=int,
+            default=20,
+            help="requests of each page for the p95 (20)",
+        )
+        parser.add_argument(
             "--keep", action="store_true", help="keep the collection of N documents"
         )
 
@@ -185,7 +191,7 @@ class Command(BaseCommand):
             lambda: stages.stage_export(run, "inferred", here),
             lambda: stages.stage_export(run, "probabilistic", here),
             lambda: stages.stage_evaluate(run),
-            lambda: stages.stage_pages(run),
+            lambda: stages.stage_pages(run, options["repeats"]),
         ]
         results = {}
         sampler.lap()
