@@ -191,6 +191,15 @@ class MatchResult(models.Model):
         return f"{self.job_id} {self.topic_id} {self.document_id} {self.score:.4f}"
 
 
+class JobInferenceManager(models.Manager):
+    """Defers ``stats`` and ``probabilities`` (tens of MB to a GB for a job over a
+    large collection): a page reading the model row does not read them; code that
+    needs them reads them by name (``values_list``) or on first access."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().defer("stats", "probabilities")
+
+
 class JobInference(models.Model):
     """A job's relevance model: the BM25 corpus statistics its chunks share, the
     fitted model, and its probability of relevance for every (topic, document)."""
@@ -220,6 +229,8 @@ class JobInference(models.Model):
     fitted_at = models.DateTimeField(null=True, blank=True)
     fit_seconds = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
+
+    objects = JobInferenceManager()
 
     def __str__(self) -> str:
         return f"inference of job {self.job_id}"

@@ -562,20 +562,30 @@ def job_probabilities(
     if blob is None:
         return {}
     topic_col, doc_col, p_col = probabilities_unpack(bytes(blob))
-    wanted = None if topics is None else set(topics)
+    present = np.unique(topic_col).tolist()
+    if topics is not None:
+        present = sorted(set(present) & set(topics))
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for topic_id in np.unique(topic_col).tolist():
-        if wanted is not None and topic_id not in wanted:
-            continue
+    for topic_id in present:
         mask = topic_col == topic_id
-        docs, p = doc_col[mask], p_col[mask].copy()
-        out[int(topic_id)] = (docs, p)
+        out[int(topic_id)] = (doc_col[mask], p_col[mask].copy())
     if override and out:
         threshold = job.relevant_threshold
-        grades = human_grades(out)
+        judged: dict[int, dict[int, float]] = {}
+        for (topic_id, doc_id), grade in human_grades(out).items():
+            judged.setdefault(topic_id, {})[doc_id] = float(grade >= threshold)
+        # Only the judged documents change: find them among the topic's documents
+        # without visiting every one in Python.
         for topic_id, (docs, p) in out.items():
-            for i, doc_id in enumerate(docs.tolist()):
-                grade = grades.get((topic_id, doc_id))
-                if grade is not None:
-                    p[i] = 1.0 if grade >= threshold else 0.0
+            labels = judged.get(topic_id)
+            if not labels:
+                continue
+            ids = np.fromiter(labels, dtype=docs.dtype, count=len(labels))
+            where = np.flatnonzero(np.isin(docs, ids))
+            p[where] = [labels[int(d)] for d in docs[where]]
     return out
+
+
+def job_probabilities_stored(job: MatchJob) -> bool:
+    """Whether the job's fitted model stored its probabilities."""
+    return JobInference.objects.filter(job=job, probabilities__isnull=False).exists()

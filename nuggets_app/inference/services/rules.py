@@ -23,7 +23,10 @@ import numpy as np
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.evidence import evidence_scores_without
-from nuggets_app.inference.services.job_model import job_probabilities
+from nuggets_app.inference.services.job_model import (
+    job_probabilities,
+    job_probabilities_stored,
+)
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning.rule_spec import (
@@ -331,12 +334,13 @@ def rule_apply(
     """{topic id: {document id: inferred relevant?}} for every result of the job."""
     wanted = None if topics is None else {t.pk for t in topics}
     qids = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    # Only the topics asked for are read: a topic page does not load the whole job.
     if rule_on_model(job, rule):
-        columns = job_probabilities(job=job, override=False)
-        if not columns:
+        columns = job_probabilities(job=job, override=False, topics=wanted)
+        if not columns and not job_probabilities_stored(job):
             raise RuleError(f"rule {rule.describe()!r}: {model_missing_reason(job)}")
     else:
-        columns = _score_columns(job)
+        columns = _score_columns(job, wanted)
     out: dict[int, dict[int, bool]] = {}
     for topic_id, (docs, values) in columns.items():
         if wanted is not None and topic_id not in wanted:
@@ -377,9 +381,9 @@ def rule_apply_later(
     pooled: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if rule.kind not in ("threshold", "probability"):
         columns = (
-            job_probabilities(job=job, override=False)
+            job_probabilities(job=job, override=False, topics=later)
             if on_model
-            else _score_columns(job)
+            else _score_columns(job, set(later))
         )
         pooled = {t: columns[t] for t in later if t in columns}
     out: dict[int, dict[int, tuple[bool, float]]] = {}
@@ -398,15 +402,16 @@ def rule_apply_later(
     return out
 
 
-def _score_columns(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """{topic id: (document ids, min-span scores)} of the job's results."""
+def _score_columns(
+    job: MatchJob, topics: set[int] | None = None
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, min-span scores)} of the job's results (of
+    ``topics`` only, when given)."""
+    results = MatchResult.objects.filter(job=job)
+    if topics is not None:
+        results = results.filter(topic_id__in=sorted(topics))
     rows = np.array(
-        list(
-            MatchResult.objects.filter(job=job).values_list(
-                "topic_id", "document_id", "score"
-            )
-        ),
-        dtype=float,
+        list(results.values_list("topic_id", "document_id", "score")), dtype=float
     )
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if rows.size == 0:
@@ -472,17 +477,22 @@ def rule_estimate(
     on the judged documents among the job's results."""
     decisions = rule_apply(job=job, rule=rule, topics=topics)
     threshold = job.relevant_threshold
-    grades = human_grades(decisions)
+    judged: dict[int, list[tuple[int, int]]] = {}
+    for (topic_id, doc_id), grade in human_grades(decisions).items():
+        judged.setdefault(topic_id, []).append((doc_id, grade))
     qids = dict(Topic.objects.filter(pk__in=list(decisions)).values_list("pk", "qid"))
     out: dict[str, RuleEstimate] = {"all": RuleEstimate()}
     for topic_id, decided in sorted(decisions.items(), key=lambda kv: qids[kv[0]]):
         est = out.setdefault(qids[topic_id], RuleEstimate())
-        for doc_id, inferred in decided.items():
-            for target in (est, out["all"]):
-                target.inferred += int(inferred)
-            grade = grades.get((topic_id, doc_id))
-            if grade is None:
+        inferred_here = sum(decided.values())
+        for target in (est, out["all"]):
+            target.inferred += inferred_here
+        # Only the judged documents count in the confusion table: visit those, not
+        # every result of the topic.
+        for doc_id, grade in judged.get(topic_id, []):
+            if doc_id not in decided:
                 continue
+            inferred = decided[doc_id]
             relevant = grade >= threshold
             attr = (
                 ("tp" if inferred else "fn")
