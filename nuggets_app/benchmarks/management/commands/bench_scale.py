@@ -163,8 +163,16 @@ class Command(BaseCommand):
             max(s.peak_rss_mb for s in [*full.values(), *tenth.values()]), 1
         )
         out["pipeline_seconds"] = round(sum(s.seconds for s in full.values()), 3)
-        out["page_p95_ms"] = round(stages.p95(full_run.page_ms), 1)
-        out["page_p95_ms_tenth"] = round(stages.p95(tenth_run.page_ms), 1)
+        for label, run in (("", full_run), ("_tenth", tenth_run)):
+            every = [t for times in run.page_ms.values() for t in times]
+            out[f"page_p95_ms{label}"] = round(stages.p95(every), 1)
+            out[f"pages{label}"] = {
+                kind: {
+                    "p95_ms": round(stages.p95(times), 1),
+                    "first_ms": round(run.page_first_ms[kind], 1),
+                }
+                for kind, times in run.page_ms.items()
+            }
         out.update(speedup)
         out.update(docs=options["docs"], topics=options["topics"], runs=options["runs"])
         out["workers"] = options["workers"]
@@ -257,6 +265,12 @@ class Command(BaseCommand):
             f"{result['peak_rss_mb']:,.0f} MB; pages p95 {result['page_p95_ms']:.1f} ms; "
             f"workers speed-up {result['workers_speedup']:.2f}x (at N/10)"
         )
+
+        for kind, page in result["pages"].items():
+            self.stdout.write(
+                f"  {kind} page: p95 {page['p95_ms']:.1f} ms, first request "
+                f"{page['first_ms']:.1f} ms"
+            )
 
     def _say(self, line: str) -> None:
         self.stdout.write(line)
