@@ -30,9 +30,10 @@ STAGES = [
 
 @pytest.fixture
 def services():
-    if not settings.REDIS_URL or "postgresql" not in settings.DATABASES["default"][
-        "ENGINE"
-    ]:
+    if (
+        not settings.REDIS_URL
+        or "postgresql" not in settings.DATABASES["default"]["ENGINE"]
+    ):
         pytest.skip("bench_scale needs PostgreSQL and Redis")
 
 
