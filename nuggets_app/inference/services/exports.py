@@ -85,13 +85,21 @@ class Export:
         return json.dumps(self.provenance, sort_keys=True, indent=1) + "\n"
 
     def write(self, path: str | Path) -> list[Path]:
-        """Write the file, and ``<path>.provenance.json`` when there is provenance."""
+        """Write the file, and ``<path>.provenance.json`` when there is provenance:
+        both streamed, so a large export is never held twice (as the lines and as
+        one string)."""
         path = Path(path)
-        path.write_text(self.text(), encoding="utf-8")
+        with path.open("w", encoding="utf-8") as handle:
+            for line in self.lines:
+                handle.write(f"{line}\n")
         written = [path]
         if self.provenance is not None:
             side = path.with_name(path.name + ".provenance.json")
-            side.write_text(self.sidecar(), encoding="utf-8")
+            with side.open("w", encoding="utf-8") as handle:
+                encoder = json.JSONEncoder(sort_keys=True, indent=1)
+                for part in encoder.iterencode(self.provenance):
+                    handle.write(part)
+                handle.write("\n")
             written.append(side)
         return written
 
@@ -204,9 +212,17 @@ def qrels_export(
             **_counts(rows, level),
             "later": sum(1 for *_, rec in rows if rec.get("later")),
         },
-        "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
+        # Each record becomes its sidecar line in place (a second dict per line is
+        # the largest cost of a large export; the sidecar sorts its keys).
+        "lines": [_sidecar_line(rec, q, d) for q, d, rec in rows],
     }
     return Export(lines=lines, provenance=provenance)
+
+
+def _sidecar_line(rec: dict[str, Any], qid: str, docno: str) -> dict[str, Any]:
+    rec["qid"] = qid
+    rec["docno"] = docno
+    return rec
 
 
 def _level(collection: Collection, job: MatchJob | None) -> int:
@@ -294,38 +310,35 @@ def _inferred_records(
     qids: dict[int, str],
     later: bool = False,
 ) -> dict[tuple[int, int], dict[str, Any]]:
-    decisions = rule_apply(
-        job=job, rule=rule, topics=Topic.objects.filter(pk__in=list(qids))
-    )
-    scores = {
-        (t, d): (s, n)
-        for t, d, s, n in MatchResult.objects.filter(
-            job=job, topic_id__in=list(qids)
-        ).values_list("topic_id", "document_id", "score", "nugget_id")
-    }
-    model_p: dict[tuple[int, int], float] = {}
-    if rule_on_model(job, rule):
-        for topic_id, (docs, p) in job_probabilities(
-            job=job, override=False, topics=qids
-        ).items():
-            model_p.update(
-                ((topic_id, d), v)
-                for d, v in zip(docs.tolist(), p.tolist(), strict=True)
-            )
     grade = job.relevant_threshold
+    on_model = rule_on_model(job, rule)
     out = {}
-    for topic_id, decided in decisions.items():
-        for doc_id, relevant in decided.items():
-            score, nugget = scores[(topic_id, doc_id)]
+    # One topic at a time: its decisions, p and result rows are dropped before the
+    # next topic's are read.
+    for topic in Topic.objects.filter(pk__in=list(qids)).order_by("pk"):
+        decisions = rule_apply(job=job, rule=rule, topics=[topic])
+        decided = decisions.get(topic.pk, {})
+        model_p: dict[int, float] = {}
+        if on_model:
+            for docs, p in job_probabilities(
+                job=job, override=False, topics=[topic.pk]
+            ).values():
+                model_p = dict(zip(docs.tolist(), p.tolist(), strict=True))
+        rows = MatchResult.objects.filter(job=job, topic=topic).values_list(
+            "document_id", "score", "nugget_id"
+        )
+        for doc_id, score, nugget in rows.iterator(chunk_size=20000):
+            if doc_id not in decided:
+                continue
             rec: dict[str, Any] = {
-                "rel": grade if relevant else 0,
+                "rel": grade if decided[doc_id] else 0,
                 "source": "model" if model_p else "matcher",
                 "score": score,
                 "nugget": nugget,
             }
             if model_p:
-                rec["p"] = model_p.get((topic_id, doc_id))
-            out[(topic_id, doc_id)] = rec
+                rec["p"] = model_p.get(doc_id)
+            out[(topic.pk, doc_id)] = rec
     if later:
         out.update(_later_records(job, rule, qids, grade))
     return out
