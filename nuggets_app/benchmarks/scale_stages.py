@@ -73,12 +73,30 @@ class ScaleRun:
 
     world: ScaleWorld
     name: str
-    collection: Collection | None = None
-    pool: Pool | None = None
-    sample: Sample | None = None
-    job: MatchJob | None = None
+    made: dict[str, Any] = field(default_factory=dict)  # by the stages, by name
     page_ms: dict[str, list[float]] = field(default_factory=dict)  # by page kind
     page_first_ms: dict[str, float] = field(default_factory=dict)
+
+    def _made(self, name: str) -> Any:
+        if name not in self.made:
+            raise RuntimeError(f"no {name} yet: an earlier stage makes it")
+        return self.made[name]
+
+    @property
+    def collection(self) -> Collection:
+        return self._made("collection")
+
+    @property
+    def pool(self) -> Pool:
+        return self._made("pool")
+
+    @property
+    def sample(self) -> Sample:
+        return self._made("sample")
+
+    @property
+    def job(self) -> MatchJob:
+        return self._made("job")
 
 
 def _timed(name: str, unit: str, work: Callable[[], int]) -> Stage:
@@ -92,7 +110,7 @@ def stage_import(run: ScaleRun) -> Stage:
 
     def work() -> int:
         summary = collection_import(path=run.world.docs, name=run.name)
-        run.collection = Collection.objects.get(name=run.name)
+        run.made["collection"] = Collection.objects.get(name=run.name)
         return summary.records
 
     return _timed("import", "documents", work)
@@ -115,7 +133,7 @@ def stage_import_runs(run: ScaleRun) -> Stage:
 def stage_pool(run: ScaleRun) -> Stage:
     def work() -> int:
         runs = list(Run.objects.filter(collection=run.collection).order_by("name"))
-        run.pool = pool_build(
+        run.made["pool"] = pool_build(
             collection=run.collection, runs=runs, depth=POOL_DEPTH, name="scale-pool"
         )
         return run.pool.documents.count()
@@ -126,13 +144,12 @@ def stage_pool(run: ScaleRun) -> Stage:
 def stage_sample(run: ScaleRun) -> Stage:
     """A statAP sample of a tenth of the pool: per topic, a tenth of the mean
     topic pool."""
-    assert run.pool is not None
 
     def work() -> int:
         pooled = run.pool.documents.count()
         topics = max(1, run.pool.documents.values("topic").distinct().count())
         size = max(SAMPLE_MIN, math.ceil(SAMPLE_SHARE * pooled / topics))
-        run.sample = sample_draw(
+        run.made["sample"] = sample_draw(
             pool=run.pool,
             size=size,
             method=Sample.Method.STATAP,
@@ -147,7 +164,6 @@ def stage_sample(run: ScaleRun) -> Stage:
 def stage_judging(run: ScaleRun) -> Stage:
     """An assessor judges every sampled document by the generator's truth, through
     the assessor's own path (assignment, then one judgment_record per document)."""
-    assert run.sample is not None
     user, _ = get_user_model().objects.get_or_create(username=f"{run.name}-assessor")
 
     def work() -> int:
@@ -173,7 +189,6 @@ def stage_judging(run: ScaleRun) -> Stage:
 def match_job(run: ScaleRun, progress: Callable[[str], None]) -> MatchJob:
     """A matching job over every document of the collection for every topic (pool
     and sample attached), waited for; progress lines every 10 s."""
-    assert run.collection is not None
     job = match_job_launch(
         collection=run.collection,
         topics=list(run.collection.topics.all()),
@@ -198,14 +213,13 @@ def match_job(run: ScaleRun, progress: Callable[[str], None]) -> MatchJob:
 
 def stage_match(run: ScaleRun, progress: Callable[[str], None]) -> Stage:
     def work() -> int:
-        run.job = match_job(run, progress)
+        run.made["job"] = match_job(run, progress)
         return run.job.docs_total
 
     return _timed("match", "document-topic pairs", work)
 
 
 def stage_fit(run: ScaleRun) -> Stage:
-    assert run.job is not None
     return _timed(
         "fit",
         "documents",
@@ -215,7 +229,6 @@ def stage_fit(run: ScaleRun) -> Stage:
 
 def stage_export(run: ScaleRun, kind: str, folder: Path) -> Stage:
     """The export of ``kind`` for the job, written to a file as the command does."""
-    assert run.job is not None
 
     def work() -> int:
         export = export_make(kind=kind, collection=run.collection, job=run.job)
@@ -230,7 +243,6 @@ def stage_evaluate(run: ScaleRun) -> Stage:
     Its units are the job's (topic, document) pairs: the model-assisted estimates
     cross-fit p over every one of them (the population of a job over the whole
     collection), whatever the number of runs."""
-    assert run.job is not None
 
     def work() -> int:
         out = io.StringIO()
@@ -250,14 +262,13 @@ def stage_evaluate(run: ScaleRun) -> Stage:
 def stage_pages(run: ScaleRun, repeats: int) -> Stage:
     """The job's topic list, each topic's page (top documents, charts) and a
     document page, requested ``repeats`` times in turn as a staff user."""
-    assert run.job is not None
     staff, _ = get_user_model().objects.get_or_create(
         username=f"{run.name}-staff", defaults={"is_staff": True}
     )
     client = Client()
     client.force_login(staff)
     qids = sorted(run.job.topics.values_list("qid", flat=True), key=int)
-    doc = Document.objects.filter(collection=run.collection).order_by("pk").first()
+    doc = Document.objects.filter(collection=run.collection).order_by("pk")[0]
     urls = [("topic list", reverse("job-detail", args=[run.job.pk]))]
     urls += [("topic", reverse("job-topic", args=[run.job.pk, q])) for q in qids[:3]]
     urls.append(
@@ -330,7 +341,7 @@ def scale_drop(name: str) -> None:
         with transaction.atomic(), connection.cursor() as cursor:
             for rel in Document._meta.related_objects:
                 table = quote(rel.related_model._meta.db_table)
-                column = quote(rel.field.column)
+                column = quote(str(rel.field.column))
                 cursor.execute(
                     f"DELETE FROM {table} WHERE {column} IN "
                     f"(SELECT id FROM {docs} WHERE collection_id = %s)",

@@ -69,14 +69,13 @@ class Workers:
             name = f"bench-scale-{uuid.uuid4().hex[:6]}"
             env = {"DATABASE_URL": database_url()}
             proc = celery_process(worker_args(1, name), log, "INFO", env=env)
-            proc.log_path = log  # type: ignore[attr-defined]
             self.procs.append(proc)
-            started.append(proc)
+            started.append((proc, log))
         deadline = time.monotonic() + timeout
-        for proc in started:
-            while b" ready." not in proc.log_path.read_bytes():
+        for proc, log in started:
+            while b" ready." not in log.read_bytes():
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise CommandError(f"a worker did not start; see {proc.log_path}")
+                    raise CommandError(f"a worker did not start; see {log}")
                 time.sleep(0.2)
 
     def stop(self) -> None:
