@@ -222,7 +222,7 @@ def stage_match(run: ScaleRun, progress: Callable[[str], None]) -> Stage:
 def stage_fit(run: ScaleRun) -> Stage:
     return _timed(
         "fit",
-        "documents",
+        "document-topic pairs",
         lambda: job_model_fit(job=run.job, reliability=True).documents,
     )
 

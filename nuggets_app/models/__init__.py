@@ -4,7 +4,14 @@ from .collections import Collection, Document
 from .embeddings import EmbeddingJob, NuggetEmbedding, UnitEmbedding
 from .history import WorkChange
 from .judgments import Assignment, Judgment
-from .matching import JobInference, JobStatsPart, MatchChunk, MatchJob, MatchResult
+from .matching import (
+    JobInference,
+    JobStatsPart,
+    JobTopicProbabilities,
+    MatchChunk,
+    MatchJob,
+    MatchResult,
+)
 from .nuggets import Nugget, NuggetBank
 from .pools import Pool, PoolDocument
 from .preferences import AssessorPreference
@@ -27,6 +34,7 @@ __all__ = [
     "JobInference",
     "JobNewRun",
     "JobStatsPart",
+    "JobTopicProbabilities",
     "Judgment",
     "KnownAnswer",
     "MatchChunk",

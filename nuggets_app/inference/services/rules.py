@@ -23,10 +23,7 @@ import numpy as np
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.selectors import job_nuggets
 from nuggets_app.inference.services.evidence import evidence_scores_without
-from nuggets_app.inference.services.job_model import (
-    job_probabilities,
-    job_probabilities_stored,
-)
+from nuggets_app.inference.services.job_model import job_probabilities
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.learning.rule_spec import (
@@ -37,7 +34,14 @@ from nuggets_app.learning.rule_spec import (
     top_n_check,
 )
 from nuggets_app.learning.thresholds import FitError, rule_fit_thresholds
-from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult, Topic
+from nuggets_app.models import (
+    JobInference,
+    JobTopicProbabilities,
+    MatchChunk,
+    MatchJob,
+    MatchResult,
+    Topic,
+)
 
 # --- decision rules ---------------------------------------------------------------------
 RULE_KINDS = ("threshold", "top_n", "probability", "expected_f1")
@@ -252,7 +256,7 @@ def rule_from_options(
 
 def job_has_model(job: MatchJob) -> bool:
     """Whether the job has fitted probabilities of relevance."""
-    return JobInference.objects.filter(job=job, probabilities__isnull=False).exists()
+    return JobTopicProbabilities.objects.filter(job=job).exists()
 
 
 def rule_default(job: MatchJob) -> DecisionRule:
@@ -337,7 +341,7 @@ def rule_apply(
     # Only the topics asked for are read: a topic page does not load the whole job.
     if rule_on_model(job, rule):
         columns = job_probabilities(job=job, override=False, topics=wanted)
-        if not columns and not job_probabilities_stored(job):
+        if not columns and not job_has_model(job):
             raise RuleError(f"rule {rule.describe()!r}: {model_missing_reason(job)}")
     else:
         columns = _score_columns(job, wanted)

@@ -4,7 +4,6 @@ best unjudged documents by p, the model row without its blobs."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from nuggets_app.evaluation import selectors as evaluation_selectors
@@ -14,7 +13,7 @@ from nuggets_app.inference.services.job_model import job_model_fit, job_probabil
 from nuggets_app.inference.services.rules import DecisionRule, rule_apply
 from nuggets_app.judging.selectors import human_grades
 from nuggets_app.judging.services.judgments import judgment_correct
-from nuggets_app.models import JobInference, Judgment
+from nuggets_app.models import JobInference, JobTopicProbabilities, Judgment
 from tests.integration.worlds.cranfield_pool import cranfield_world, pool_job
 
 pytestmark = pytest.mark.django_db
@@ -128,9 +127,25 @@ def test_the_calibration_is_kept_per_the_job_inputs(world, job, monkeypatch):
     assert computed == [job.pk]
 
 
-def test_the_model_row_is_read_without_its_blobs_until_asked(job):
+def test_the_model_row_is_read_without_its_statistics_until_asked(job):
     row = JobInference.objects.get(job=job)
-    assert row.get_deferred_fields() >= {"stats", "probabilities"}
-    # Still there when read by name.
-    assert row.probabilities is not None
-    assert np.frombuffer(bytes(row.probabilities), dtype="<i8", count=1)[0] > 0
+    assert "stats" in row.get_deferred_fields()
+    assert row.stats is not None  # still there when read by name
+
+
+def test_the_probabilities_are_a_row_per_topic_read_alone(world, job):
+    stored = dict(
+        JobTopicProbabilities.objects.filter(job=job).values_list(
+            "topic_id", "probabilities"
+        )
+    )
+    assert set(stored) == {t.pk for t in world.topics}
+    whole = job_probabilities(job=job, override=False)
+    for topic in world.topics:
+        alone = job_probabilities(job=job, override=False, topics=[topic.pk])
+        assert list(alone) == [topic.pk]
+        docs, p = alone[topic.pk]
+        assert docs.tolist() == whole[topic.pk][0].tolist()
+        assert p.tolist() == whole[topic.pk][1].tolist()
+        assert len(bytes(stored[topic.pk])) == 16 + 16 * len(docs)
+        assert ((p >= 0) & (p <= 1)).all()
