@@ -11,7 +11,7 @@ from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.ir.expected import EXPECTED_MEASURES, ExpectedEvaluation, run_expected
 from nuggets_app.ir.ranking import ranking_compare
 from nuggets_app.ir.statap import StatapResult
-from nuggets_app.models import Collection, MatchJob
+from nuggets_app.models import Collection, JobTopicProbabilities, MatchJob
 
 Scores = Mapping[str, Mapping[str, float]]
 

@@ -249,7 +249,7 @@ def rule_uses_p(job: MatchJob | None, rule: DecisionRule | None) -> bool:
 
 def _model_info(job: MatchJob) -> dict[str, Any] | None:
     """The model behind probabilities: features, coefficients, calibration."""
-    info = JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+    info = JobInference.objects.filter(job=job).first()
     if info is None or info.model is None:
         return None
     model = info.model

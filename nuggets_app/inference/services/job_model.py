@@ -68,7 +68,7 @@ _HEADER = np.dtype("<i8")
 
 
 # --- packing ---------------------------------------------------------------------------
-def features_pack(doc_ids: Sequence[int], matrix: np.ndarray) -> bytes:
+def features_pack(doc_ids: Sequence[int] | np.ndarray, matrix: np.ndarray) -> bytes:
     """Document ids and their features (documents x features, float64) as one blob."""
     matrix = np.asarray(matrix, dtype="<f8").reshape(len(doc_ids), -1)
     header = np.array([len(doc_ids), matrix.shape[1]], dtype=_HEADER)
@@ -540,7 +540,7 @@ def _inference_update(job: MatchJob, **fields: Any) -> None:
 # --- reading ----------------------------------------------------------------------------
 def job_inference(job: MatchJob) -> JobInference | None:
     """The job's model row, if any."""
-    return JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+    return JobInference.objects.filter(job=job).first()
 
 
 def job_probabilities(
