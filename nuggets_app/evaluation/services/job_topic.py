@@ -53,7 +53,9 @@ def job_topic_figures(
     versions = evaluation_selectors.job_inputs_version(job)
     # The field names too: a kept value of an older shape is never read.
     shape = [f.name for f in fields(TopicFigures)]
-    key = kept_key("job-topic", [shape, versions, topic.pk, asdict(rule)])
+    # The topic's own aspects too: they can be added while judging.
+    subject = [topic.pk, topic.aspects]
+    key = kept_key("job-topic", [shape, versions, subject, asdict(rule)])
     return kept(key, lambda: _figures(job, topic, rule))
 
 
