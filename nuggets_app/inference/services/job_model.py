@@ -516,7 +516,15 @@ def _probabilities_store(
     job: MatchJob, columns: dict[int, tuple[np.ndarray, Any]]
 ) -> None:
     """Replace the job's probabilities by ``{topic id: (document ids, p)}``, a row
-    per topic, written a few at a time (a topic of a million documents is 16 MB)."""
+    per topic, written a few at a time (a topic of a million documents is 16 MB).
+    Two fits of one job at once (the fit the last chunk enqueues, a user's refit)
+    take turns on the job's model row: the later one replaces the earlier's rows."""
+    JobInference.objects.get_or_create(job=job)
+    list(
+        JobInference.objects.select_for_update()
+        .filter(job=job)
+        .values_list("pk", flat=True)
+    )
     JobTopicProbabilities.objects.filter(job=job).delete()
     rows = (
         JobTopicProbabilities(

@@ -9,7 +9,7 @@ a matching job with features over every document for every topic, the fit, the
 inferred and probabilistic exports, ``evaluate --job`` of every run, and the job's
 pages as a staff user (:mod:`nuggets_app.benchmarks.scale_stages`). It prints each
 stage's rate at both sizes and their ratio, measured in the same run; at N/10 the job
-also runs on one worker, for the speed-up of W. Peak memory is sampled from ``/proc``
+runs again on W warm workers and on one, for the speed-up of W. Peak memory is sampled from ``/proc``
 (this process and the workers' process trees). The generated collections are deleted
 (``--keep`` keeps the larger one). Needs DATABASE_URL (PostgreSQL) and REDIS_URL, and
 no other worker on the queue.
@@ -132,7 +132,7 @@ class Command(BaseCommand):
         tenth_docs = max(1, options["docs"] // 10)
         tenth, tenth_run = self._size(tenth_docs, options, sampler, folder)
         try:
-            speedup = self._speedup(tenth_run, tenth, options, workers)
+            speedup = self._speedup(tenth_run, options, workers)
         finally:
             stages.scale_drop(tenth_run.name)
         full, full_run = self._size(options["docs"], options, sampler, folder)
@@ -223,25 +223,29 @@ class Command(BaseCommand):
             raise
         return results, run
 
-    def _speedup(self, run, tenth: dict, options, workers: Workers) -> dict:
-        """The job again on one worker, at N/10: the speed-up of W workers."""
-        many = tenth["match"].rate
+    def _speedup(self, run, options, workers: Workers) -> dict:
+        """The job again at N/10, on W warm workers and then on one: the speed-up
+        of W (the pipeline's own job also paid the workers' start)."""
         if options["workers"] < 2:
             return {"workers_speedup": 1.0, "workers_speedup_at": "tenth"}
-        workers.scale(1)
+        rates = {}
         try:
-            started = time.perf_counter()
-            job = stages.match_job(run, self._say)
-            one = job.docs_total / (time.perf_counter() - started)
+            for count in (options["workers"], 1):
+                workers.scale(count)
+                started = time.perf_counter()
+                job = stages.match_job(run, self._say)
+                rates[count] = job.docs_total / (time.perf_counter() - started)
         finally:
             workers.scale(options["workers"])
+        many, one = rates[options["workers"]], rates[1]
         self._say(
-            f"  matching at N/10 on 1 worker: {one:,.0f}/s; on {options['workers']}: "
-            f"{many:,.0f}/s = {many / one:.2f}x"
+            f"  matching at N/10 again: on {options['workers']} workers {many:,.0f}/s, "
+            f"on 1 {one:,.0f}/s = {many / one:.2f}x"
         )
         return {
             "workers_speedup": round(many / one, 3),
             "workers_speedup_at": "tenth",
+            "match_rate_workers": round(many, 2),
             "match_rate_one_worker": round(one, 2),
         }
 
