@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from nuggets_app.collection.selectors import docnos_by_id
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
@@ -180,11 +181,7 @@ def qrels_export(
                 if found.get("later"):
                     evidence["later"] = True
                 records[key] = {**rec, **evidence}
-    docnos = dict(
-        Document.objects.filter(pk__in={d for _, d in records}).values_list(
-            "pk", "docno"
-        )
-    )
+    docnos = docnos_by_id(collection=collection, ids={d for _, d in records})
     rows = sorted(
         ((qids[t], docnos[d], rec) for (t, d), rec in records.items()), key=_line_key
     )
@@ -414,10 +411,9 @@ def probabilistic_export(
                 sample=design, topic_id__in=list(qids)
             ).values_list("topic_id", "document_id", "inclusion_prob")
         }
-    docnos = dict(
-        Document.objects.filter(
-            pk__in={d for docs, _ in columns.values() for d in docs.tolist()}
-        ).values_list("pk", "docno")
+    docnos = docnos_by_id(
+        collection=job.collection,
+        ids={d for docs, _ in columns.values() for d in docs.tolist()},
     )
     rows = []
     for topic_id, (docs, p) in columns.items():
