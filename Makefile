@@ -14,7 +14,7 @@ STACK_REDIS_URL ?= redis://127.0.0.1:6379/0
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/nuggets_bench
 BENCH_REDIS_URL ?= redis://127.0.0.1:6379/2
 
-.PHONY: help setup setup-dev setup-semantic run stack worker test test-unit test-integration lint bench docs docs-serve clean
+.PHONY: help setup setup-dev setup-semantic run stack worker test test-unit test-integration lint bench bench-scale docs docs-serve clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -112,6 +112,21 @@ bench: setup-semantic ## Benchmarks on PostgreSQL + Redis: matcher, import, samp
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_dashboards
 	LAB=1 DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py bench_new_run
 	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_recovery
+
+# The whole loop at scale (not part of `make bench`: a million documents take a while).
+SCALE_DOCS ?= 1000000
+SCALE_TOPICS ?= 50
+SCALE_RUNS ?= 40
+SCALE_WORKERS ?= 2
+SCALE_JSON ?= var/bench-scale.json
+bench-scale: export SECRET_KEY ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))")
+bench-scale: export BENCHMARKS = 1
+bench-scale: setup ## The whole loop at N/10 then N documents on PostgreSQL + Redis with real workers: rates, ratios, peak memory, page p95 (SCALE_DOCS, SCALE_TOPICS, SCALE_RUNS, SCALE_WORKERS; JSON in SCALE_JSON)
+	$(PY) -c "import sys; from nuggets_app.lib.dbcreate import ensure_database; ensure_database(sys.argv[1])" $(BENCH_DATABASE_URL)
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) manage.py migrate --noinput -v0
+	mkdir -p $(dir $(SCALE_JSON))
+	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(PY) manage.py bench_scale \
+	  --docs $(SCALE_DOCS) --topics $(SCALE_TOPICS) --runs $(SCALE_RUNS) --workers $(SCALE_WORKERS) --json $(SCALE_JSON)
 
 docs: setup-dev ## The manual (docs/) as a static site in site/, built strictly: a broken link fails
 	$(VENV)/bin/mkdocs build --strict --site-dir site

@@ -20,12 +20,10 @@ from assessor_ui.views.errors import error_page
 from assessor_ui.views.job_charts import chart_curve, chart_histogram, chart_reliability
 from assessor_ui.views.job_nuggets import nugget_value_context
 from nuggets_app.errors import DomainError
-from nuggets_app.evaluation import selectors as evaluation_selectors
+from nuggets_app.evaluation.services.job_topic import job_topic_figures
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference import selectors as inference_selectors
 from nuggets_app.inference.services import (
-    decision_rule,
-    diversity,
     embeddings,
     export_kinds,
     exports,
@@ -33,8 +31,6 @@ from nuggets_app.inference.services import (
     job_model,
     matching,
     readiness,
-    rule_application,
-    rule_estimates,
     rule_fitting,
 )
 from nuggets_app.inference.services.unpooled import new_documents_progress
@@ -249,73 +245,59 @@ def job_topic(request: HttpRequest, pk: int, qid: str) -> HttpResponse:
     suggestion = ""
     if request.GET.get("suggest") == "f1":
         rule_form, suggestion = _suggested_rule_form(job, topic)
-    rule = rule_form.rule()
-    try:
-        decided = rule_application.rule_apply(job=job, rule=rule, topics=[topic])
-    except DomainError as exc:
-        messages.error(request, f"{exc}; showing the paper rule instead.")
-        rule = decision_rule.DecisionRule()
-        decided = rule_application.rule_apply(job=job, rule=rule, topics=[topic])
-    reason = readiness.rule_undecided_reasons(job, rule).get(topic.qid)
-    undecided = reason is not None
-    unjudged = topic.pk in {t.pk for t in readiness.topics_unjudged(job)}
-    groups = inference_selectors.topic_scores(job, topic)
-    model = evaluation_selectors.topic_model_view(job=job, topic=topic)
-    estimates = rule_estimates.rule_estimate(job=job, rule=rule, topics=[topic])
+    figures = job_topic_figures(job=job, topic=topic, rule=rule_form.rule())
+    if figures.error:
+        messages.error(request, f"{figures.error}; showing the paper rule instead.")
     grades = {d: g for (_, d), g in human_grades([topic.pk]).items()}
-    inferred = (
-        []
-        if undecided
-        else [
-            d
-            for d, keep in decided.get(topic.pk, {}).items()
-            if keep and d not in grades
-        ]
-    )
     context = {
         "job": job,
         "topic": topic,
         "rule_form": rule_form,
-        "rule": rule,
+        "rule": figures.rule,
         "suggestion": suggestion,
-        "undecided": undecided,
+        "undecided": figures.reason is not None,
         "undecided_reason": {
             readiness.NO_NUGGETS_REASON: "no-nuggets",
             readiness.UNJUDGED_REASON: "nothing",
             readiness.MODEL_UNJUDGED_REASON: "model-unjudged",
-        }.get(reason or ""),
-        "topic_unjudged": unjudged,
-        "topic_has_nuggets": inference_selectors.job_nuggets(job, topic.pk).exists(),
-        "estimate": estimates.get(topic.qid, rule_estimates.RuleEstimate()),
-        "histogram": chart_histogram(inference_selectors.score_histograms(groups)),
-        "curve": chart_curve(inference_selectors.tp_fp_curve(groups)),
-        "groups": {name: len(pairs) for name, pairs in groups.items()},
-        "inferred_count": len(inferred),
-        "top": _top_inferred(job, topic, inferred, model.p_by_doc),
+        }.get(figures.reason or ""),
+        "topic_unjudged": figures.topic_unjudged,
+        "topic_has_nuggets": figures.has_nuggets,
+        "estimate": figures.estimate,
+        "histogram": chart_histogram(figures.histogram),
+        "curve": chart_curve(figures.curve),
+        "groups": figures.groups,
+        "inferred_count": figures.inferred_count,
+        "top": _top_inferred(job, topic, figures.top),
         "judged": _judged(job, topic, grades),
-        "model": model,
-        "by_p": _by_p(job, topic, model),
+        "model": figures.model,
+        "by_p": _by_p(job, topic, figures.model),
         "reliability": _reliability(job),
         **nugget_value_context(job),
-        "aspects": diversity.topic_aspects(job=job, topic=topic),
+        "aspects": figures.aspects,
         "semantic_status": embeddings.semantic_status(),
         "semantic_on": embeddings.semantic_on(),
     }
     return render(request, "assessor_ui/jobs/topic.html", context)
 
 
-def _top_inferred(job, topic, inferred: list[int], p_by_doc: dict | None) -> list:
-    """The 25 best of the documents the rule infers relevant (by p, else score)."""
-    rows = list(
-        MatchResult.objects.filter(
-            job=job, topic=topic, document_id__in=inferred
-        ).select_related("document", "nugget")
-    )
-    for row in rows:
-        # The row's model p, for the template (not a field of MatchResult).
-        row.p = p_by_doc.get(row.document_id) if p_by_doc else None  # type: ignore[attr-defined]
-    rows.sort(key=lambda r: (-(r.p if r.p is not None else r.score), r.document_id))  # type: ignore[attr-defined]
-    return rows[:25]
+def _top_inferred(job, topic, top: list[tuple[int, float | None]]) -> list:
+    """The result rows of the best inferred documents (``top``: id and p, in the
+    page's order); only those rows are read, without the documents' text."""
+    rows = {
+        r.document_id: r
+        for r in MatchResult.objects.filter(
+            job=job, topic=topic, document_id__in=[d for d, _ in top]
+        )
+        .select_related("document", "nugget")
+        .defer("document__text", "document__html")
+    }
+    out = []
+    for doc_id, p in top:
+        row = rows[doc_id]
+        row.p = p  # type: ignore[attr-defined]  # the model's p, for the template
+        out.append(row)
+    return out
 
 
 def _judged(job: MatchJob, topic, grades: dict[int, int]) -> list[dict]:
@@ -326,7 +308,9 @@ def _judged(job: MatchJob, topic, grades: dict[int, int]) -> list[dict]:
         r.document_id: r
         for r in MatchResult.objects.filter(
             job=job, topic=topic, document_id__in=list(grades)
-        ).select_related("document")
+        )
+        .select_related("document")
+        .defer("document__text", "document__html")
     }
     rows = [
         {

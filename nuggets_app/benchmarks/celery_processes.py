@@ -13,14 +13,22 @@ from django.conf import settings
 
 
 def celery_process(
-    args: list[str], log: Path, loglevel: str = "INFO"
+    args: list[str],
+    log: Path,
+    loglevel: str = "INFO",
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen:
-    """``celery -A nuggets_app ARGS`` of this environment, its output appended to
-    ``log``, in a session of its own so that a group kill also reaches its children."""
+    """``celery -A nuggets_app ARGS`` of this environment (``env`` added to it), its
+    output appended to ``log``, in a session of its own so that a group kill also
+    reaches its children."""
     celery = Path(sys.executable).with_name("celery")
     cmd = [str(celery), "-A", "nuggets_app", *args, f"--loglevel={loglevel}"]
     return subprocess.Popen(
-        cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
+        cmd,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
 
 

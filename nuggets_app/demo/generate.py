@@ -129,23 +129,35 @@ def _naming(subject: Subject, rng: random.Random) -> DemoDocument:
     return DemoDocument("Local news in brief", sentences)
 
 
+GRADE_BUILDERS: dict[int, Callable[[Subject, random.Random], DemoDocument]] = {
+    2: _about,
+    1: _touching,
+    0: _naming,
+}
+
+
+def make_document(
+    subject: Subject | None, grade: int, rng: random.Random
+) -> DemoDocument:
+    """One document of the demo's model: about ``subject`` (grade 2), touching it (1),
+    naming it in passing (0), or, without a subject, a distractor. Larger generated
+    collections (the scale benchmark) draw every document from here."""
+    if subject is None:
+        sentences = _distractor_sentences(rng, rng.randint(4, 6))
+        return DemoDocument(sentences[0].rstrip("."), sentences[1:])
+    document = GRADE_BUILDERS[grade](subject, rng)
+    document.grades[subject.qid] = grade
+    return document
+
+
 def make_documents(rng: random.Random) -> list[DemoDocument]:
     """About 300 documents: per subject 14 about it, 10 touching it, 6 naming it;
     then 120 distractors. Docnos are given after a shuffle, so they reveal nothing."""
     documents: list[DemoDocument] = []
     for subject in SUBJECTS:
-        for count, grade, build in (
-            (14, 2, _about),
-            (10, 1, _touching),
-            (6, 0, _naming),
-        ):
-            for _ in range(count):
-                document = build(subject, rng)
-                document.grades[subject.qid] = grade
-                documents.append(document)
-    for _ in range(120):
-        sentences = _distractor_sentences(rng, rng.randint(4, 6))
-        documents.append(DemoDocument(sentences[0].rstrip("."), sentences[1:]))
+        for count, grade in ((14, 2), (10, 1), (6, 0)):
+            documents += [make_document(subject, grade, rng) for _ in range(count)]
+    documents += [make_document(None, 0, rng) for _ in range(120)]
     rng.shuffle(documents)
     for number, document in enumerate(documents, start=1):
         document.docno = f"demo-{number:03d}"

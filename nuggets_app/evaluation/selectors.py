@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from django.db.models import Count, Max, QuerySet
 
 from nuggets_app.errors import DomainError
@@ -379,6 +381,22 @@ def job_version(job: MatchJob) -> list:
     ]
 
 
+def job_inputs_version(job: MatchJob) -> list:
+    """Everything a job page's figures read: the job (results, fit, new runs), the
+    collection's judgments, nuggets and runs, and the samples of its pool."""
+    collection = job.collection
+    pool_id = job.pool_id or (job.sample.pool_id if job.sample_id else None)
+    samples = Sample.objects.filter(pool_id=pool_id).order_by("pk")
+    return [
+        collection_version(collection),
+        job_version(job),
+        judgments_version(collection),
+        nuggets_version(collection),
+        runs_version(collection),
+        ["samples", *(list(r) for r in samples.values_list("pk", "size"))],
+    ]
+
+
 def source_version(collection: Collection, key: str) -> list:
     """The version of the qrels source named by ``key`` (module docstring)."""
     kind, _, ident = key.partition(":")
@@ -405,7 +423,17 @@ class TopicModelView:
     fitted: bool
     sum_p: float | None = None
     unjudged: list[tuple[int, float]] | None = None  # (document id, p), p descending
-    p_by_doc: dict[int, float] | None = None  # model p of every document
+    docs: Any = None  # the topic's document ids (numpy), with ...
+    p: Any = None  # ... the model's p of each (not overridden by judgments)
+
+    def p_of(self, doc_ids: Iterable[int]) -> dict[int, float]:
+        """The model's p of ``doc_ids`` (those it gives one)."""
+        if self.docs is None:
+            return {}
+        wanted = np.fromiter(doc_ids, dtype=np.int64)
+        where = np.flatnonzero(np.isin(self.docs, wanted))
+        return dict(zip(self.docs[where].tolist(), self.p[where].tolist(), strict=True))
+
     r_hat: list[tuple[str, float]] | None = None  # (sample name, statAP R-hat)
 
 
@@ -423,19 +451,18 @@ def topic_model_view(*, job: MatchJob, topic: Topic, limit: int = 25) -> TopicMo
         return TopicModelView(fitted=False, r_hat=r_hat)
     docs, p = raw[topic.pk]
     merged = job_probabilities(job=job, topics=[topic.pk])[topic.pk][1]
-    grades = human_grades([topic.pk])
-    unjudged = sorted(
-        (
-            (d, v)
-            for d, v in zip(docs.tolist(), p.tolist(), strict=True)
-            if (topic.pk, d) not in grades
-        ),
-        key=lambda pair: (-pair[1], pair[0]),
+    judged = [d for t, d in human_grades([topic.pk]) if t == topic.pk]
+    # The best ``limit`` unjudged by p, then document id, without sorting them all.
+    open_ = ~np.isin(docs, np.asarray(judged, dtype=docs.dtype))
+    order = np.lexsort((docs[open_], -p[open_]))[:limit]
+    unjudged = list(
+        zip(docs[open_][order].tolist(), p[open_][order].tolist(), strict=True)
     )
     return TopicModelView(
         fitted=True,
         sum_p=float(merged.sum()),
-        unjudged=unjudged[:limit],
-        p_by_doc=dict(zip(docs.tolist(), p.tolist(), strict=True)),
+        unjudged=unjudged,
+        docs=docs,
+        p=p,
         r_hat=r_hat,
     )

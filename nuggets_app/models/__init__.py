@@ -5,7 +5,14 @@ from .embeddings import EmbeddingJob, NuggetEmbedding, UnitEmbedding
 from .history import WorkChange
 from .judges import Judge, JudgeLabel
 from .judgments import Assignment, Judgment
-from .matching import JobInference, JobStatsPart, MatchChunk, MatchJob, MatchResult
+from .matching import (
+    JobInference,
+    JobStatsPart,
+    JobTopicProbabilities,
+    MatchChunk,
+    MatchJob,
+    MatchResult,
+)
 from .nuggets import Nugget, NuggetBank
 from .pools import Pool, PoolDocument
 from .preferences import AssessorPreference
@@ -28,6 +35,7 @@ __all__ = [
     "JobInference",
     "JobNewRun",
     "JobStatsPart",
+    "JobTopicProbabilities",
     "Judge",
     "JudgeLabel",
     "Judgment",

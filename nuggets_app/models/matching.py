@@ -195,6 +195,15 @@ class MatchResult(models.Model):
         return f"{self.job_id} {self.topic_id} {self.document_id} {self.score:.4f}"
 
 
+class JobInferenceManager(models.Manager):
+    """Defers ``stats`` (the job's document frequencies, megabytes for a large
+    collection): a page reading the model row does not read them; code that needs
+    them reads them by name or on first access."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().defer("stats")
+
+
 class JobInference(models.Model):
     """A job's relevance model: the BM25 corpus statistics its chunks share, the
     fitted model, and its probability of relevance for every (topic, document)."""
@@ -218,15 +227,39 @@ class JobInference(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
-    # Packed arrays: topic ids, document ids, model probability (human judgments are
-    # applied on read, so a new judgment overrides without a refit).
-    probabilities = models.BinaryField(null=True, blank=True, editable=False)
+    # The probabilities are rows of JobTopicProbabilities, one per topic.
     fitted_at = models.DateTimeField(null=True, blank=True)
     fit_seconds = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
 
+    objects = JobInferenceManager()
+
     def __str__(self) -> str:
         return f"inference of job {self.job_id}"
+
+
+class JobTopicProbabilities(models.Model):
+    """One topic's probabilities of relevance under the job's fitted model: packed
+    document ids and p (``job_model.features_pack``, one column). Human judgments are
+    applied on read, so a new judgment overrides without a refit. A row per topic:
+    a page or a rule reads its topic only, and no value nears PostgreSQL's 1 GB limit
+    (16 bytes a document)."""
+
+    job = models.ForeignKey(
+        MatchJob, on_delete=models.CASCADE, related_name="topic_probabilities"
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    probabilities = models.BinaryField(editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "topic"], name="job_topic_probabilities_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"probabilities of job {self.job_id}, topic {self.topic_id}"
 
 
 class JobStatsPart(models.Model):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from nuggets_app.evaluation.selectors import sample_prels
+from nuggets_app.evaluation.selectors import job_inputs_version, sample_prels
 from nuggets_app.evaluation.services.estimates import (
     EstimateError,
     EstimateInputs,
@@ -46,6 +46,7 @@ from nuggets_app.ir.outside_pool import (
 from nuggets_app.ir.prels import TopicPrels, ranking_order
 from nuggets_app.ir.reusability import run_groups
 from nuggets_app.ir.run_intervals import Z_95
+from nuggets_app.operations.services.computed import kept, kept_key
 
 Scores = Mapping[str, Mapping[str, float]]
 # {qid: {docno: (relevance, π)}} of one run's judged top-up sample.
@@ -260,7 +261,13 @@ def new_run_flag_reason(figures: NewRunFigures, reason: str) -> str:
 def job_calibration_shown(*, job) -> Calibration | None:
     """The calibration the job page shows: from the job's pooled runs and the sample
     its model was fitted with (None without a fitted model, a sample or pooled
-    runs)."""
+    runs). Kept per the job's inputs: it cross-fits the model over every document
+    of the job, which a page cannot redo on each request of a large job."""
+    key = kept_key("job-calibration", job_inputs_version(job))
+    return kept(key, lambda: (_job_calibration(job),))[0]
+
+
+def _job_calibration(job) -> Calibration | None:
     pooled = job_pool_runs(job)
     sample = estimate_sample(job)
     if not pooled or sample is None:

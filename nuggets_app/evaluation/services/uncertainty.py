@@ -11,16 +11,18 @@ from nuggets_app.evaluation.services.diagnostics import Table
 from nuggets_app.ir.expected import EXPECTED_MEASURES, ExpectedEvaluation, run_expected
 from nuggets_app.ir.ranking import ranking_compare
 from nuggets_app.ir.statap import StatapResult
-from nuggets_app.models import Collection, JobInference, MatchJob
+from nuggets_app.models import Collection, JobTopicProbabilities, MatchJob
 
 Scores = Mapping[str, Mapping[str, float]]
 
 
 def model_jobs(collection: Collection) -> list[MatchJob]:
     """The collection's finished jobs with a fitted relevance model, newest first."""
-    fitted = JobInference.objects.filter(
-        job__collection=collection, probabilities__isnull=False
-    ).values_list("job_id", flat=True)
+    fitted = (
+        JobTopicProbabilities.objects.filter(job__collection=collection)
+        .values_list("job_id", flat=True)
+        .distinct()
+    )
     return list(
         MatchJob.objects.filter(pk__in=list(fitted), status=MatchJob.Status.DONE)
         .select_related("collection", "pool", "sample")

@@ -11,7 +11,7 @@ from nuggets_app.models import JobInference, MatchJob
 
 def model_info(job: MatchJob) -> dict[str, Any] | None:
     """The model behind probabilities: features, coefficients, calibration."""
-    info = JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+    info = JobInference.objects.filter(job=job).first()
     if info is None or info.model is None:
         return None
     model = info.model

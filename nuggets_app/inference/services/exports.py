@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from nuggets_app.collection.selectors import docnos_by_id
 from nuggets_app.errors import DomainError
 from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.services.decision_rule import DecisionRule
@@ -39,6 +40,7 @@ from nuggets_app.inference.services.readiness import (
     model_missing_reason,
     rule_on_model,
     rule_undecided_reasons,
+    undecided_warnings,
 )
 from nuggets_app.inference.services.rule_application import rule_apply, rule_apply_later
 from nuggets_app.inference.services.unpooled import later_columns
@@ -98,13 +100,21 @@ class Export:
         return json.dumps(self.provenance, sort_keys=True, indent=1) + "\n"
 
     def write(self, path: str | Path) -> list[Path]:
-        """Write the file, and ``<path>.provenance.json`` when there is provenance."""
+        """Write the file, and ``<path>.provenance.json`` when there is provenance:
+        both streamed, so a large export is never held twice (as the lines and as
+        one string)."""
         path = Path(path)
-        path.write_text(self.text(), encoding="utf-8")
+        with path.open("w", encoding="utf-8") as handle:
+            for line in self.lines:
+                handle.write(f"{line}\n")
         written = [path]
         if self.provenance is not None:
             side = path.with_name(path.name + ".provenance.json")
-            side.write_text(self.sidecar(), encoding="utf-8")
+            with side.open("w", encoding="utf-8") as handle:
+                encoder = json.JSONEncoder(sort_keys=True, indent=1)
+                for part in encoder.iterencode(self.provenance):
+                    handle.write(part)
+                handle.write("\n")
             written.append(side)
         return written
 
@@ -177,11 +187,7 @@ def qrels_export(
         records.update(_inferred_records(job, rule, collection, decided, later))
     undecided = sorted(reasons, key=qid_key)
     _add_human_records(records, _human_records(labels), kind)
-    docnos = dict(
-        Document.objects.filter(pk__in={d for _, d in records}).values_list(
-            "pk", "docno"
-        )
-    )
+    docnos = docnos_by_id(collection=collection, ids={d for _, d in records})
     # What people said of a line's document as a check of a known answer (no label).
     for key, checks in known_answer_checks(qids).items():
         if key in records:
@@ -205,7 +211,7 @@ def qrels_export(
         "rule_text": rule.describe() if rule is not None and kind != "human" else None,
         "undecided_topics": undecided,
         "undecided_reasons": {q: reasons[q] for q in undecided},
-        "warnings": _undecided_warnings(reasons)
+        "warnings": undecided_warnings(reasons)
         + _aggregation_warnings(collection, rule_used, kind),
         "model": model_info(job)
         if kind != "human" and rule_uses_p(job, rule)
@@ -216,7 +222,9 @@ def qrels_export(
             **(_judged_counts(rows, level) if kind == "inferred" else {}),
             "checked": sum(1 for *_, rec in rows if rec.get("checks")),
         },
-        "lines": [{"qid": q, "docno": d, **rec} for q, d, rec in rows],
+        # Each record becomes its sidecar line in place (a second dict per line is
+        # the largest cost of a large export; the sidecar sorts its keys).
+        "lines": [_sidecar_line(rec, q, d) for q, d, rec in rows],
     }
     return Export(lines=lines, provenance=provenance)
 
@@ -238,21 +246,15 @@ def _add_human_records(
             records[key] = {**records[key], "person": person}
 
 
+def _sidecar_line(rec: dict[str, Any], qid: str, docno: str) -> dict[str, Any]:
+    rec["qid"] = qid
+    rec["docno"] = docno
+    return rec
+
+
 def _level(collection: Collection, job: MatchJob | None) -> int:
     """The relevance level of an export: the job's, else the collection's."""
     return job.relevance_level if job is not None else collection.relevance_level
-
-
-def _undecided_warnings(reasons: dict[str, str]) -> list[str]:
-    """One sentence per reason, naming its topics."""
-    by_reason: dict[str, list[str]] = {}
-    for qid in sorted(reasons, key=qid_key):
-        by_reason.setdefault(reasons[qid], []).append(qid)
-    return [
-        f"topics {', '.join(qids)} have {why}: their unjudged documents are left "
-        "out (only human judgments)"
-        for why, qids in by_reason.items()
-    ]
 
 
 def rule_uses_p(job: MatchJob | None, rule: DecisionRule | None) -> bool:
@@ -298,38 +300,35 @@ def _inferred_records(
     qids: dict[int, str],
     later: bool = False,
 ) -> dict[tuple[int, int], dict[str, Any]]:
-    decisions = rule_apply(
-        job=job, rule=rule, topics=Topic.objects.filter(pk__in=list(qids))
-    )
-    scores = {
-        (t, d): (s, n)
-        for t, d, s, n in MatchResult.objects.filter(
-            job=job, topic_id__in=list(qids)
-        ).values_list("topic_id", "document_id", "score", "nugget_id")
-    }
-    model_p: dict[tuple[int, int], float] = {}
-    if rule_on_model(job, rule):
-        for topic_id, (docs, p) in job_probabilities(
-            job=job, override=False, topics=qids
-        ).items():
-            model_p.update(
-                ((topic_id, d), v)
-                for d, v in zip(docs.tolist(), p.tolist(), strict=True)
-            )
     grade = job.relevance_level
+    on_model = rule_on_model(job, rule)
     out = {}
-    for topic_id, decided in decisions.items():
-        for doc_id, relevant in decided.items():
-            score, nugget = scores[(topic_id, doc_id)]
+    # One topic at a time: its decisions, p and result rows are dropped before the
+    # next topic's are read.
+    for topic in Topic.objects.filter(pk__in=list(qids)).order_by("pk"):
+        decisions = rule_apply(job=job, rule=rule, topics=[topic])
+        decided = decisions.get(topic.pk, {})
+        model_p: dict[int, float] = {}
+        if on_model:
+            for docs, p in job_probabilities(
+                job=job, override=False, topics=[topic.pk]
+            ).values():
+                model_p = dict(zip(docs.tolist(), p.tolist(), strict=True))
+        rows = MatchResult.objects.filter(job=job, topic=topic).values_list(
+            "document_id", "score", "nugget_id"
+        )
+        for doc_id, score, nugget in rows.iterator(chunk_size=20000):
+            if doc_id not in decided:
+                continue
             rec: dict[str, Any] = {
-                "rel": grade if relevant else 0,
+                "rel": grade if decided[doc_id] else 0,
                 "source": "model" if model_p else "matcher",
                 "score": score,
                 "nugget": nugget,
             }
             if model_p:
-                rec["p"] = model_p.get((topic_id, doc_id))
-            out[(topic_id, doc_id)] = rec
+                rec["p"] = model_p.get(doc_id)
+            out[(topic.pk, doc_id)] = rec
     if later:
         out.update(_later_records(job, rule, qids, grade))
     return out
@@ -388,10 +387,9 @@ def probabilistic_export(
     rule_used = aggregation_of(job.collection)
     grades = human_grades(qids, aggregation=rule_used)
     inclusion = _fit_inclusion(job, qids)
-    docnos = dict(
-        Document.objects.filter(
-            pk__in={d for docs, _ in columns.values() for d in docs.tolist()}
-        ).values_list("pk", "docno")
+    docnos = docnos_by_id(
+        collection=job.collection,
+        ids={d for docs, _ in columns.values() for d in docs.tolist()},
     )
     rows = []
     for topic_id, (docs, p) in columns.items():

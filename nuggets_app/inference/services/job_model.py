@@ -28,6 +28,7 @@ relevant and 0 to one judged non-relevant, unless asked for the model's own p.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
+from django.db import transaction
 from django.utils import timezone
 
 from matcher import normalize
@@ -55,6 +57,7 @@ from nuggets_app.learning.semantic_features import SEMANTIC_FEATURE_NAMES
 from nuggets_app.models import (
     Document,
     JobInference,
+    JobTopicProbabilities,
     MatchChunk,
     MatchJob,
     Sample,
@@ -66,7 +69,7 @@ _HEADER = np.dtype("<i8")
 
 
 # --- packing ---------------------------------------------------------------------------
-def features_pack(doc_ids: Sequence[int], matrix: np.ndarray) -> bytes:
+def features_pack(doc_ids: Sequence[int] | np.ndarray, matrix: np.ndarray) -> bytes:
     """Document ids and their features (documents x features, float64) as one blob."""
     matrix = np.asarray(matrix, dtype="<f8").reshape(len(doc_ids), -1)
     header = np.array([len(doc_ids), matrix.shape[1]], dtype=_HEADER)
@@ -81,30 +84,6 @@ def features_unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     ids = np.frombuffer(blob, dtype="<i8", count=n, offset=offset)
     matrix = np.frombuffer(blob, dtype="<f8", count=n * width, offset=offset + 8 * n)
     return ids, matrix.reshape(n, width)
-
-
-def probabilities_pack(
-    topic_ids: np.ndarray, doc_ids: np.ndarray, p: np.ndarray
-) -> bytes:
-    """Parallel arrays (topic id, document id, probability) as one blob."""
-    n = len(doc_ids)
-    header = np.array([n], dtype=_HEADER)
-    return (
-        header.tobytes()
-        + np.asarray(topic_ids, dtype="<i8").tobytes()
-        + np.asarray(doc_ids, dtype="<i8").tobytes()
-        + np.asarray(p, dtype="<f8").tobytes()
-    )
-
-
-def probabilities_unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(topic ids, document ids, probabilities) of :func:`probabilities_pack`."""
-    n = int(np.frombuffer(blob, dtype=_HEADER, count=1)[0])
-    offset = _HEADER.itemsize
-    topics = np.frombuffer(blob, dtype="<i8", count=n, offset=offset)
-    docs = np.frombuffer(blob, dtype="<i8", count=n, offset=offset + 8 * n)
-    p = np.frombuffer(blob, dtype="<f8", count=n, offset=offset + 16 * n)
-    return topics, docs, p
 
 
 # --- features inside chunks -------------------------------------------------------------
@@ -499,14 +478,10 @@ def job_model_fit(
         _inference_update(job, error=str(exc))
         raise RelevanceModelError(f"job {job.pk}: {exc}") from exc
     order = sorted(features, key=lambda t: qids[t])
-    topic_col = np.concatenate(
-        [np.full(len(features[t][0]), t, dtype=np.int64) for t in order]
-    )
-    doc_col = np.concatenate([features[t][0] for t in order])
-    p_col = np.concatenate([np.asarray(predicted[qids[t]], dtype=float) for t in order])
+    documents = sum(len(features[t][0]) for t in order)
     all_labels = np.concatenate([fit.labels[t] for t in order])
     info: dict[str, Any] = {
-        "documents": len(doc_col),
+        "documents": documents,
         "judged": int((all_labels >= 0).sum()),
         "relevant": int((all_labels == 1).sum()),
         "relevance_level": job.relevance_level,
@@ -528,27 +503,55 @@ def job_model_fit(
             if chosen is not None
             else reliability_cv(data, ablate=ablate, **common)
         )
-    blob = probabilities_pack(topic_col, doc_col, p_col)
     job_judges.judges_mark_read(job=job, names=judges)
-    seconds = time.perf_counter() - started
-    _inference_update(
-        job,
-        model=json.loads(model.to_json()),
-        fit_info=info,
-        fit_sample=fit.sample,
-        probabilities=blob,
-        fitted_at=timezone.now(),
-        fit_seconds=seconds,
-        error="",
-    )
+    with transaction.atomic():
+        _probabilities_store(
+            job, {t: (features[t][0], predicted[qids[t]]) for t in order}
+        )
+        seconds = time.perf_counter() - started
+        _inference_update(
+            job,
+            model=json.loads(model.to_json()),
+            fit_info=info,
+            fit_sample=fit.sample,
+            fitted_at=timezone.now(),
+            fit_seconds=seconds,
+            error="",
+        )
     return FitSummary(
-        documents=len(doc_col),
+        documents=documents,
         judged=info["judged"],
         relevant=info["relevant"],
         seconds=seconds,
         topics=len(order),
         model_seconds=model_seconds,
     )
+
+
+def _probabilities_store(
+    job: MatchJob, columns: dict[int, tuple[np.ndarray, Any]]
+) -> None:
+    """Replace the job's probabilities by ``{topic id: (document ids, p)}``, a row
+    per topic, written a few at a time (a topic of a million documents is 16 MB).
+    Two fits of one job at once (the fit the last chunk enqueues, a user's refit)
+    take turns on the job's model row: the later one replaces the earlier's rows."""
+    JobInference.objects.get_or_create(job=job)
+    list(
+        JobInference.objects.select_for_update()
+        .filter(job=job)
+        .values_list("pk", flat=True)
+    )
+    JobTopicProbabilities.objects.filter(job=job).delete()
+    rows = (
+        JobTopicProbabilities(
+            job=job,
+            topic_id=topic_id,
+            probabilities=features_pack(docs, np.asarray(p, dtype=float)),
+        )
+        for topic_id, (docs, p) in columns.items()
+    )
+    while batch := list(itertools.islice(rows, 8)):
+        JobTopicProbabilities.objects.bulk_create(batch)
 
 
 def _inference_update(job: MatchJob, **fields: Any) -> None:
@@ -561,7 +564,7 @@ def _inference_update(job: MatchJob, **fields: Any) -> None:
 # --- reading ----------------------------------------------------------------------------
 def job_inference(job: MatchJob) -> JobInference | None:
     """The job's model row, if any."""
-    return JobInference.objects.filter(job=job).defer("stats", "probabilities").first()
+    return JobInference.objects.filter(job=job).first()
 
 
 def job_probabilities(
@@ -570,28 +573,28 @@ def job_probabilities(
     """{topic id: (document ids, p)} of the job's fitted model ({} without one).
 
     ``override``: a judged document's p is 1 when judged relevant, 0 when not."""
-    blob = (
-        JobInference.objects.filter(job=job, probabilities__isnull=False)
-        .values_list("probabilities", flat=True)
-        .first()
-    )
-    if blob is None:
-        return {}
-    topic_col, doc_col, p_col = probabilities_unpack(bytes(blob))
-    wanted = None if topics is None else set(topics)
+    stored = JobTopicProbabilities.objects.filter(job=job)
+    if topics is not None:
+        stored = stored.filter(topic_id__in=sorted(set(topics)))
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for topic_id in np.unique(topic_col).tolist():
-        if wanted is not None and topic_id not in wanted:
-            continue
-        mask = topic_col == topic_id
-        docs, p = doc_col[mask], p_col[mask].copy()
-        out[int(topic_id)] = (docs, p)
+    # Only the topics asked for are read: a topic's row, not the whole job's p.
+    for topic_id, blob in stored.order_by("topic_id").values_list(
+        "topic_id", "probabilities"
+    ):
+        docs, matrix = features_unpack(bytes(blob))
+        out[int(topic_id)] = (docs, matrix[:, 0].copy())
     if override and out:
         level = job.relevance_level
-        grades = human_grades(out)
+        judged: dict[int, dict[int, float]] = {}
+        for (topic_id, doc_id), grade in human_grades(out).items():
+            judged.setdefault(topic_id, {})[doc_id] = float(grade >= level)
+        # Only the judged documents change: find them among the topic's documents
+        # without visiting every one in Python.
         for topic_id, (docs, p) in out.items():
-            for i, doc_id in enumerate(docs.tolist()):
-                grade = grades.get((topic_id, doc_id))
-                if grade is not None:
-                    p[i] = 1.0 if grade >= level else 0.0
+            labels = judged.get(topic_id)
+            if not labels:
+                continue
+            ids = np.fromiter(labels, dtype=docs.dtype, count=len(labels))
+            where = np.flatnonzero(np.isin(docs, ids))
+            p[where] = [labels[int(d)] for d in docs[where]]
     return out

@@ -15,12 +15,18 @@ from nuggets_app.importers.fields import qid_key
 from nuggets_app.inference.selectors import nuggets_kept
 from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.judging.selectors import human_grades
-from nuggets_app.models import JobInference, MatchJob, Nugget, Topic
+from nuggets_app.models import (
+    JobInference,
+    JobTopicProbabilities,
+    MatchJob,
+    Nugget,
+    Topic,
+)
 
 
 def job_has_model(job: MatchJob) -> bool:
     """Whether the job has fitted probabilities of relevance."""
-    return JobInference.objects.filter(job=job, probabilities__isnull=False).exists()
+    return JobTopicProbabilities.objects.filter(job=job).exists()
 
 
 def rule_default(job: MatchJob) -> DecisionRule:
@@ -169,3 +175,16 @@ def launch_warnings(job: MatchJob) -> list[str]:
             "topic statement, relevance feedback and prevalence only"
         )
     return out
+
+
+def undecided_warnings(reasons: dict[str, str]) -> list[str]:
+    """One sentence per reason of :func:`rule_undecided_reasons`, naming its topics
+    (an export's warnings)."""
+    by_reason: dict[str, list[str]] = {}
+    for qid in sorted(reasons, key=qid_key):
+        by_reason.setdefault(reasons[qid], []).append(qid)
+    return [
+        f"topics {', '.join(qids)} have {why}: their unjudged documents are left "
+        "out (only human judgments)"
+        for why, qids in by_reason.items()
+    ]

@@ -13,7 +13,11 @@ import numpy as np
 
 from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.job_model import job_probabilities
-from nuggets_app.inference.services.readiness import model_missing_reason, rule_on_model
+from nuggets_app.inference.services.readiness import (
+    job_has_model,
+    model_missing_reason,
+    rule_on_model,
+)
 from nuggets_app.inference.services.unpooled import later_columns
 from nuggets_app.learning.rule_spec import RuleError
 from nuggets_app.models import MatchJob, MatchResult, Topic
@@ -25,12 +29,13 @@ def rule_apply(
     """{topic id: {document id: inferred relevant?}} for every result of the job."""
     wanted = None if topics is None else {t.pk for t in topics}
     qids = dict(Topic.objects.filter(match_jobs=job).values_list("pk", "qid"))
+    # Only the topics asked for are read: a topic page does not load the whole job.
     if rule_on_model(job, rule):
-        columns = job_probabilities(job=job, override=False)
-        if not columns:
+        columns = job_probabilities(job=job, override=False, topics=wanted)
+        if not columns and not job_has_model(job):
             raise RuleError(f"rule {rule.describe()!r}: {model_missing_reason(job)}")
     else:
-        columns = _score_columns(job)
+        columns = _score_columns(job, wanted)
     out: dict[int, dict[int, bool]] = {}
     for topic_id, (docs, values) in columns.items():
         if wanted is not None and topic_id not in wanted:
@@ -57,9 +62,9 @@ def rule_apply_later(
     pooled: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if rule.kind not in ("threshold", "probability"):
         columns = (
-            job_probabilities(job=job, override=False)
+            job_probabilities(job=job, override=False, topics=later)
             if on_model
-            else _score_columns(job)
+            else _score_columns(job, set(later))
         )
         pooled = {t: columns[t] for t in later if t in columns}
     out: dict[int, dict[int, tuple[bool, float]]] = {}
@@ -78,15 +83,16 @@ def rule_apply_later(
     return out
 
 
-def _score_columns(job: MatchJob) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """{topic id: (document ids, min-span scores)} of the job's results."""
+def _score_columns(
+    job: MatchJob, topics: set[int] | None = None
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{topic id: (document ids, min-span scores)} of the job's results (of
+    ``topics`` only, when given)."""
+    results = MatchResult.objects.filter(job=job)
+    if topics is not None:
+        results = results.filter(topic_id__in=sorted(topics))
     rows = np.array(
-        list(
-            MatchResult.objects.filter(job=job).values_list(
-                "topic_id", "document_id", "score"
-            )
-        ),
-        dtype=float,
+        list(results.values_list("topic_id", "document_id", "score")), dtype=float
     )
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if rows.size == 0:

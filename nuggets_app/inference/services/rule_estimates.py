@@ -48,17 +48,22 @@ def rule_estimate(
     on the judged documents among the job's results."""
     decisions = rule_apply(job=job, rule=rule, topics=topics)
     level = job.relevance_level
-    grades = human_grades(decisions)
+    judged: dict[int, list[tuple[int, int]]] = {}
+    for (topic_id, doc_id), grade in human_grades(decisions).items():
+        judged.setdefault(topic_id, []).append((doc_id, grade))
     qids = dict(Topic.objects.filter(pk__in=list(decisions)).values_list("pk", "qid"))
     out: dict[str, RuleEstimate] = {"all": RuleEstimate()}
     for topic_id, decided in sorted(decisions.items(), key=lambda kv: qids[kv[0]]):
         est = out.setdefault(qids[topic_id], RuleEstimate())
-        for doc_id, inferred in decided.items():
-            for target in (est, out["all"]):
-                target.inferred += int(inferred)
-            grade = grades.get((topic_id, doc_id))
-            if grade is None:
+        inferred_here = sum(decided.values())
+        for target in (est, out["all"]):
+            target.inferred += inferred_here
+        # Only the judged documents count in the confusion table: visit those, not
+        # every result of the topic.
+        for doc_id, grade in judged.get(topic_id, []):
+            if doc_id not in decided:
                 continue
+            inferred = decided[doc_id]
             relevant = grade >= level
             attr = (
                 ("tp" if inferred else "fn")

@@ -178,6 +178,12 @@ def computed_run(*, name: str, params: dict[str, Any], key: str) -> dict[str, An
     return {"status": "done"}
 
 
+def kept_key(name: str, versions: list) -> str:
+    """A key for :func:`kept` from a name and the input versions of the value."""
+    material = json.dumps([name, versions], sort_keys=True, default=str)
+    return KEY_PREFIX + "kept:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
 def kept(key: str, compute: Callable[[], T]) -> T:
     """A value derived from a kept result (a CSV text, a rendered plot), computed once
     under ``key`` (derive it from the result's key)."""

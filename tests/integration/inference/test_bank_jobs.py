@@ -79,9 +79,7 @@ def test_a_bank_without_source_documents_is_matched_to_the_end_on_a_worker(
     # The relevance model is fitted on the judgments, with features from the bank.
     wait_until(
         lambda: (
-            JobInference.objects.filter(job=job)
-            .exclude(probabilities=None, error="")
-            .exists()
+            JobInference.objects.filter(job=job).exclude(model=None, error="").exists()
         ),
         timeout=90,
         what="the model fit",

@@ -9,6 +9,7 @@ from matcher import MatchOptions, TopicMatcher
 from nuggets_app.collection.services.imports import qrels_import
 from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.exports import (
+    Export,
     passages_export,
     prels_export,
     qrels_export,
@@ -236,3 +237,14 @@ def test_prels_export_refuses_a_sample_name_shared_by_two_pools(world, tmp_path)
             "--sample", "twin", "--output", str(out),
         )  # fmt: skip
     assert not out.exists()
+
+
+def test_an_export_written_to_files_is_its_text_and_sidecar(tmp_path):
+    export = Export(
+        lines=["1 0 d1 2", "1 0 d2 0"],
+        provenance={"kind": "inferred", "lines": [{"qid": "1", "docno": "d1"}]},
+    )
+    written = export.write(tmp_path / "q.txt")
+    assert [p.name for p in written] == ["q.txt", "q.txt.provenance.json"]
+    assert written[0].read_text(encoding="utf-8") == export.text()
+    assert written[1].read_text(encoding="utf-8") == export.sidecar()

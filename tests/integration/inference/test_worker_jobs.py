@@ -12,7 +12,13 @@ from nuggets_app.inference.services.matching import (
     match_job_launch,
 )
 from nuggets_app.learning.relevance_features import FEATURE_NAMES
-from nuggets_app.models import JobInference, MatchChunk, MatchJob, MatchResult
+from nuggets_app.models import (
+    JobInference,
+    JobTopicProbabilities,
+    MatchChunk,
+    MatchJob,
+    MatchResult,
+)
 from tests.integration.worlds.cranfield_pool import (
     cranfield_world,
     wait_for,
@@ -116,9 +122,7 @@ def test_the_worker_stores_features_and_fits_the_model_when_the_job_is_done(
     assert stored == {(t.pk, d.pk) for t in world.topics for d in world.pooled[t.qid]}
     # The last chunk enqueued the fit: p for every pooled document, in [0, 1].
     wait_until(
-        lambda: JobInference.objects.filter(
-            job=job, probabilities__isnull=False
-        ).exists(),
+        lambda: JobTopicProbabilities.objects.filter(job=job).exists(),
         what="the model fit",
     )
     columns = job_probabilities(job=job, override=False)
