@@ -1,0 +1,114 @@
+"""AP linearised as a whole ratio around the model's own AP (measured, not adopted).
+
+statAP's AP of a list is a ratio ``N/R``: ``N = Σ_L y_d c_d`` (``c_d`` the precision
+at d's rank) and ``R = Σ_P y``. The difference estimators ``N̂`` and ``R̂`` (labels
+``ŷ = p + 1[d ∈ S](y - p)/π``) are unbiased for N and R for a fixed p (N to the
+design's joint inclusions), but their ratio is not: its bias, ``(AP V(R̂) - C(N̂,
+R̂))/R²`` to second order, is large exactly where R̂'s coefficient of variation is,
+and Beale's correction of it only holds where that CV is below 1.
+
+This estimator expands the ratio not at the sample's ``(N̂, R̂)`` but at the model's
+``(N_p, R_p)`` (N and R computed with ``y = p``, fixed given p), and keeps the first
+order term only:
+
+    AP_lin = AP_p + ((N̂ - N_p) - AP_p (R̂ - R_p)) / R_p,   AP_p = N_p / R_p.
+
+It is linear in the unbiased N̂ and R̂ with fixed coefficients, so
+``E[AP_lin] = AP_p + (N - AP_p R)/R_p = AP + (AP - AP_p)(R - R_p)/R_p``: its bias is
+the product of the model's error on AP and its relative error on R, not a function of
+the sample's skew. With p = y it is exact (``N̂ = N_p = N``, ``R̂ = R_p = R``);
+with p ≡ 0 there is no expansion point and the topic keeps the estimator's own value.
+For any fixed ``(AP~, R~)``, ``AP~ + (N̂ - AP~ R̂)/R~`` has expectation
+``AP + (AP - AP~)(R - R~)/R~``. ``floor``: ``R~ = max(R_p, m)``, m the relevant
+documents judged (no longer fixed given p; the bias formula then holds only
+approximately).
+Variance: the same linearisation, ``Σ_S v (y - p)² a_d²`` with
+``a_d = (∂N/∂y_d - AP_p)/R_p``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from nuggets_app.ir.model_assisted import TopicSample
+from nuggets_app.ir.prels import ranking_order
+from nuggets_app.ir.run_intervals import interval95
+
+
+def _numerator(sample: TopicSample, ranking: Sequence[str], *, labelled: bool):
+    """``(N, hits)`` of the list with ``ŷ`` (``labelled``) or with ``y = p``; hits:
+    per sampled document in the list, its unit and ``∂N/∂y_d`` (without the part
+    from documents ranked below it, added by the caller)."""
+    sp = num = tail = 0.0
+    hits = []
+    for rank, docno in enumerate(ranking, 1):
+        p = sample.probs.get(docno, 0.0)
+        unit = sample.units.get(docno)
+        y_hat = p if unit is None or not labelled else p + unit.resid * unit.weight
+        c_hat = (1.0 + sp) / rank
+        num += y_hat * c_hat
+        sp += y_hat
+        tail += y_hat / rank
+        if unit is not None:
+            hits.append((unit, c_hat, tail))
+    return num, tail, hits
+
+
+def linearised_ap(
+    sample: TopicSample, ranking: Sequence[str], *, floor: bool = False
+) -> tuple[float, float] | None:
+    """``(AP_lin, its variance)`` of one list, or None where the model gives no
+    expansion point (``R_p = 0``)."""
+    r_model = math.fsum(sample.probs.values())
+    r_p = max(r_model, float(sample.n_relevant)) if floor else r_model
+    if r_p <= 0 or r_model <= 0:
+        return None
+    n_p, _, _ = _numerator(sample, ranking, labelled=False)
+    n_hat, tail, hits = _numerator(sample, ranking, labelled=True)
+    r_hat = r_model + math.fsum(u.resid * u.weight for u in sample.units.values())
+    ap_p = n_p / r_model  # the model's own AP
+    # AP_p + (N̂ - AP_p R̂)/R̃: linear in (N̂, R̂) with coefficients fixed given p.
+    value = ap_p + (n_hat - ap_p * r_hat) / r_p
+    var = listed = 0.0
+    for unit, c_hat, upto in hits:
+        share = unit.var_w * unit.resid * unit.resid
+        listed += share
+        a = (c_hat + tail - upto - ap_p) / r_p
+        var += share * a * a
+    var += max(sample.var_r - listed, 0.0) * (ap_p / r_p) ** 2
+    return value, var
+
+
+def linearised_runs(found: dict, samples: Mapping[str, TopicSample], runs, *, floor):
+    """``found`` (``run -> measure -> RunEstimate`` of
+    :func:`~nuggets_app.ir.model_assisted.model_assisted_evaluate`) with each topic's AP
+    replaced by :func:`linearised_ap` (clipped to [0, 1]; variance the larger of its
+    own and the estimator's, so the interval keeps the estimator's protections), the
+    run's mean, variance and interval (``± 1.96 sd``, within [0, 1]) recomputed."""
+    for run, measures in found.items():
+        ap = measures["AP"]
+        topics = []
+        for t in ap.topics:
+            got = linearised_ap(
+                samples[t.qid], ranking_order(runs[run][t.qid]), floor=floor
+            )
+            if got is not None:
+                value, var = got
+                t = replace(t, estimate=min(max(value, 0.0), 1.0), var=max(var, t.var))
+            topics.append(replace(t, other=None))
+        n = len(topics)
+        if not n:
+            continue
+        mean = math.fsum(t.estimate for t in topics) / n
+        var = math.fsum(t.var for t in topics) / (n * n)
+        low, high = interval95(mean, var)
+        measures["AP"] = replace(
+            ap,
+            estimate=mean,
+            var=var,
+            ci95=(max(low, 0.0), min(high, 1.0)),
+            topics=tuple(topics),
+        )
+    return found
