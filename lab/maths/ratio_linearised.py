@@ -21,7 +21,11 @@ with p ≡ 0 there is no expansion point and the topic keeps the estimator's own
 For any fixed ``(AP~, R~)``, ``AP~ + (N̂ - AP~ R̂)/R~`` has expectation
 ``AP + (AP - AP~)(R - R~)/R~``. ``floor``: ``R~ = max(R_p, m)``, m the relevant
 documents judged (no longer fixed given p; the bias formula then holds only
-approximately).
+approximately). ``calibrated``: ``R~ = κ_{-t} R_p``, the model's count scaled by how
+far it is off on the other topics (``Σ R̂ / Σ R_p`` over them): topics are sampled
+independently, so R~ is still fixed given this topic's sample and the bias formula
+holds exactly, with the R factor shrunk wherever the model's miscount is common to
+the topics.
 Variance: the same linearisation, ``Σ_S v (y - p)² a_d²`` with
 ``a_d = (∂N/∂y_d - AP_p)/R_p``.
 """
@@ -56,18 +60,45 @@ def _numerator(sample: TopicSample, ranking: Sequence[str], *, labelled: bool):
     return num, tail, hits
 
 
+def raw_r(sample: TopicSample) -> float:
+    """The difference estimate of R, not floored: ``Σ_P p + Σ_S (y - p)/π``."""
+    return math.fsum(sample.probs.values()) + math.fsum(
+        u.resid * u.weight for u in sample.units.values()
+    )
+
+
+def calibrations(samples: Mapping[str, TopicSample]) -> dict[str, float]:
+    """Per topic, ``κ_{-t} = Σ_{u ≠ t} R̂_u / Σ_{u ≠ t} R_p,u``: how far the model's
+    count of relevant documents is off on the other topics, whose samples are
+    independent of this one's (1 where the others give nothing)."""
+    r_hat = {q: raw_r(s) for q, s in samples.items()}
+    r_p = {q: math.fsum(s.probs.values()) for q, s in samples.items()}
+    all_hat, all_p = math.fsum(r_hat.values()), math.fsum(r_p.values())
+    out = {}
+    for q in samples:
+        rest_hat, rest_p = all_hat - r_hat[q], all_p - r_p[q]
+        out[q] = rest_hat / rest_p if rest_p > 0 and rest_hat > 0 else 1.0
+    return out
+
+
 def linearised_ap(
-    sample: TopicSample, ranking: Sequence[str], *, floor: bool = False
+    sample: TopicSample,
+    ranking: Sequence[str],
+    *,
+    floor: bool = False,
+    scale: float = 1.0,
 ) -> tuple[float, float] | None:
     """``(AP_lin, its variance)`` of one list, or None where the model gives no
-    expansion point (``R_p = 0``)."""
+    expansion point (``R_p = 0``). ``scale``: ``R~ = scale R_p`` (a calibration
+    fixed given this topic's sample, :func:`calibrations`)."""
     r_model = math.fsum(sample.probs.values())
-    r_p = max(r_model, float(sample.n_relevant)) if floor else r_model
+    r_p = scale * r_model
+    r_p = max(r_p, float(sample.n_relevant)) if floor else r_p
     if r_p <= 0 or r_model <= 0:
         return None
     n_p, _, _ = _numerator(sample, ranking, labelled=False)
     n_hat, tail, hits = _numerator(sample, ranking, labelled=True)
-    r_hat = r_model + math.fsum(u.resid * u.weight for u in sample.units.values())
+    r_hat = raw_r(sample)
     ap_p = n_p / r_model  # the model's own AP
     # AP_p + (N̂ - AP_p R̂)/R̃: linear in (N̂, R̂) with coefficients fixed given p.
     value = ap_p + (n_hat - ap_p * r_hat) / r_p
@@ -81,18 +112,30 @@ def linearised_ap(
     return value, var
 
 
-def linearised_runs(found: dict, samples: Mapping[str, TopicSample], runs, *, floor):
+def linearised_runs(
+    found: dict,
+    samples: Mapping[str, TopicSample],
+    runs,
+    *,
+    floor: bool = False,
+    calibrated: bool = False,
+):
     """``found`` (``run -> measure -> RunEstimate`` of
     :func:`~nuggets_app.ir.model_assisted.model_assisted_evaluate`) with each topic's AP
     replaced by :func:`linearised_ap` (clipped to [0, 1]; variance the larger of its
     own and the estimator's, so the interval keeps the estimator's protections), the
-    run's mean, variance and interval (``± 1.96 sd``, within [0, 1]) recomputed."""
+    run's mean, variance and interval (``± 1.96 sd``, within [0, 1]) recomputed.
+    ``calibrated``: each topic's ``R~`` is its ``R_p`` scaled by :func:`calibrations`."""
+    scales = calibrations(samples) if calibrated else {}
     for run, measures in found.items():
         ap = measures["AP"]
         topics = []
         for t in ap.topics:
             got = linearised_ap(
-                samples[t.qid], ranking_order(runs[run][t.qid]), floor=floor
+                samples[t.qid],
+                ranking_order(runs[run][t.qid]),
+                floor=floor,
+                scale=scales.get(t.qid, 1.0),
             )
             if got is not None:
                 value, var = got
