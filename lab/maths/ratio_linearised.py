@@ -119,13 +119,16 @@ def linearised_runs(
     *,
     floor: bool = False,
     calibrated: bool = False,
+    clip: bool = True,
 ):
     """``found`` (``run -> measure -> RunEstimate`` of
     :func:`~nuggets_app.ir.model_assisted.model_assisted_evaluate`) with each topic's AP
-    replaced by :func:`linearised_ap` (clipped to [0, 1]; variance the larger of its
+    replaced by :func:`linearised_ap` (clipped to [0, 1] unless ``clip`` is false; variance the larger of its
     own and the estimator's, so the interval keeps the estimator's protections), the
     run's mean, variance and interval (``± 1.96 sd``, within [0, 1]) recomputed.
-    ``calibrated``: each topic's ``R~`` is its ``R_p`` scaled by :func:`calibrations`."""
+    ``calibrated``: each topic's ``R~`` is its ``R_p`` scaled by :func:`calibrations`.
+    ``clip`` false: topics are left unclipped and only the run's mean is kept in
+    [0, 1] (the mean of unbiased terms stays unbiased; per-topic clipping does not)."""
     scales = calibrations(samples) if calibrated else {}
     for run, measures in found.items():
         ap = measures["AP"]
@@ -139,12 +142,14 @@ def linearised_runs(
             )
             if got is not None:
                 value, var = got
-                t = replace(t, estimate=min(max(value, 0.0), 1.0), var=max(var, t.var))
+                if clip:
+                    value = min(max(value, 0.0), 1.0)
+                t = replace(t, estimate=value, var=max(var, t.var))
             topics.append(replace(t, other=None))
         n = len(topics)
         if not n:
             continue
-        mean = math.fsum(t.estimate for t in topics) / n
+        mean = min(max(math.fsum(t.estimate for t in topics) / n, 0.0), 1.0)
         var = math.fsum(t.var for t in topics) / (n * n)
         low, high = interval95(mean, var)
         measures["AP"] = replace(

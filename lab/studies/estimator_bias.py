@@ -28,7 +28,8 @@ each run's estimate, towards the uncorrected ratio or both ways (measured, not a
 Option ``thin:F`` (with ``thins:M``): each topic's AP extrapolated from M thinnings
 of the sample (:mod:`lab.studies.thinned_jackknife`; measured, not adopted).
 Option ``linear:model|floor|calibrated``: each topic's AP linearised as a whole ratio around
-the model's own (N_p, R_p) (:mod:`lab.maths.ratio_linearised`; measured, not adopted).
+the model's own (N_p, R_p) (:mod:`lab.maths.ratio_linearised`; measured, not adopted); with ``topicclip:false`` only
+the run's mean is kept in [0, 1].
 Option ``synthetic:T``: the documents with π < T predicted by the model calibrated on
 the other topics' samples (:mod:`lab.studies.synthetic_band`; measured, not adopted).
 
@@ -93,9 +94,20 @@ class Spec:
     thin: float = 0.0
     thins: int = 20
     linear: str = ""
+    topicclip: bool = True
 
 
-SPEC_KEYS = ("zero", "pboot", "world", "synthetic", "allow", "thin", "thins", "linear")
+SPEC_KEYS = (
+    "zero",
+    "pboot",
+    "world",
+    "synthetic",
+    "allow",
+    "thin",
+    "thins",
+    "linear",
+    "topicclip",
+)
 
 
 def options_parse(text: str) -> tuple[str, Spec]:
@@ -117,6 +129,7 @@ def options_parse(text: str) -> tuple[str, Spec]:
         thin=float(own.get("thin", 0)),
         thins=int(own.get("thins", 20)),
         linear=own.get("linear", ""),
+        topicclip=own.get("topicclip") != "false",
     )
 
 
@@ -154,6 +167,7 @@ def figures(inputs, prels, probs, spec: Spec, per_topic) -> dict:
             inputs["runs"],
             floor=spec.linear == "floor",
             calibrated=spec.linear == "calibrated",
+            clip=spec.topicclip,
         )
     if allow:  # the interval reaches as far as Beale's correction moved the estimate
         uncorrected = model_assisted_evaluate(

@@ -9,7 +9,7 @@ from itertools import product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.maths.ratio_linearised import linearised_ap
+from lab.maths.ratio_linearised import calibrations, linearised_ap
 from nuggets_app.ir.estimator import PLAIN
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import topic_sample
@@ -49,8 +49,10 @@ def _truth(labels, ranking) -> tuple[float, float]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(topics())
-def test_expectation_is_ap_plus_the_product_of_model_errors(topic):
+@given(topics(), st.floats(0.25, 4.0))
+def test_expectation_is_ap_plus_the_product_of_model_errors(topic, scale):
+    """For any fixed R~ = scale R_p (a calibration from other topics is fixed given
+    this topic's sample): E[AP_lin] = AP + (AP - AP_p)(R - R~)/R~."""
     labels, pis, ps, ranking = topic
     mean = 0.0
     for picked in product((0, 1), repeat=N_DOCS):
@@ -60,13 +62,13 @@ def test_expectation_is_ap_plus_the_product_of_model_errors(topic):
         if weight == 0:
             continue
         drawn = [i for i, b in enumerate(picked) if b]
-        value, _ = linearised_ap(_sample(labels, pis, ps, drawn), ranking)
+        value, _ = linearised_ap(_sample(labels, pis, ps, drawn), ranking, scale=scale)
         mean += weight * value
     ap, r = _truth(labels, ranking)
     model = _sample([0] * N_DOCS, [1.0] * N_DOCS, ps, [])
-    r_p = sum(ps)
+    r_tilde = scale * sum(ps)
     ap_p, _ = linearised_ap(model, ranking)  # no residuals: the model's own AP
-    assert math.isclose(mean, ap + (ap - ap_p) * (r - r_p) / r_p, abs_tol=1e-9)
+    assert math.isclose(mean, ap + (ap - ap_p) * (r - r_tilde) / r_tilde, abs_tol=1e-9)
 
 
 @settings(max_examples=60, deadline=None)
@@ -78,6 +80,16 @@ def test_exact_when_p_is_the_label(topic, picked):
     ap, _ = _truth(labels, ranking)
     assert math.isclose(value, ap, abs_tol=1e-12)
     assert var == 0.0
+
+
+def test_calibration_leaves_the_topic_out():
+    a = _sample([1, 1, 0, 0, 0], [1.0] * N_DOCS, [0.5, 0.5, 0.0, 0.0, 0.0], [0, 1])
+    b = _sample(
+        [1, 1, 1, 1, 0], [1.0] * N_DOCS, [0.5, 0.5, 0.5, 0.5, 0.0], [0, 1, 2, 3]
+    )
+    scales = calibrations({"a": a, "b": b})
+    assert math.isclose(scales["a"], 4 / 2)  # b: R̂ = 4, R_p = 2
+    assert math.isclose(scales["b"], 2 / 1)  # a: R̂ = 2, R_p = 1
 
 
 def test_no_expansion_point_without_a_model():
