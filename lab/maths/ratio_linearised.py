@@ -25,7 +25,9 @@ approximately). ``calibrated``: ``R~ = κ_{-t} R_p``, the model's count scaled b
 far it is off on the other topics (``Σ R̂ / Σ R_p`` over them): topics are sampled
 independently, so R~ is still fixed given this topic's sample and the bias formula
 holds exactly, with the R factor shrunk wherever the model's miscount is common to
-the topics.
+the topics. ``moved``: ``AP~ = AP_p + δ_{-t}``, the model's AP moved by how far it
+falls from the estimator's on the other topics of the run (fixed given this topic's
+sample too): both factors of the bias shrink to what is particular to the topic.
 Variance: the same linearisation, ``Σ_S v (y - p)² a_d²`` with
 ``a_d = (∂N/∂y_d - AP_p)/R_p``.
 """
@@ -81,16 +83,29 @@ def calibrations(samples: Mapping[str, TopicSample]) -> dict[str, float]:
     return out
 
 
+def ap_shifts(
+    estimates: Mapping[str, float], model: Mapping[str, float]
+) -> dict[str, float]:
+    """Per topic of one run, ``mean_{u ≠ t} (AP̂_u - AP_p,u)``: how far the model's AP
+    is off on the other topics by the estimator's own estimates there (0 with no other
+    topic). Fixed given topic t's sample, so it moves the expansion point only."""
+    gaps = {q: estimates[q] - model[q] for q in estimates if q in model}
+    total, n = math.fsum(gaps.values()), len(gaps)
+    return {q: (total - gap) / (n - 1) if n > 1 else 0.0 for q, gap in gaps.items()}
+
+
 def linearised_ap(
     sample: TopicSample,
     ranking: Sequence[str],
     *,
     floor: bool = False,
     scale: float = 1.0,
+    shift: float = 0.0,
 ) -> tuple[float, float] | None:
     """``(AP_lin, its variance)`` of one list, or None where the model gives no
     expansion point (``R_p = 0``). ``scale``: ``R~ = scale R_p`` (a calibration
-    fixed given this topic's sample, :func:`calibrations`)."""
+    fixed given this topic's sample, :func:`calibrations`); ``shift``: ``AP~ = AP_p +
+    shift`` (likewise fixed, :func:`ap_shifts`)."""
     r_model = math.fsum(sample.probs.values())
     r_p = scale * r_model
     r_p = max(r_p, float(sample.n_relevant)) if floor else r_p
@@ -99,7 +114,7 @@ def linearised_ap(
     n_p, _, _ = _numerator(sample, ranking, labelled=False)
     n_hat, tail, hits = _numerator(sample, ranking, labelled=True)
     r_hat = raw_r(sample)
-    ap_p = n_p / r_model  # the model's own AP
+    ap_p = n_p / r_model + shift  # the model's own AP, moved by ``shift``
     # AP_p + (N̂ - AP_p R̂)/R̃: linear in (N̂, R̂) with coefficients fixed given p.
     value = ap_p + (n_hat - ap_p * r_hat) / r_p
     var = listed = 0.0
@@ -112,6 +127,11 @@ def linearised_ap(
     return value, var
 
 
+def model_only(sample: TopicSample) -> TopicSample:
+    """The sample without its judged documents: its AP is the model's own."""
+    return replace(sample, units={})
+
+
 def linearised_runs(
     found: dict,
     samples: Mapping[str, TopicSample],
@@ -120,6 +140,7 @@ def linearised_runs(
     floor: bool = False,
     calibrated: bool = False,
     clip: bool = True,
+    moved: bool = False,
 ):
     """``found`` (``run -> measure -> RunEstimate`` of
     :func:`~nuggets_app.ir.model_assisted.model_assisted_evaluate`) with each topic's AP
@@ -127,18 +148,29 @@ def linearised_runs(
     own and the estimator's, so the interval keeps the estimator's protections), the
     run's mean, variance and interval (``± 1.96 sd``, within [0, 1]) recomputed.
     ``calibrated``: each topic's ``R~`` is its ``R_p`` scaled by :func:`calibrations`.
-    ``clip`` false: topics are left unclipped and only the run's mean is kept in
+    ``moved``: each topic's ``AP~`` moved by :func:`ap_shifts` of the estimator's
+    per-topic AP in ``found``. ``clip`` false: topics are left unclipped and only the run's mean is kept in
     [0, 1] (the mean of unbiased terms stays unbiased; per-topic clipping does not)."""
     scales = calibrations(samples) if calibrated else {}
     for run, measures in found.items():
         ap = measures["AP"]
         topics = []
+        orders = {t.qid: ranking_order(runs[run][t.qid]) for t in ap.topics}
+        shifts: dict[str, float] = {}
+        if moved:
+            model = {}
+            for q, order in orders.items():
+                own = linearised_ap(model_only(samples[q]), order)
+                if own is not None:
+                    model[q] = own[0]
+            shifts = ap_shifts({t.qid: t.estimate for t in ap.topics}, model)
         for t in ap.topics:
             got = linearised_ap(
                 samples[t.qid],
-                ranking_order(runs[run][t.qid]),
+                orders[t.qid],
                 floor=floor,
                 scale=scales.get(t.qid, 1.0),
+                shift=shifts.get(t.qid, 0.0),
             )
             if got is not None:
                 value, var = got

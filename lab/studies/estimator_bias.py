@@ -27,7 +27,7 @@ Option ``allow:toward|both``: the interval stretched by how far Beale's correcti
 each run's estimate, towards the uncorrected ratio or both ways (measured, not adopted).
 Option ``thin:F`` (with ``thins:M``): each topic's AP extrapolated from M thinnings
 of the sample (:mod:`lab.studies.thinned_jackknife`; measured, not adopted).
-Option ``linear:model|floor|calibrated``: each topic's AP linearised as a whole ratio around
+Option ``linear:model|floor|calibrated|both``: each topic's AP linearised as a whole ratio around
 the model's own (N_p, R_p) (:mod:`lab.maths.ratio_linearised`; measured, not adopted); with ``topicclip:false`` only
 the run's mean is kept in [0, 1].
 Option ``synthetic:T``: the documents with π < T predicted by the model calibrated on
@@ -166,7 +166,8 @@ def figures(inputs, prels, probs, spec: Spec, per_topic) -> dict:
             fitted,
             inputs["runs"],
             floor=spec.linear == "floor",
-            calibrated=spec.linear == "calibrated",
+            calibrated=spec.linear in ("calibrated", "both"),
+            moved=spec.linear == "both",
             clip=spec.topicclip,
         )
     if allow:  # the interval reaches as far as Beale's correction moved the estimate

@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from lab.maths.ratio_linearised import linearised_ap
+from lab.maths.ratio_linearised import linearised_ap, model_only
 from lab.studies.estimator_bias import pooled_truth
 from nuggets_app.ir.estimator import REPORTED
 from nuggets_app.ir.model_assisted import topic_samples
@@ -42,8 +42,7 @@ def model_errors(inputs) -> dict[str, float]:
             r_p = sum(sample.probs.values()) if sample else 0.0
             if sample is None or r == 0 or r_p <= 0:
                 continue
-            empty = sample.__class__(**{**sample.__dict__, "units": {}})
-            got = linearised_ap(empty, ranking_order(scores))
+            got = linearised_ap(model_only(sample), ranking_order(scores))
             if got is None:
                 continue
             ap, ap_p = per_topic[run][qid], got[0]

@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from itertools import product
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.maths.ratio_linearised import calibrations, linearised_ap
+from lab.maths.ratio_linearised import ap_shifts, calibrations, linearised_ap
 from nuggets_app.ir.estimator import PLAIN
 from nuggets_app.ir.measures import average_precision
 from nuggets_app.ir.model_assisted import topic_sample
@@ -90,6 +91,12 @@ def test_calibration_leaves_the_topic_out():
     scales = calibrations({"a": a, "b": b})
     assert math.isclose(scales["a"], 4 / 2)  # b: R̂ = 4, R_p = 2
     assert math.isclose(scales["b"], 2 / 1)  # a: R̂ = 2, R_p = 1
+
+
+def test_ap_shift_leaves_the_topic_out():
+    shifts = ap_shifts({"a": 0.5, "b": 0.3, "c": 0.1}, {"a": 0.2, "b": 0.3, "c": 0.4})
+    assert shifts == pytest.approx({"a": -0.15, "b": 0.0, "c": 0.15})
+    assert ap_shifts({"a": 0.5}, {"a": 0.1}) == {"a": 0.0}
 
 
 def test_no_expansion_point_without_a_model():
