@@ -56,13 +56,18 @@ def model_errors(inputs) -> dict[str, float]:
 def main(paths: list[str]) -> None:
     print("| sample | model's AP - AP | (R_p - R)/R_p | derived bias |")
     print("| --- | --- | --- | --- |")
+    found = []
     for path in paths:
         with open(path, "rb") as fh:
             inputs = pickle.load(fh)
         e = model_errors(inputs)
+        found.append(e)
         label = "/".join(path.rstrip("/").split("/")[-3:-1])
         print(f"| {label} | {e['ap_error']:+.4f} | {e['r_error']:+.4f} | "
               f"{e['bias']:+.4f} |")  # fmt: skip
+    mean = {k: float(np.mean([e[k] for e in found])) for k in found[0]}
+    print(f"| mean of {len(found)} | {mean['ap_error']:+.4f} | {mean['r_error']:+.4f} | "
+          f"{mean['bias']:+.4f} |")  # fmt: skip
 
 
 if __name__ == "__main__":
