@@ -40,7 +40,7 @@ from dataclasses import replace
 
 from nuggets_app.ir.model_assisted import TopicSample
 from nuggets_app.ir.prels import ranking_order
-from nuggets_app.ir.run_intervals import interval95
+from nuggets_app.ir.run_intervals import BOUNDED_VAR, interval95
 
 
 def _numerator(sample: TopicSample, ranking: Sequence[str], *, labelled: bool):
@@ -145,7 +145,8 @@ def linearised_runs(
     """``found`` (``run -> measure -> RunEstimate`` of
     :func:`~nuggets_app.ir.model_assisted.model_assisted_evaluate`) with each topic's AP
     replaced by :func:`linearised_ap` (clipped to [0, 1] unless ``clip`` is false; variance the larger of its
-    own and the estimator's, so the interval keeps the estimator's protections), the
+    own and the estimator's, so the interval keeps the estimator's protections, capped
+    at 1/4 as the estimator's is), the
     run's mean, variance and interval (``± 1.96 sd``, within [0, 1]) recomputed.
     ``calibrated``: each topic's ``R~`` is its ``R_p`` scaled by :func:`calibrations`.
     ``moved``: each topic's ``AP~`` moved by :func:`ap_shifts` of the estimator's
@@ -176,7 +177,7 @@ def linearised_runs(
                 value, var = got
                 if clip:
                     value = min(max(value, 0.0), 1.0)
-                t = replace(t, estimate=value, var=max(var, t.var))
+                t = replace(t, estimate=value, var=min(max(var, t.var), BOUNDED_VAR))
             topics.append(replace(t, other=None))
         n = len(topics)
         if not n:
