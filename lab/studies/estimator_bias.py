@@ -27,6 +27,9 @@ Option ``allow:toward|both``: the interval stretched by how far Beale's correcti
 each run's estimate, towards the uncorrected ratio or both ways (measured, not adopted).
 Option ``thin:F`` (with ``thins:M``): each topic's AP extrapolated from M thinnings
 of the sample (:mod:`lab.studies.thinned_jackknife`; measured, not adopted).
+Option ``linear:model|floor|calibrated|both``: each topic's AP linearised as a whole ratio around
+the model's own (N_p, R_p) (:mod:`lab.maths.ratio_linearised`; measured, not adopted); with ``topicclip:false`` only
+the run's mean is kept in [0, 1].
 Option ``synthetic:T``: the documents with π < T predicted by the model calibrated on
 the other topics' samples (:mod:`lab.studies.synthetic_band`; measured, not adopted).
 
@@ -48,6 +51,7 @@ from statistics import NormalDist
 import numpy as np
 
 from lab.maths.estimators import estimator_parse
+from lab.maths.ratio_linearised import linearised_runs
 from lab.studies.simulated_bias import draws_infer, simulated_bias
 from lab.studies.synthetic_band import common_variance, synthetic_band
 from lab.studies.thinned_jackknife import extrapolated, thinned
@@ -89,9 +93,21 @@ class Spec:
     allow: str | None = None
     thin: float = 0.0
     thins: int = 20
+    linear: str = ""
+    topicclip: bool = True
 
 
-SPEC_KEYS = ("zero", "pboot", "world", "synthetic", "allow", "thin", "thins")
+SPEC_KEYS = (
+    "zero",
+    "pboot",
+    "world",
+    "synthetic",
+    "allow",
+    "thin",
+    "thins",
+    "linear",
+    "topicclip",
+)
 
 
 def options_parse(text: str) -> tuple[str, Spec]:
@@ -112,6 +128,8 @@ def options_parse(text: str) -> tuple[str, Spec]:
         allow=own.get("allow"),
         thin=float(own.get("thin", 0)),
         thins=int(own.get("thins", 20)),
+        linear=own.get("linear", ""),
+        topicclip=own.get("topicclip") != "false",
     )
 
 
@@ -139,6 +157,19 @@ def figures(inputs, prels, probs, spec: Spec, per_topic) -> dict:
         design=design,
         unsampled=unsampled,
     )
+    if spec.linear:  # AP linearised at the model's (N_p, R_p): ratio_linearised
+        fitted = topic_samples(
+            prels, {} if zero else probs, estimator=estimator, level=inputs["level"]
+        )
+        found = linearised_runs(
+            found,
+            fitted,
+            inputs["runs"],
+            floor=spec.linear == "floor",
+            calibrated=spec.linear in ("calibrated", "both"),
+            moved=spec.linear == "both",
+            clip=spec.topicclip,
+        )
     if allow:  # the interval reaches as far as Beale's correction moved the estimate
         uncorrected = model_assisted_evaluate(
             prels,
