@@ -78,7 +78,7 @@ test: setup-dev ## The whole test suite: unit (Python, no database; the page scr
 
 # The two halves of `test`, without coverage, to run one while working on the other.
 test-unit: setup-dev ## The unit tests alone: Python (no database) and the page scripts under Node; no services needed
-	$(PY) -m pytest tests/unit -q
+	$(PY) -m pytest tests/unit -q -n auto
 	node --test tests/js/
 
 test-integration: setup-dev ## The integration and browser tests alone, on PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL), as `test` runs them
