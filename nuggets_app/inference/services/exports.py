@@ -37,6 +37,7 @@ from nuggets_app.inference.services.decision_rule import DecisionRule
 from nuggets_app.inference.services.export_provenance import job_info, model_info
 from nuggets_app.inference.services.job_model import fit_sample, job_probabilities
 from nuggets_app.inference.services.readiness import (
+    job_has_model,
     model_missing_reason,
     rule_on_model,
     rule_undecided_reasons,
@@ -302,6 +303,8 @@ def _inferred_records(
 ) -> dict[tuple[int, int], dict[str, Any]]:
     grade = job.relevance_level
     on_model = rule_on_model(job, rule)
+    if on_model and not job_has_model(job):  # a rule on p with no p at all
+        raise ExportError(f"rule {rule.describe()!r}: {model_missing_reason(job)}")
     out = {}
     # One topic at a time: its decisions, p and result rows are dropped before the
     # next topic's are read.
